@@ -1,0 +1,157 @@
+//! The boundary between the engine and its callers (the Yew UI, the
+//! wasm-bindgen facade, tests): plain serde requests and responses, never
+//! Arrow or DataFusion types, so the engine can move into a web worker
+//! without touching the panels.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bronze::BatchInfo;
+use crate::checks::CheckResult;
+use crate::model::{CheckLevel, GoldModelDef};
+use crate::pipeline::{Diagnostic, RuleStat};
+use crate::rules::Rule;
+
+/// Language of the texts the engine writes (check observations, example rationales).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    #[default]
+    En,
+    Ru,
+}
+
+/// What a caller can ask.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// Replace everything with a bundled example (see [`crate::example::EXAMPLES`]) and run it.
+    LoadExample { example: String, lang: Lang },
+    /// Append a file to a bronze table as a new batch, then rerun.
+    Ingest {
+        /// Bronze table, with or without the `bronze.` prefix.
+        table: String,
+        file_name: String,
+        bytes: Vec<u8>,
+    },
+    /// Replace the rule registry of a silver table, then rerun.
+    SetRules { silver_table: String, rules: Vec<Rule> },
+    /// Replace a gold model's SQL, then rerun.
+    SetGoldSql { model: String, sql: String },
+    /// Change the language of engine-written texts.
+    SetLang { lang: Lang },
+    /// A page of one table's rows.
+    GetTable { table: String, offset: usize, limit: usize },
+    /// The rule registry of a silver table as a markdown table.
+    ExportRules { silver_table: String },
+    /// The current state, unchanged.
+    Snapshot,
+}
+
+/// What the engine answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    Snapshot(PipelineView),
+    Table(TableView),
+    Text { text: String },
+    /// The request could not be carried out; nothing changed.
+    Error { message: String },
+}
+
+/// A column of a table view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnView {
+    pub name: String,
+    /// SQL-style type name (`BIGINT`, `DOUBLE`, `STRING`, `TIMESTAMP`, ...).
+    pub data_type: String,
+}
+
+/// Rows of a table, as text for display.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableView {
+    /// Qualified name: `bronze.nyc_taxi_yellow`.
+    pub name: String,
+    /// `bronze`, `silver` or `gold`.
+    pub layer: String,
+    pub description: String,
+    pub columns: Vec<ColumnView>,
+    /// All rows of the table (not only those in `rows`).
+    pub row_count: usize,
+    /// Index of the first row in `rows`.
+    pub offset: usize,
+    /// Cell texts; `None` is SQL NULL.
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+/// A rule with what it did in the last run and its error, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleView {
+    pub rule: Rule,
+    /// From the last successful run; `None` if the rule was off or has never run.
+    pub stat: Option<RuleStat>,
+    pub error: Option<String>,
+}
+
+/// A silver table's registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SilverView {
+    pub name: String,
+    pub source: String,
+    pub rules: Vec<RuleView>,
+}
+
+/// A gold model with its error, if any.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldView {
+    pub model: GoldModelDef,
+    pub error: Option<String>,
+}
+
+/// About the last run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Did the last run succeed? If not, tables and checks are from the last good run.
+    pub ok: bool,
+    /// Wall time of the last run, milliseconds.
+    pub duration_ms: f64,
+    /// Runs so far (successful or not).
+    pub runs: u64,
+    /// Errors not tied to a rule or gold model.
+    pub errors: Vec<String>,
+}
+
+/// Everything the UI shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineView {
+    pub example: String,
+    pub title: String,
+    pub lang: Lang,
+    /// Bronze tables, silver tables, `silver.quarantine`, gold tables, each with its first rows.
+    pub tables: Vec<TableView>,
+    pub silver: Vec<SilverView>,
+    pub gold: Vec<GoldView>,
+    pub checks: Vec<CheckResult>,
+    pub batches: Vec<BatchInfo>,
+    pub run: RunInfo,
+}
+
+impl PipelineView {
+    /// The table view named `name` (qualified).
+    pub fn table(&self, name: &str) -> Option<&TableView> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+
+    /// Checks of one level.
+    pub fn checks_at(&self, level: CheckLevel) -> impl Iterator<Item = &CheckResult> {
+        self.checks.iter().filter(move |c| c.level == level)
+    }
+}
+
+pub(crate) fn diagnostics_for<'a>(diags: &'a [Diagnostic], scope: &'a str, id: &'a str) -> Option<String> {
+    let msgs: Vec<&str> = diags
+        .iter()
+        .filter(|d| d.scope == scope && d.id == id)
+        .map(|d| d.message.as_str())
+        .collect();
+    (!msgs.is_empty()).then(|| msgs.join("; "))
+}

@@ -1,0 +1,105 @@
+//! One error type for the engine, one variant per phase, in the style of
+//! DataFusion's `DataFusionError`. Every message is written for the learner who
+//! will read it in the UI: it names the table, file, rule or column involved.
+
+use std::fmt;
+
+/// Result alias used across the engine.
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// What went wrong, by phase.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    /// A file could not be appended to bronze (unknown table, unreadable bytes).
+    /// Nothing of the file was written.
+    Ingest(String),
+    /// A rule of the registry is invalid (syntax error, unknown column, type
+    /// mismatch). Carries the rule id so the UI can show it next to that rule.
+    Rule { rule_id: String, message: String },
+    /// A gold model could not be planned or run.
+    Gold { model: String, message: String },
+    /// The in-memory object store or the Parquet codec failed.
+    Storage(String),
+    /// The request does not fit the current playground (unknown table, ...).
+    Request(String),
+    /// An internal error from DataFusion or Arrow that has no better home.
+    Internal(String),
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EngineError::Ingest(m) => write!(f, "ingest failed: {m}"),
+            EngineError::Rule { rule_id, message } => write!(f, "rule {rule_id}: {message}"),
+            EngineError::Gold { model, message } => write!(f, "gold model {model}: {message}"),
+            EngineError::Storage(m) => write!(f, "storage: {m}"),
+            EngineError::Request(m) => write!(f, "{m}"),
+            EngineError::Internal(m) => write!(f, "internal: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<datafusion::error::DataFusionError> for EngineError {
+    fn from(e: datafusion::error::DataFusionError) -> Self {
+        EngineError::Internal(clean_datafusion_message(&e.to_string()))
+    }
+}
+
+impl From<datafusion::arrow::error::ArrowError> for EngineError {
+    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        EngineError::Internal(e.to_string())
+    }
+}
+
+impl From<datafusion::parquet::errors::ParquetError> for EngineError {
+    fn from(e: datafusion::parquet::errors::ParquetError) -> Self {
+        EngineError::Storage(e.to_string())
+    }
+}
+
+impl From<object_store::Error> for EngineError {
+    fn from(e: object_store::Error) -> Self {
+        EngineError::Storage(e.to_string())
+    }
+}
+
+/// Strips DataFusion's phase prefixes ("Error during planning: ", "Schema error: ")
+/// and its backtrace hint so a rule error reads as one sentence.
+pub fn clean_datafusion_message(raw: &str) -> String {
+    let mut msg = raw.trim();
+    for prefix in [
+        "Error during planning: ",
+        "Schema error: ",
+        "SQL error: ",
+        "Optimizer rule 'type_coercion' failed\ncaused by\n",
+        "type_coercion\ncaused by\n",
+        "Arrow error: ",
+        "Execution error: ",
+        "External error: ",
+        "This feature is not implemented: ",
+    ] {
+        while let Some(rest) = msg.strip_prefix(prefix) {
+            msg = rest.trim();
+        }
+    }
+    let msg = msg.split("\n\nBacktrace").next().unwrap_or(msg);
+    msg.replace("ParserError(\"", "")
+        .replace("\")", "")
+        .trim()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_phase_prefixes() {
+        assert_eq!(
+            clean_datafusion_message("Schema error: No field named fare. Did you mean 'fare_amount'?."),
+            "No field named fare. Did you mean 'fare_amount'?."
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! The lake: every table is Parquet in an `object_store` in-memory store,
+//! registered with DataFusion under `memory://lake/`.
+//!
+//! Layout: `{layer}/{table}/part-{n:06}.parquet`. Bronze gets one file per
+//! batch (append-only); silver and gold are replaced as a whole on each run.
+//! A file is written with a single `put` of fully encoded bytes, so a reader
+//! sees either the whole file or none of it (the in-memory store's `put` is
+//! atomic).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::Compression;
+use datafusion::parquet::file::properties::WriterProperties;
+use futures::TryStreamExt;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::error::Result;
+
+/// URL under which the store is registered with DataFusion.
+pub const LAKE_URL: &str = "memory://lake/";
+
+/// Handle to the in-memory object store holding every table's Parquet files.
+#[derive(Debug, Clone)]
+pub struct Lake {
+    store: Arc<dyn ObjectStore>,
+}
+
+impl Default for Lake {
+    fn default() -> Self {
+        Self { store: Arc::new(InMemory::new()) }
+    }
+}
+
+impl Lake {
+    /// Wraps a store already registered with DataFusion.
+    pub fn from_store(store: Arc<dyn ObjectStore>) -> Self {
+        Self { store }
+    }
+
+    /// The store, for registration with a DataFusion runtime.
+    pub fn store(&self) -> Arc<dyn ObjectStore> {
+        self.store.clone()
+    }
+
+    /// Folder of a table, e.g. `silver/nyc_taxi_yellow`.
+    pub fn table_dir(layer: &str, table: &str) -> String {
+        format!("{layer}/{table}")
+    }
+
+    /// Encodes `batches` (all of `schema`) as one Snappy-compressed Parquet file
+    /// and writes it at `path` with a single `put`. Returns the file size in bytes.
+    pub async fn write_parquet(&self, path: &str, schema: SchemaRef, batches: &[RecordBatch]) -> Result<usize> {
+        let bytes = encode_parquet(schema, batches)?;
+        let len = bytes.len();
+        self.store.put(&Path::from(path), PutPayload::from(bytes)).await?;
+        Ok(len)
+    }
+
+    /// Reads one Parquet file back into record batches.
+    pub async fn read_parquet(&self, path: &str) -> Result<Vec<RecordBatch>> {
+        let data = self.store.get(&Path::from(path)).await?.bytes().await?;
+        decode_parquet(data)
+    }
+
+    /// Removes every file under `dir` (used to replace a silver or gold table).
+    pub async fn clear_dir(&self, dir: &str) -> Result<()> {
+        let prefix = Path::from(dir);
+        let paths: Vec<Path> = self
+            .store
+            .list(Some(&prefix))
+            .map_ok(|m| m.location)
+            .try_collect()
+            .await?;
+        for p in paths {
+            self.store.delete(&p).await?;
+        }
+        Ok(())
+    }
+
+    /// Paths and sizes (bytes) of the files under `dir`, sorted by path.
+    pub async fn list(&self, dir: &str) -> Result<Vec<(String, u64)>> {
+        let prefix = Path::from(dir);
+        let mut out: Vec<(String, u64)> = self
+            .store
+            .list(Some(&prefix))
+            .map_ok(|m| (m.location.to_string(), m.size))
+            .try_collect()
+            .await?;
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// Parquet bytes for `batches` (Snappy: pure Rust, builds for wasm32).
+pub fn encode_parquet(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Bytes> {
+    let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+    let mut buf = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(props))?;
+    for b in batches {
+        writer.write(b)?;
+    }
+    writer.close()?;
+    Ok(Bytes::from(buf))
+}
+
+/// Record batches from Parquet bytes.
+pub fn decode_parquet(data: Bytes) -> Result<Vec<RecordBatch>> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(data)?.build()?;
+    let mut out = Vec::new();
+    for b in reader {
+        out.push(b?);
+    }
+    Ok(out)
+}

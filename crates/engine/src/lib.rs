@@ -1,0 +1,29 @@
+//! Medallion Playground engine: bronze / silver / gold semantics on
+//! DataFusion, Arrow and Parquet in an in-memory object store.
+//!
+//! Compiles natively and for `wasm32-unknown-unknown`; imports nothing from
+//! the web. Callers hold a [`Playground`] and send it [`api::Request`]s.
+//!
+//! - [`bronze`]: append-only ingest with audit columns (seed 000 §2).
+//! - [`source`]: reading bronze payloads with a declared schema.
+//! - [`rules`]: the rule registry (seed 002 §3).
+//! - [`pipeline`]: filters → normalizations → enrichments → silver, quarantine, gold.
+//! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
+//! - [`api`]: serializable requests and views for the UI and JavaScript.
+
+pub mod api;
+pub mod bronze;
+pub mod checks;
+pub mod env;
+pub mod error;
+pub mod example;
+pub mod lake;
+pub mod model;
+pub mod pipeline;
+pub mod playground;
+pub mod rules;
+pub mod source;
+
+pub use api::{Lang, PipelineView, Request, Response};
+pub use error::{EngineError, Result};
+pub use playground::Playground;

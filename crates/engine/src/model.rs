@@ -1,0 +1,98 @@
+//! What a pipeline is made of: bronze tables with their declared source
+//! schemas, silver tables with their rule registries, gold models and quality
+//! checks. All plain serde data, so a scenario can be saved, shared and loaded.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rules::RuleRegistry;
+use crate::source::{ColumnType, SourceSchema};
+
+/// A bronze table and the schema silver reads it with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BronzeTableDef {
+    /// Name without the layer: `nyc_taxi_yellow` is `bronze.nyc_taxi_yellow`.
+    pub name: String,
+    /// Default `_source_system` of files dropped on this table.
+    pub source_system: String,
+    pub schema: SourceSchema,
+    pub description: String,
+}
+
+/// A silver table built from one bronze table by a rule registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SilverTableDef {
+    /// Name without the layer: `silver.nyc_taxi_yellow`.
+    pub name: String,
+    /// Bronze table it reads (name without the layer).
+    pub source: String,
+    pub rules: RuleRegistry,
+    pub description: String,
+}
+
+/// A gold model: one SQL query over silver tables (never bronze).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldModelDef {
+    /// Name without the layer: `gold.trips_by_borough_daily`.
+    pub name: String,
+    pub sql: String,
+    pub description: String,
+}
+
+/// The three levels of quality checks of seed 002 section 8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckLevel {
+    Row,
+    Schema,
+    Aggregate,
+}
+
+/// What a check verifies. Table names are qualified (`silver.nyc_taxi_yellow`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Row level: `predicate` (SQL) must be TRUE for every row of `table`;
+    /// FALSE or NULL counts as a violation.
+    RowPredicate { table: String, predicate: String },
+    /// Schema level: `column` exists in `table` with type `data_type`.
+    ColumnType { table: String, column: String, data_type: ColumnType },
+    /// Schema level: every column of `columns` exists in `table`.
+    ColumnsExist { table: String, columns: Vec<String> },
+    /// Schema level: every column the bronze table's source schema declares is
+    /// present in every batch (a missing one is read as NULL: warning).
+    SourceColumnsPresent { bronze_table: String },
+    /// Aggregate level: bronze rows = silver rows + quarantined rows (exact).
+    Reconciliation { bronze_table: String, silver_table: String },
+    /// Aggregate level: share of bronze rows that did not reach silver; warning above `warn_above_pct` (percent).
+    FilteredShare { bronze_table: String, silver_table: String, warn_above_pct: f64 },
+    /// Aggregate level: average of `column` over readable bronze rows vs over silver (informational).
+    CompareAverage { silver_table: String, column: String },
+}
+
+/// A named quality check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckDef {
+    pub id: String,
+    pub level: CheckLevel,
+    pub description: String,
+    #[serde(flatten)]
+    pub kind: CheckKind,
+}
+
+/// A whole pipeline: what the playground runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineDef {
+    /// Example name shown in the UI ("NYC taxi: silver module").
+    pub title: String,
+    pub bronze: Vec<BronzeTableDef>,
+    pub silver: Vec<SilverTableDef>,
+    pub gold: Vec<GoldModelDef>,
+    pub checks: Vec<CheckDef>,
+}
+
+impl PipelineDef {
+    /// The bronze definition named `name` (without the layer).
+    pub fn bronze_table(&self, name: &str) -> Option<&BronzeTableDef> {
+        self.bronze.iter().find(|b| b.name == name)
+    }
+}

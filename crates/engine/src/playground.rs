@@ -1,0 +1,450 @@
+//! The playground: one pipeline, its lake and its last good results, driven
+//! by [`Request`]s. This is the only stateful type callers hold.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::catalog::MemorySchemaProvider;
+use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::api::{
+    diagnostics_for, ColumnView, GoldView, Lang, PipelineView, Request, Response, RuleView, RunInfo, SilverView, TableView,
+};
+use crate::bronze::{bronze_batch, bronze_schema, decode_utf8, split_records, BatchInfo};
+use crate::checks::{evaluate, CheckResult};
+use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
+use crate::error::{EngineError, Result};
+use crate::lake::{Lake, LAKE_URL};
+use crate::model::PipelineDef;
+use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
+use crate::source::ColumnType;
+
+/// Largest file accepted by one ingest (bytes). Larger files are refused
+/// before anything is written: the browser tab holds the whole lake in memory.
+pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Rows of each table included in a [`PipelineView`].
+pub const PREVIEW_ROWS: usize = 20;
+
+/// A running playground.
+pub struct Playground {
+    ctx: SessionContext,
+    lake: Lake,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGenerator>,
+    lang: Lang,
+    example: String,
+    def: PipelineDef,
+    batches: Vec<BatchInfo>,
+    bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+    last_good: Option<RunOutput>,
+    checks: Vec<CheckResult>,
+    diagnostics: Vec<Diagnostic>,
+    run_info: RunInfo,
+}
+
+/// A DataFusion session fit for the browser: one partition (nothing is
+/// spawned; `JoinSet::spawn` panics without a tokio runtime), no disk spilling,
+/// case-sensitive identifiers (TLC columns are `PULocationID`, `VendorID`),
+/// and the lake registered at `memory://lake/` with schemas bronze, silver, gold.
+pub fn new_session(lake: &Lake) -> Result<SessionContext> {
+    let mut config = SessionConfig::new()
+        .with_target_partitions(1)
+        .with_repartition_joins(false)
+        .with_repartition_aggregations(false)
+        .with_repartition_windows(false)
+        .with_repartition_sorts(false)
+        .with_round_robin_repartition(false)
+        .with_repartition_file_scans(false);
+    config.options_mut().sql_parser.enable_ident_normalization = false;
+    let runtime = RuntimeEnvBuilder::new()
+        .with_disk_manager_builder(DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled))
+        .build_arc()?;
+    let ctx = SessionContext::new_with_config_rt(config, runtime);
+    let url = ObjectStoreUrl::parse(LAKE_URL)?;
+    ctx.register_object_store(url.as_ref(), lake.store());
+    let catalog = ctx
+        .catalog("datafusion")
+        .ok_or_else(|| EngineError::Internal("default catalog missing".into()))?;
+    for layer in ["bronze", "silver", "gold"] {
+        catalog.register_schema(layer, Arc::new(MemorySchemaProvider::new()))?;
+    }
+    Ok(ctx)
+}
+
+impl Playground {
+    /// An empty playground with the real clock and random UUIDs.
+    pub fn new() -> Result<Self> {
+        Self::with_env(Arc::new(SystemClock), Arc::new(RandomIds))
+    }
+
+    /// An empty playground with the given clock and id generator (tests pin both).
+    pub fn with_env(clock: Arc<dyn Clock>, ids: Arc<dyn IdGenerator>) -> Result<Self> {
+        let lake = Lake::default();
+        let ctx = new_session(&lake)?;
+        Ok(Self {
+            ctx,
+            lake,
+            clock,
+            ids,
+            lang: Lang::En,
+            example: String::new(),
+            def: PipelineDef { title: String::new(), bronze: vec![], silver: vec![], gold: vec![], checks: vec![] },
+            batches: vec![],
+            bronze: BTreeMap::new(),
+            last_good: None,
+            checks: vec![],
+            diagnostics: vec![],
+            run_info: RunInfo { ok: true, duration_ms: 0.0, runs: 0, errors: vec![] },
+        })
+    }
+
+    /// Carries out a request. Never panics; failures come back as [`Response::Error`].
+    pub async fn handle(&mut self, request: Request) -> Response {
+        let result = match request {
+            Request::LoadExample { example, lang } => self.load_example(&example, lang).await.map(|_| self.snapshot()),
+            Request::Ingest { table, file_name, bytes } => self.ingest(&table, &file_name, &bytes).await.map(|_| self.snapshot()),
+            Request::SetRules { silver_table, rules } => self.set_rules(&silver_table, rules).await.map(|_| self.snapshot()),
+            Request::SetGoldSql { model, sql } => self.set_gold_sql(&model, &sql).await.map(|_| self.snapshot()),
+            Request::SetLang { lang } => self.set_lang(lang).await.map(|_| self.snapshot()),
+            Request::GetTable { table, offset, limit } => self.table_view(&table, offset, limit).map(Response::Table),
+            Request::ExportRules { silver_table } => self.export_rules(&silver_table).map(|text| Response::Text { text }),
+            Request::Snapshot => Ok(self.snapshot()),
+        };
+        result.unwrap_or_else(|e| Response::Error { message: e.to_string() })
+    }
+
+    fn snapshot(&self) -> Response {
+        Response::Snapshot(self.view())
+    }
+
+    /// Replaces everything with a bundled example and runs it.
+    pub async fn load_example(&mut self, name: &str, lang: Lang) -> Result<()> {
+        let example = crate::example::find(name)
+            .ok_or_else(|| EngineError::Request(format!("unknown example {name}; known: {}", crate::example::names().join(", "))))?;
+        let lake = Lake::default();
+        self.ctx = new_session(&lake)?;
+        self.lake = lake;
+        self.lang = lang;
+        self.example = name.to_string();
+        self.def = (example.definition)(lang);
+        self.batches.clear();
+        self.bronze.clear();
+        self.last_good = None;
+        self.checks.clear();
+        self.diagnostics.clear();
+        self.run_info = RunInfo { ok: true, duration_ms: 0.0, runs: 0, errors: vec![] };
+        for b in self.def.bronze.clone() {
+            self.register_bronze(&b.name).await?;
+        }
+        for (table, file, bytes) in (example.files)() {
+            self.append(table, file, bytes).await?;
+        }
+        self.run().await;
+        Ok(())
+    }
+
+    /// The pipeline definition currently loaded.
+    pub fn definition(&self) -> &PipelineDef {
+        &self.def
+    }
+
+    /// Appends `bytes` as a new batch of bronze table `table`, then reruns.
+    /// Refuses (writing nothing) an unknown table, a file over
+    /// [`MAX_FILE_BYTES`], or bytes that are not UTF-8.
+    pub async fn ingest(&mut self, table: &str, file_name: &str, bytes: &[u8]) -> Result<BatchInfo> {
+        let info = self.append(table, file_name, bytes).await?;
+        self.run().await;
+        Ok(info)
+    }
+
+    async fn append(&mut self, table: &str, file_name: &str, bytes: &[u8]) -> Result<BatchInfo> {
+        let table = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        let def = self.def.bronze_table(&table).ok_or_else(|| {
+            EngineError::Ingest(format!(
+                "there is no bronze table {table}; drop the file on one of: {}",
+                self.def.bronze.iter().map(|b| format!("bronze.{}", b.name)).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        if bytes.len() > MAX_FILE_BYTES {
+            return Err(EngineError::Ingest(format!(
+                "{file_name} is {:.1} MiB; the playground accepts files up to {} MiB. Nothing was written.",
+                bytes.len() as f64 / 1048576.0,
+                MAX_FILE_BYTES / 1048576
+            )));
+        }
+        let text = decode_utf8(file_name, bytes)?;
+        let split = split_records(&text)?;
+        let batch_id = self.ids.new_id().to_string();
+        let event_ids = (0..split.records.len()).map(|_| self.ids.new_id().to_string()).collect();
+        let ts = self.clock.now_micros();
+        let rows = bronze_batch(&split, ts, &def.source_system, file_name, &batch_id, event_ids)?;
+        let seq = self.bronze.get(&table).map(Vec::len).unwrap_or(0) + 1;
+        let path = format!("{}/part-{seq:06}.parquet", Lake::table_dir("bronze", &table));
+        self.lake.write_parquet(&path, bronze_schema(), std::slice::from_ref(&rows)).await?;
+        // Read the batch back from the lake: what silver sees is what Parquet holds.
+        let stored = concat_batches(&bronze_schema(), &self.lake.read_parquet(&path).await?)?;
+        let mut notes = Vec::new();
+        if text.is_empty() {
+            notes.push("empty file: 0 records".to_string());
+        } else if split.records.is_empty() {
+            notes.push("no records (header only)".to_string());
+        }
+        let info = BatchInfo {
+            batch_id,
+            table: table.clone(),
+            source_system: def.source_system.clone(),
+            file_name: file_name.to_string(),
+            format: split.format,
+            header: split.header,
+            records: stored.num_rows(),
+            bytes: bytes.len(),
+            ingest_ts_micros: ts,
+            path,
+            notes,
+        };
+        self.batches.push(info.clone());
+        self.bronze.entry(table.clone()).or_default().push((info.clone(), stored));
+        self.register_bronze(&table).await?;
+        Ok(info)
+    }
+
+    async fn register_bronze(&self, table: &str) -> Result<()> {
+        let rows = match self.bronze.get(table) {
+            Some(b) => concat_batches(&bronze_schema(), b.iter().map(|(_, r)| r))?,
+            None => RecordBatch::new_empty(bronze_schema()),
+        };
+        if rows.num_rows() == 0 && self.bronze.get(table).is_none() {
+            // No file yet: write an empty part so the table exists for SQL.
+            let path = format!("{}/part-000000.parquet", Lake::table_dir("bronze", table));
+            self.lake.write_parquet(&path, bronze_schema(), &[]).await?;
+        }
+        register_table(&self.ctx, &format!("bronze.{table}"), &rows).await
+    }
+
+    /// Replaces the rules of `silver_table` (with or without `silver.`) and reruns.
+    /// Invalid rules are kept (so they can be fixed) and reported next to their id.
+    pub async fn set_rules(&mut self, silver_table: &str, rules: Vec<crate::rules::Rule>) -> Result<()> {
+        let name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
+        let s = self
+            .def
+            .silver
+            .iter_mut()
+            .find(|s| s.name == name)
+            .ok_or_else(|| EngineError::Request(format!("there is no silver table {name}")))?;
+        s.rules.rules = rules;
+        self.run().await;
+        Ok(())
+    }
+
+    /// Replaces the SQL of gold model `model` (with or without `gold.`) and reruns.
+    pub async fn set_gold_sql(&mut self, model: &str, sql: &str) -> Result<()> {
+        let name = model.strip_prefix("gold.").unwrap_or(model);
+        let g = self
+            .def
+            .gold
+            .iter_mut()
+            .find(|g| g.name == name)
+            .ok_or_else(|| EngineError::Request(format!("there is no gold model {name}")))?;
+        g.sql = sql.to_string();
+        self.run().await;
+        Ok(())
+    }
+
+    /// Switches the language of engine-written texts. If the example is
+    /// untouched (no rule, SQL or file changed), it is reloaded in that
+    /// language so its rationales follow too.
+    pub async fn set_lang(&mut self, lang: Lang) -> Result<()> {
+        let untouched = crate::example::find(&self.example).is_some_and(|e| {
+            (e.definition)(self.lang) == self.def && self.batches.len() == (e.files)().len()
+        });
+        if untouched && lang != self.lang {
+            let example = self.example.clone();
+            return self.load_example(&example, lang).await;
+        }
+        self.lang = lang;
+        if let Some(out) = &self.last_good {
+            self.checks = evaluate(&self.ctx, &self.def, out, lang).await;
+        }
+        Ok(())
+    }
+
+    /// Runs the whole pipeline from bronze. On success the results replace the
+    /// last good ones; on failure the last good results stay and the errors are
+    /// kept for display.
+    pub async fn run(&mut self) {
+        let started = web_time::Instant::now();
+        self.run_info.runs += 1;
+        let result = run(RunInput { ctx: &self.ctx, def: &self.def, bronze: &self.bronze }).await;
+        match result {
+            Ok(out) => {
+                self.checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
+                self.last_good = Some(out);
+                self.diagnostics.clear();
+                self.run_info.ok = true;
+                self.run_info.errors.clear();
+            }
+            Err(diags) => {
+                self.run_info.ok = false;
+                self.run_info.errors = diags
+                    .iter()
+                    .filter(|d| d.scope == "pipeline")
+                    .map(|d| d.message.clone())
+                    .collect();
+                self.diagnostics = diags;
+            }
+        }
+        self.run_info.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    }
+
+    /// Everything the UI shows, with the first [`PREVIEW_ROWS`] rows of each table.
+    pub fn view(&self) -> PipelineView {
+        let mut tables = Vec::new();
+        for b in &self.def.bronze {
+            let name = format!("bronze.{}", b.name);
+            if let Ok(v) = self.table_view(&name, 0, PREVIEW_ROWS) {
+                tables.push(v);
+            }
+        }
+        if let Some(out) = &self.last_good {
+            for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
+                if let Ok(v) = self.table_view(&t.name, 0, PREVIEW_ROWS) {
+                    tables.push(v);
+                }
+            }
+        }
+        let stats = self.last_good.as_ref().map(|o| o.rule_stats.as_slice()).unwrap_or(&[]);
+        let silver = self
+            .def
+            .silver
+            .iter()
+            .map(|s| SilverView {
+                name: format!("silver.{}", s.name),
+                source: format!("bronze.{}", s.source),
+                rules: s
+                    .rules
+                    .rules
+                    .iter()
+                    .map(|r| RuleView {
+                        rule: r.clone(),
+                        stat: if r.enabled { stats.iter().find(|st| st.rule_id == r.id).cloned() } else { None },
+                        error: diagnostics_for(&self.diagnostics, "rule", &r.id),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let gold = self
+            .def
+            .gold
+            .iter()
+            .map(|g| GoldView { model: g.clone(), error: diagnostics_for(&self.diagnostics, "gold", &g.name) })
+            .collect();
+        PipelineView {
+            example: self.example.clone(),
+            title: self.def.title.clone(),
+            lang: self.lang,
+            tables,
+            silver,
+            gold,
+            checks: self.checks.clone(),
+            batches: self.batches.clone(),
+            run: self.run_info.clone(),
+        }
+    }
+
+    fn table_batch(&self, name: &str) -> Option<RecordBatch> {
+        if let Some(t) = name.strip_prefix("bronze.") {
+            let rows: Vec<&RecordBatch> = self.bronze.get(t).map(|b| b.iter().map(|(_, r)| r).collect()).unwrap_or_default();
+            self.def.bronze_table(t)?;
+            return concat_batches(&bronze_schema(), rows).ok();
+        }
+        self.last_good.as_ref()?.table(name).cloned()
+    }
+
+    /// Rows `offset..offset+limit` of table `name` (qualified) as text.
+    pub fn table_view(&self, name: &str, offset: usize, limit: usize) -> Result<TableView> {
+        let batch = self
+            .table_batch(name)
+            .ok_or_else(|| EngineError::Request(format!("there is no table {name}")))?;
+        let layer = name.split('.').next().unwrap_or_default().to_string();
+        let description = self.describe(name);
+        let schema = batch.schema();
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| ColumnView {
+                name: f.name().clone(),
+                data_type: ColumnType::from_arrow(f.data_type())
+                    .map(|t| t.sql_name().to_string())
+                    .unwrap_or_else(|| sql_type_name(f.data_type())),
+            })
+            .collect();
+        let start = offset.min(batch.num_rows());
+        let len = limit.min(batch.num_rows() - start);
+        let page = batch.slice(start, len);
+        let opts = FormatOptions::default()
+            .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"))
+            .with_timestamp_tz_format(Some("%Y-%m-%d %H:%M:%S%.f UTC"));
+        let formatters: Vec<_> = page
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<std::result::Result<_, _>>()?;
+        let rows = (0..page.num_rows())
+            .map(|r| {
+                page.columns()
+                    .iter()
+                    .zip(&formatters)
+                    .map(|(c, f)| if c.is_null(r) { None } else { Some(f.value(r).to_string()) })
+                    .collect()
+            })
+            .collect();
+        Ok(TableView { name: name.to_string(), layer, description, columns, row_count: batch.num_rows(), offset: start, rows })
+    }
+
+    fn describe(&self, name: &str) -> String {
+        let (layer, table) = name.split_once('.').unwrap_or(("", name));
+        let ru = self.lang == Lang::Ru;
+        match layer {
+            "bronze" => self.def.bronze_table(table).map(|b| b.description.clone()).unwrap_or_default(),
+            "silver" if table == "quarantine" => if ru {
+                "Строки, не дошедшие до silver: id правила и причина, исходный текст из bronze."
+            } else {
+                "Rows that did not reach silver: the rule id and reason, with the bronze text."
+            }
+            .to_string(),
+            "silver" => self.def.silver.iter().find(|s| s.name == table).map(|s| s.description.clone()).unwrap_or_default(),
+            "gold" => self.def.gold.iter().find(|g| g.name == table).map(|g| g.description.clone()).unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    /// The registry of `silver_table` as the markdown table of seed 002 section 3.
+    pub fn export_rules(&self, silver_table: &str) -> Result<String> {
+        let name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
+        self.def
+            .silver
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.rules.to_markdown())
+            .ok_or_else(|| EngineError::Request(format!("there is no silver table {name}")))
+    }
+}
+
+fn sql_type_name(dt: &datafusion::arrow::datatypes::DataType) -> String {
+    use datafusion::arrow::datatypes::DataType as D;
+    match dt {
+        D::Timestamp(_, Some(tz)) => format!("TIMESTAMP ({tz})"),
+        D::Int8 | D::Int16 => "SMALLINT".into(),
+        D::UInt32 | D::UInt64 | D::Int64 => "BIGINT".into(),
+        D::Float32 => "FLOAT".into(),
+        D::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,370 @@
+//! Reading bronze for silver: each raw payload is parsed with its batch's
+//! header (CSV) or as a JSON object (JSON Lines), and every declared column is
+//! converted to its declared type.
+//!
+//! A record that cannot be read, or a value that does not convert, sends the
+//! row to `silver.quarantine` with rule id [`PARSE_RULE_ID`] and a reason that
+//! names the column and the value (`fare_amount: 'abc' is not DOUBLE`): never a
+//! silent NULL. An empty CSV field or a JSON `null` is a missing value (NULL),
+//! not an error. A declared column absent from a batch's header is read as
+//! NULL for that batch and reported as a [`MissingColumn`] notice.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray, StringBuilder};
+use datafusion::arrow::compute::{cast_with_options, CastOptions};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use serde::{Deserialize, Serialize};
+
+use crate::bronze::{BatchInfo, SourceFormat};
+use crate::error::Result;
+
+/// Rule id under which unreadable records and unconvertible values are quarantined.
+pub const PARSE_RULE_ID: &str = "parse";
+
+/// Lineage columns carried from bronze through silver's intermediate steps.
+pub const LINEAGE_COLUMNS: [&str; 4] = ["_event_id", "_batch_id", "_source_file", "raw_payload"];
+
+/// Column types a source schema can declare, named as in Spark / seed 002.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ColumnType {
+    String,
+    Int,
+    Bigint,
+    Double,
+    /// Timestamp without time zone, microsecond precision.
+    Timestamp,
+    Date,
+    Boolean,
+}
+
+impl ColumnType {
+    /// SQL name shown to users (`BIGINT`, `DOUBLE`, ...).
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            ColumnType::String => "STRING",
+            ColumnType::Int => "INT",
+            ColumnType::Bigint => "BIGINT",
+            ColumnType::Double => "DOUBLE",
+            ColumnType::Timestamp => "TIMESTAMP",
+            ColumnType::Date => "DATE",
+            ColumnType::Boolean => "BOOLEAN",
+        }
+    }
+
+    /// The Arrow type the column is converted to.
+    pub fn arrow_type(self) -> DataType {
+        match self {
+            ColumnType::String => DataType::Utf8,
+            ColumnType::Int => DataType::Int32,
+            ColumnType::Bigint => DataType::Int64,
+            ColumnType::Double => DataType::Float64,
+            ColumnType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+            ColumnType::Date => DataType::Date32,
+            ColumnType::Boolean => DataType::Boolean,
+        }
+    }
+
+    /// The declared type whose Arrow type is `dt`, if any (for schema checks).
+    pub fn from_arrow(dt: &DataType) -> Option<ColumnType> {
+        [
+            ColumnType::String,
+            ColumnType::Int,
+            ColumnType::Bigint,
+            ColumnType::Double,
+            ColumnType::Timestamp,
+            ColumnType::Date,
+            ColumnType::Boolean,
+        ]
+        .into_iter()
+        .find(|t| &t.arrow_type() == dt || (matches!(t, ColumnType::String) && matches!(dt, DataType::Utf8View | DataType::LargeUtf8)))
+    }
+}
+
+/// One declared column of a source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceColumn {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub data_type: ColumnType,
+}
+
+/// The schema silver reads a bronze table with (the "explicit schema" of seed 001).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SourceSchema {
+    pub columns: Vec<SourceColumn>,
+}
+
+impl SourceSchema {
+    /// Builds a schema from `(name, type)` pairs.
+    pub fn new(cols: &[(&str, ColumnType)]) -> Self {
+        Self {
+            columns: cols
+                .iter()
+                .map(|(n, t)| SourceColumn { name: (*n).to_string(), data_type: *t })
+                .collect(),
+        }
+    }
+
+    /// Arrow schema of a parsed table: the lineage columns, then the declared columns.
+    pub fn parsed_arrow_schema(&self) -> SchemaRef {
+        let mut fields: Vec<Field> = LINEAGE_COLUMNS.iter().map(|n| Field::new(*n, DataType::Utf8, false)).collect();
+        fields.extend(self.columns.iter().map(|c| Field::new(&c.name, c.data_type.arrow_type(), true)));
+        Arc::new(Schema::new(fields))
+    }
+}
+
+/// A row that could not be read into the declared schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejected {
+    pub event_id: String,
+    pub batch_id: String,
+    pub source_file: String,
+    pub raw_payload: String,
+    pub rule_id: String,
+    pub reason: String,
+}
+
+/// A declared column that some batches do not have.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissingColumn {
+    pub column: String,
+    /// Batches (of this table) whose header or objects lack the column.
+    pub batches_without: usize,
+    pub batches_total: usize,
+}
+
+/// Result of reading one bronze table with its declared schema.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    /// Rows that parsed, with [`SourceSchema::parsed_arrow_schema`].
+    pub rows: RecordBatch,
+    pub rejected: Vec<Rejected>,
+    pub missing: Vec<MissingColumn>,
+}
+
+/// Parses every bronze row of one table (`bronze` holds the rows of the
+/// batches in `batches`, same order) with `schema`.
+pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)]) -> Result<Parsed> {
+    let ncols = schema.columns.len();
+    let mut lineage: Vec<Vec<String>> = vec![Vec::new(); LINEAGE_COLUMNS.len()];
+    let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
+    let mut rejected = Vec::new();
+    let mut missing_counts = vec![0usize; ncols];
+
+    for (info, batch) in batches {
+        let payloads = string_column(batch, "raw_payload")?;
+        let event_ids = string_column(batch, "_event_id")?;
+        let batch_ids = string_column(batch, "_batch_id")?;
+        let files = string_column(batch, "_source_file")?;
+        let header_index: HashMap<&str, usize> =
+            info.header.iter().enumerate().map(|(i, h)| (h.as_str(), i)).collect();
+        if info.format == SourceFormat::Csv {
+            for (c, col) in schema.columns.iter().enumerate() {
+                if !header_index.contains_key(col.name.as_str()) {
+                    missing_counts[c] += 1;
+                }
+            }
+        }
+        let mut json_seen = vec![false; ncols];
+        for row in 0..batch.num_rows() {
+            let raw = payloads.value(row);
+            let fields = match info.format {
+                SourceFormat::Csv => read_csv_record(raw, &info.header, &header_index, schema),
+                SourceFormat::JsonLines => read_json_record(raw, schema, &mut json_seen),
+            };
+            match fields {
+                Ok(values) => {
+                    for (c, v) in values.into_iter().enumerate() {
+                        text_cols[c].push(v);
+                    }
+                    lineage[0].push(event_ids.value(row).to_string());
+                    lineage[1].push(batch_ids.value(row).to_string());
+                    lineage[2].push(files.value(row).to_string());
+                    lineage[3].push(raw.to_string());
+                }
+                Err(reason) => rejected.push(Rejected {
+                    event_id: event_ids.value(row).to_string(),
+                    batch_id: batch_ids.value(row).to_string(),
+                    source_file: files.value(row).to_string(),
+                    raw_payload: raw.to_string(),
+                    rule_id: PARSE_RULE_ID.to_string(),
+                    reason,
+                }),
+            }
+        }
+        if info.format == SourceFormat::JsonLines && batch.num_rows() > 0 {
+            for (c, seen) in json_seen.iter().enumerate() {
+                if !seen {
+                    missing_counts[c] += 1;
+                }
+            }
+        }
+    }
+
+    // Convert each text column to its declared type; a non-NULL text that
+    // becomes NULL did not convert.
+    let n = lineage[0].len();
+    let mut typed: Vec<ArrayRef> = Vec::with_capacity(ncols);
+    let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
+    let opts = CastOptions { safe: true, ..Default::default() };
+    for (c, col) in schema.columns.iter().enumerate() {
+        let mut b = StringBuilder::new();
+        for v in &text_cols[c] {
+            b.append_option(v.as_deref());
+        }
+        let text = b.finish();
+        let converted = cast_with_options(&text, &col.data_type.arrow_type(), &opts)?;
+        for (row, err) in errors.iter_mut().enumerate() {
+            if text.is_valid(row) && converted.is_null(row) {
+                err.push(format!("{}: '{}' is not {}", col.name, text.value(row), col.data_type.sql_name()));
+            }
+        }
+        typed.push(converted);
+    }
+
+    let keep: Vec<bool> = errors.iter().map(|e| e.is_empty()).collect();
+    for (row, errs) in errors.into_iter().enumerate() {
+        if !errs.is_empty() {
+            rejected.push(Rejected {
+                event_id: lineage[0][row].clone(),
+                batch_id: lineage[1][row].clone(),
+                source_file: lineage[2][row].clone(),
+                raw_payload: lineage[3][row].clone(),
+                rule_id: PARSE_RULE_ID.to_string(),
+                reason: errs.join("; "),
+            });
+        }
+    }
+    let mut columns: Vec<ArrayRef> = lineage
+        .into_iter()
+        .map(|v| Arc::new(StringArray::from(v)) as ArrayRef)
+        .collect();
+    columns.extend(typed);
+    let all = RecordBatch::try_new(schema.parsed_arrow_schema(), columns)?;
+    let mask = datafusion::arrow::array::BooleanArray::from(keep);
+    let rows = datafusion::arrow::compute::filter_record_batch(&all, &mask)?;
+
+    let total = batches.len();
+    let missing = schema
+        .columns
+        .iter()
+        .zip(missing_counts)
+        .filter(|(_, k)| *k > 0)
+        .map(|(c, k)| MissingColumn { column: c.name.clone(), batches_without: k, batches_total: total })
+        .collect();
+    Ok(Parsed { rows, rejected, missing })
+}
+
+fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| crate::error::EngineError::Internal(format!("bronze column {name} missing or not Utf8")))
+}
+
+/// One CSV payload → the declared columns' texts (empty field = NULL).
+fn read_csv_record(
+    raw: &str,
+    header: &[String],
+    header_index: &HashMap<&str, usize>,
+    schema: &SourceSchema,
+) -> std::result::Result<Vec<Option<String>>, String> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(raw.as_bytes());
+    let mut record = csv::StringRecord::new();
+    match reader.read_record(&mut record) {
+        Ok(true) => {}
+        Ok(false) => return Err("empty record".to_string()),
+        Err(e) => return Err(format!("unreadable CSV record: {e}")),
+    }
+    if record.len() != header.len() {
+        return Err(format!("expected {} fields (as in the header), found {}", header.len(), record.len()));
+    }
+    Ok(schema
+        .columns
+        .iter()
+        .map(|c| {
+            header_index
+                .get(c.name.as_str())
+                .and_then(|&i| record.get(i))
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        })
+        .collect())
+}
+
+/// One JSON Lines payload → the declared columns' texts. Strings are taken as
+/// they are, numbers and booleans by their JSON text, `null` as NULL, nested
+/// values as their JSON text.
+fn read_json_record(raw: &str, schema: &SourceSchema, seen: &mut [bool]) -> std::result::Result<Vec<Option<String>>, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| format!("invalid JSON at column {}: {e}", e.column()))?;
+    let obj = value.as_object().ok_or_else(|| "JSON value is not an object".to_string())?;
+    Ok(schema
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let v = obj.get(&c.name)?;
+            seen[i] = true;
+            match v {
+                serde_json::Value::Null => None,
+                serde_json::Value::String(s) => Some(s.clone()),
+                other => Some(other.to_string()),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bronze::{bronze_batch, split_records};
+
+    fn batch_of(text: &str, file: &str) -> (BatchInfo, RecordBatch) {
+        let split = split_records(text).unwrap();
+        let ids = (0..split.records.len()).map(|i| format!("e{i}")).collect();
+        let rb = bronze_batch(&split, 0, "test", file, "b1", ids).unwrap();
+        let info = BatchInfo {
+            batch_id: "b1".into(),
+            table: "t".into(),
+            source_system: "test".into(),
+            file_name: file.into(),
+            format: split.format,
+            header: split.header.clone(),
+            records: split.records.len(),
+            bytes: text.len(),
+            ingest_ts_micros: 0,
+            path: String::new(),
+            notes: vec![],
+        };
+        (info, rb)
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_column_and_value() {
+        let schema = SourceSchema::new(&[("id", ColumnType::Bigint), ("qty", ColumnType::Int), ("note", ColumnType::String)]);
+        let parsed = parse_bronze(&schema, &[batch_of("id,qty,note\n1,2,a\n2,three,b\n3,,c\n4,5\n", "f.csv")]).unwrap();
+        assert_eq!(parsed.rows.num_rows(), 2);
+        let reasons: Vec<_> = parsed.rejected.iter().map(|r| (r.event_id.as_str(), r.reason.as_str())).collect();
+        assert_eq!(
+            reasons,
+            [("e3", "expected 3 fields (as in the header), found 2"), ("e1", "qty: 'three' is not INT")]
+        );
+        // the empty qty of id 3 is a missing value, not an error
+        let qty = parsed.rows.column_by_name("qty").unwrap();
+        assert!(qty.is_null(1));
+    }
+
+    #[test]
+    fn json_lines_and_missing_columns() {
+        let schema = SourceSchema::new(&[("id", ColumnType::Bigint), ("fee", ColumnType::Double)]);
+        let parsed = parse_bronze(&schema, &[batch_of("{\"id\": 1}\n{\"id\": \"2\"}\n[1]\n{oops\n", "f.jsonl")]).unwrap();
+        assert_eq!(parsed.rows.num_rows(), 2);
+        assert_eq!(parsed.rejected[0].reason, "JSON value is not an object");
+        assert!(parsed.rejected[1].reason.starts_with("invalid JSON at column 2"), "{}", parsed.rejected[1].reason);
+        assert_eq!(parsed.missing, [MissingColumn { column: "fee".into(), batches_without: 1, batches_total: 1 }]);
+    }
+}

@@ -1,0 +1,280 @@
+//! The "NYC taxi: silver module" example end to end, with exact figures.
+//! Every test runs natively (`cargo test`) and in headless Chromium
+//! (`cargo test --target wasm32-unknown-unknown`), so each SQL shape the
+//! engine uses is proven in the browser too.
+
+use std::sync::Arc;
+
+use medallion_engine::api::{PipelineView, Request, Response, TableView};
+use medallion_engine::checks::CheckStatus;
+use medallion_engine::env::{FixedClock, SequentialIds};
+use medallion_engine::rules::Rule;
+use medallion_engine::{Lang, Playground};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+const SILVER: &str = "silver.nyc_taxi_yellow";
+
+async fn example() -> Playground {
+    // 2023-11-14T22:13:20Z
+    let mut p = Playground::with_env(Arc::new(FixedClock::new(1_700_000_000_000_000)), Arc::new(SequentialIds::default()))
+        .expect("playground");
+    p.load_example("nyc_taxi_silver", Lang::En).await.expect("example loads");
+    p
+}
+
+fn table<'a>(v: &'a PipelineView, name: &str) -> &'a TableView {
+    v.table(name).unwrap_or_else(|| panic!("table {name} missing"))
+}
+
+fn cell<'a>(t: &'a TableView, row: usize, column: &str) -> Option<&'a str> {
+    let i = t.columns.iter().position(|c| c.name == column).unwrap_or_else(|| panic!("column {column} missing"));
+    t.rows[row][i].as_deref()
+}
+
+fn check<'a>(v: &'a PipelineView, id: &str) -> &'a medallion_engine::checks::CheckResult {
+    v.checks.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("check {id} missing"))
+}
+
+fn rules(p: &Playground) -> Vec<Rule> {
+    p.definition().silver[0].rules.rules.clone()
+}
+
+async fn set_rule(p: &mut Playground, id: &str, f: impl FnOnce(&mut Rule)) -> PipelineView {
+    let mut rs = rules(p);
+    f(rs.iter_mut().find(|r| r.id == id).expect("rule"));
+    match p.handle(Request::SetRules { silver_table: SILVER.into(), rules: rs }).await {
+        Response::Snapshot(v) => v,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn example_has_exact_layer_counts() {
+    let v = example().await.view();
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(v.title, "NYC taxi: silver module");
+    let counts: Vec<(&str, usize)> = v.tables.iter().map(|t| (t.name.as_str(), t.row_count)).collect();
+    assert_eq!(
+        counts,
+        [
+            ("bronze.nyc_taxi_yellow", 266),
+            ("bronze.taxi_zone_lookup", 265),
+            ("silver.nyc_taxi_yellow", 260),
+            ("silver.quarantine", 6),
+            ("gold.trips_by_borough_daily", 5),
+        ]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn bronze_keeps_raw_text_and_audit_columns() {
+    let v = example().await.view();
+    let b = table(&v, "bronze.nyc_taxi_yellow");
+    let names: Vec<&str> = b.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["raw_payload", "_ingest_ts", "_source_system", "_source_file", "_event_id", "_batch_id"]);
+    assert_eq!(cell(b, 0, "raw_payload"), Some("1,2020-07-01 00:25:32,2020-07-01 00:33:39,1,1.50,1,N,238,75,2,8,0.5,0.5,0,0,0.3,9.3,0"));
+    assert_eq!(cell(b, 0, "_source_system"), Some("tlc_trip_files"));
+    assert_eq!(cell(b, 0, "_source_file"), Some("yellow_tripdata_sample_2020-07.csv"));
+    // The zone lookup was ingested first (ids 1..=266), then the trips: batch id, then one event id per record.
+    assert_eq!(cell(b, 0, "_batch_id"), Some("00000000-0000-4000-8000-00000000010b"));
+    assert_eq!(cell(b, 0, "_event_id"), Some("00000000-0000-4000-8000-00000000010c"));
+    assert_eq!(cell(b, 1, "_event_id"), Some("00000000-0000-4000-8000-00000000010d"));
+    assert_eq!(cell(b, 0, "_ingest_ts"), Some("2023-11-14 22:13:21 UTC"));
+    assert_eq!(v.batches.len(), 2);
+    assert_eq!(v.batches[1].records, 266);
+    assert_eq!(v.batches[1].header.len(), 18);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn quarantine_names_rule_and_value() {
+    let v = example().await.view();
+    let q = table(&v, "silver.quarantine");
+    let ids: Vec<&str> = (0..q.row_count).map(|r| cell(q, r, "rule_id").unwrap()).collect();
+    assert_eq!(ids, ["F3", "F1", "F3", "F3", "F3", "F3"]);
+    assert_eq!(cell(q, 1, "reason"), Some("F1: fare_amount < 0 (fare_amount = -21.0)"));
+    assert_eq!(
+        cell(q, 0, "reason"),
+        Some("F3: tpep_pickup_datetime < TIMESTAMP '2020-07-01' OR tpep_pickup_datetime >= TIMESTAMP '2020-08-01' (tpep_pickup_datetime = 2020-06-30 23:59:23)")
+    );
+    assert!(cell(q, 1, "raw_payload").unwrap().contains(",-21,"), "{:?}", cell(q, 1, "raw_payload"));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn silver_is_typed_normalized_and_enriched() {
+    let v = example().await.view();
+    let s = table(&v, SILVER);
+    assert_eq!(s.columns.len(), 26);
+    let ty = |n: &str| s.columns.iter().find(|c| c.name == n).map(|c| c.data_type.as_str());
+    assert_eq!(ty("passenger_count"), Some("INT"));
+    assert_eq!(ty("RatecodeID"), Some("INT"));
+    assert_eq!(ty("trip_duration_minutes"), Some("DOUBLE"));
+    assert_eq!(cell(s, 0, "Airport_fee"), Some("0.0"));
+    assert_eq!(cell(s, 0, "trip_duration_minutes"), Some("8.116666666666667"));
+    assert_eq!(cell(s, 0, "pickup_zone"), Some("Upper West Side North"));
+    assert_eq!(cell(s, 0, "dropoff_zone"), Some("East Harlem South"));
+    let stat = |id: &str| v.silver[0].rules.iter().find(|r| r.rule.id == id).and_then(|r| r.stat.as_ref()).map(|s| s.affected);
+    assert_eq!(stat("F1"), Some(1));
+    assert_eq!(stat("F3"), Some(5));
+    assert_eq!(stat("N4"), Some(260));
+    assert_eq!(stat("F4"), None);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn checks_on_three_levels() {
+    let v = example().await.view();
+    assert_eq!(check(&v, "R1").status, CheckStatus::Pass);
+    assert_eq!(check(&v, "S1").observed, "passenger_count is INT");
+    assert_eq!(check(&v, "S4").status, CheckStatus::Warn);
+    assert_eq!(check(&v, "S4").observed, "Airport_fee (absent in 1 of 1 batches, read as NULL)");
+    assert_eq!(check(&v, "A1").observed, "bronze 266 = silver 260 + quarantine 6");
+    assert_eq!(check(&v, "A2").status, CheckStatus::Pass);
+    assert_eq!(check(&v, "A2").observed, "6 of 266 rows did not reach silver (2.26%, threshold 5%)");
+    assert_eq!(check(&v, "A3").observed, "bronze 16.22 → silver 16.37");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn editing_f2_moves_rows_to_quarantine_and_warns() {
+    let mut p = example().await;
+    let v = set_rule(&mut p, "F2", |r| r.expression = "total_amount > 50".into()).await;
+    assert!(v.run.ok);
+    assert_eq!(table(&v, SILVER).row_count, 247);
+    assert_eq!(table(&v, "silver.quarantine").row_count, 19);
+    assert_eq!(check(&v, "A2").status, CheckStatus::Warn);
+    assert_eq!(check(&v, "A2").observed, "19 of 266 rows did not reach silver (7.14%, threshold 5%)");
+    assert_eq!(check(&v, "A1").status, CheckStatus::Pass);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn bad_rule_shows_its_error_and_keeps_last_good_results() {
+    let mut p = example().await;
+    let v = set_rule(&mut p, "F2", |r| r.expression = "total_amout > 50".into()).await;
+    assert!(!v.run.ok);
+    let f2 = v.silver[0].rules.iter().find(|r| r.rule.id == "F2").unwrap();
+    let err = f2.error.as_deref().unwrap();
+    assert!(err.contains("total_amout"), "{err}");
+    assert!(v.silver[0].rules.iter().filter(|r| r.error.is_some()).count() == 1);
+    // last good results stay
+    assert_eq!(table(&v, SILVER).row_count, 260);
+    assert_eq!(f2.rule.expression, "total_amout > 50", "the user's text is kept for fixing");
+
+    let v = set_rule(&mut p, "F2", |r| r.expression = "total_amount >".into()).await;
+    let err = v.silver[0].rules.iter().find(|r| r.rule.id == "F2").unwrap().error.clone().unwrap();
+    assert!(err.to_lowercase().contains("expected"), "{err}");
+
+    let v = set_rule(&mut p, "F2", |r| r.expression = "total_amount > 1000".into()).await;
+    assert!(v.run.ok);
+    assert!(v.silver[0].rules.iter().all(|r| r.error.is_none()));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn f3_with_the_seed_range_quarantines_every_trip() {
+    let mut p = example().await;
+    let v = set_rule(&mut p, "F3", |r| {
+        r.params[0].value = "2024-01-01".into();
+        r.params[1].value = "2025-01-01".into();
+    })
+    .await;
+    assert_eq!(table(&v, SILVER).row_count, 0);
+    assert_eq!(table(&v, "silver.quarantine").row_count, 266);
+    assert_eq!(table(&v, "gold.trips_by_borough_daily").row_count, 0);
+    assert_eq!(check(&v, "A2").status, CheckStatus::Warn);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn exercises_f4_n5_e4_can_be_switched_on() {
+    let mut p = example().await;
+    let mut rs = rules(&p);
+    for r in rs.iter_mut().filter(|r| ["F4", "N5", "E4"].contains(&r.id.as_str())) {
+        r.enabled = true;
+    }
+    let Response::Snapshot(v) = p.handle(Request::SetRules { silver_table: SILVER.into(), rules: rs }).await else { panic!() };
+    assert!(v.run.ok, "{:?}", v.silver[0].rules.iter().filter_map(|r| r.error.clone()).collect::<Vec<_>>());
+    let s = table(&v, SILVER);
+    assert_eq!(s.row_count, 249);
+    assert_eq!(s.columns.iter().find(|c| c.name == "payment_type").unwrap().data_type, "INT");
+    assert!(s.columns.iter().any(|c| c.name == "speed_mph"));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn dropped_json_lines_file_is_a_new_batch_and_flows_downstream() {
+    let mut p = example().await;
+    let file = concat!(
+        r#"{"VendorID": 2, "tpep_pickup_datetime": "2020-07-02 10:00:00", "tpep_dropoff_datetime": "2020-07-02 10:30:00", "passenger_count": 2, "trip_distance": 5.0, "RatecodeID": 1, "store_and_fwd_flag": "N", "PULocationID": 132, "DOLocationID": 230, "payment_type": 1, "fare_amount": 20.0, "extra": 0, "mta_tax": 0.5, "tip_amount": 4, "tolls_amount": 0, "improvement_surcharge": 0.3, "total_amount": 27.3, "congestion_surcharge": 2.5, "Airport_fee": 1.25}"#,
+        "\n",
+        r#"{"VendorID": "two", "fare_amount": 5}"#,
+        "\n"
+    );
+    let Response::Snapshot(v) = p
+        .handle(Request::Ingest { table: "bronze.nyc_taxi_yellow".into(), file_name: "extra.jsonl".into(), bytes: file.as_bytes().to_vec() })
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(v.batches.len(), 3);
+    assert_eq!(v.batches[2].file_name, "extra.jsonl");
+    assert_eq!(table(&v, "bronze.nyc_taxi_yellow").row_count, 268);
+    assert_eq!(table(&v, SILVER).row_count, 261);
+    let q = table(&v, "silver.quarantine");
+    assert_eq!(q.row_count, 7);
+    assert_eq!(cell(q, 0, "reason"), Some("parse: VendorID: 'two' is not BIGINT"));
+    assert_eq!(cell(q, 0, "_source_file"), Some("extra.jsonl"));
+    assert_eq!(check(&v, "A1").observed, "bronze 268 = silver 261 + quarantine 7");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn gold_reading_bronze_is_refused_with_an_explanation() {
+    let mut p = example().await;
+    let Response::Snapshot(v) = p
+        .handle(Request::SetGoldSql { model: "trips_by_borough_daily".into(), sql: "SELECT count(*) AS n FROM bronze.nyc_taxi_yellow".into() })
+        .await
+    else {
+        panic!()
+    };
+    assert!(!v.run.ok);
+    let err = v.gold[0].error.as_deref().unwrap();
+    assert!(err.starts_with("gold.trips_by_borough_daily reads bronze.nyc_taxi_yellow: gold reads silver only."), "{err}");
+    assert_eq!(table(&v, "gold.trips_by_borough_daily").row_count, 5);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn registry_exports_as_markdown() {
+    let mut p = example().await;
+    let Response::Text { text } = p.handle(Request::ExportRules { silver_table: SILVER.into() }).await else { panic!() };
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "| # | Column / scope | Rule | Kind | Rationale |");
+    assert_eq!(lines.len(), 2 + 13);
+    assert!(lines[3].starts_with("| F2 | total_amount | `total_amount > 1000` | filter |"), "{}", lines[3]);
+    assert!(lines[4].contains("`tpep_pickup_datetime < TIMESTAMP '2020-07-01' OR"), "{}", lines[4]);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn bad_input_gets_a_clear_message_and_changes_nothing() {
+    let mut p = example().await;
+    let Response::Error { message } = p
+        .handle(Request::Ingest { table: "nyc_taxi_yellow".into(), file_name: "latin1.csv".into(), bytes: b"a,b\n\xe9,1\n".to_vec() })
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(message, "ingest failed: latin1.csv is not UTF-8 text (invalid byte at offset 4); nothing was written. Save it as UTF-8 and drop it again.");
+    let Response::Error { message } = p
+        .handle(Request::Ingest { table: "orders".into(), file_name: "o.csv".into(), bytes: b"a\n1\n".to_vec() })
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(message, "ingest failed: there is no bronze table orders; drop the file on one of: bronze.nyc_taxi_yellow, bronze.taxi_zone_lookup");
+    assert_eq!(p.view().batches.len(), 2);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn russian_texts() {
+    let mut p = example().await;
+    let Response::Snapshot(v) = p.handle(Request::SetLang { lang: Lang::Ru }).await else { panic!() };
+    assert_eq!(v.title, "NYC taxi: модуль silver");
+    assert_eq!(check(&v, "A1").observed, "bronze 266 = silver 260 + карантин 6");
+    assert_eq!(check(&v, "A1").description, "Строк в bronze = silver + карантин");
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test: engine tests natively, the same tests plus the JavaScript
+# facade's in headless Chromium, then the built app end to end in Chromium.
+# Installs whatever is missing first (scripts/setup.sh browser).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/medallion-playground/target}"
+bash scripts/setup.sh browser
+
+step() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
+
+step "engine, native"
+cargo test -p medallion-engine
+
+step "engine and JavaScript facade, in headless Chromium (wasm-bindgen-test)"
+cargo test --target wasm32-unknown-unknown -p medallion-engine --test nyc_taxi
+cargo test --target wasm32-unknown-unknown -p medallion-wasm --test facade
+
+step "build the app (trunk)"
+trunk build --dist dist
+
+step "end to end: the built app in headless Chromium"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory dist >/dev/null 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+APP_URL="http://127.0.0.1:$port/" node --test tests/e2e/

@@ -1,0 +1,293 @@
+//! Top-level component: holds the last [`PipelineView`], the user's rule and
+//! SQL drafts, and sends requests to the engine. Panels get data down and
+//! hand callbacks up (as in Yew's function_todomvc example).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo::timers::callback::Timeout;
+use medallion_engine::api::{PipelineView, Request, Response, TableView};
+use medallion_engine::example::DEFAULT_EXAMPLE;
+use medallion_engine::rules::Rule;
+use medallion_engine::Lang;
+use yew::prelude::*;
+
+use crate::components::checks::ChecksPanel;
+use crate::components::pipeline::PipelineStrip;
+use crate::components::rules::RulesPanel;
+use crate::components::table::TablePanel;
+use crate::engine::Engine;
+use crate::i18n::t;
+
+/// Delay between the last keystroke in an editor and the rerun it triggers.
+const EDIT_DEBOUNCE_MS: u32 = 300;
+
+fn initial_lang() -> Lang {
+    let query = gloo::utils::window().location().search().unwrap_or_default();
+    if let Ok(params) = web_sys::UrlSearchParams::new_with_str(&query) {
+        match params.get("lang").as_deref() {
+            Some("ru") => return Lang::Ru,
+            Some("en") => return Lang::En,
+            _ => {}
+        }
+    }
+    let nav = gloo::utils::window().navigator().language().unwrap_or_default();
+    if nav.starts_with("ru") {
+        Lang::Ru
+    } else {
+        Lang::En
+    }
+}
+
+/// A message shown in the banner.
+#[derive(Clone, PartialEq)]
+pub struct Banner {
+    pub text: String,
+    pub error: bool,
+}
+
+#[function_component(App)]
+pub fn app() -> Html {
+    let engine = use_memo((), |_| Engine::new());
+    let lang = use_state(initial_lang);
+    let view = use_state(|| None::<PipelineView>);
+    let selected = use_state(|| "silver.nyc_taxi_yellow".to_string());
+    let page = use_state(|| None::<TableView>);
+    let rules_draft = use_state(Vec::<Rule>::new);
+    let gold_draft = use_state(String::new);
+    let banner = use_state(|| None::<Banner>);
+    let export = use_state(|| None::<String>);
+    let debounce: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
+
+    // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
+    let on_response = {
+        let (view, page, rules_draft, gold_draft, banner, export, selected) =
+            (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone());
+        move |reset_drafts: bool| {
+            let (view, page, rules_draft, gold_draft, banner, export, selected) =
+                (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone());
+            Callback::from(move |resp: Response| match resp {
+                Response::Snapshot(v) => {
+                    if reset_drafts {
+                        rules_draft.set(v.silver.first().map(|s| s.rules.iter().map(|r| r.rule.clone()).collect()).unwrap_or_default());
+                        gold_draft.set(v.gold.first().map(|g| g.model.sql.clone()).unwrap_or_default());
+                    }
+                    if v.table(&selected).is_none() {
+                        if let Some(first) = v.tables.first() {
+                            selected.set(first.name.clone());
+                        }
+                    }
+                    page.set(None);
+                    view.set(Some(v));
+                }
+                Response::Table(tv) => page.set(Some(tv)),
+                Response::Text { text } => export.set(Some(text)),
+                Response::Error { message } => banner.set(Some(Banner { text: message, error: true })),
+            })
+        }
+    };
+
+    {
+        let engine = engine.clone();
+        let on_response = on_response.clone();
+        let lang = *lang;
+        use_effect_with((), move |_| {
+            engine.send(Request::LoadExample { example: DEFAULT_EXAMPLE.into(), lang }, on_response(true));
+        });
+    }
+
+    let on_lang = {
+        let (engine, lang, on_response) = (engine.clone(), lang.clone(), on_response.clone());
+        Callback::from(move |_| {
+            let next = if *lang == Lang::En { Lang::Ru } else { Lang::En };
+            lang.set(next);
+            engine.send(Request::SetLang { lang: next }, on_response(true));
+        })
+    };
+
+    let on_reload = {
+        let (engine, lang, on_response, banner) = (engine.clone(), lang.clone(), on_response.clone(), banner.clone());
+        Callback::from(move |_| {
+            banner.set(None);
+            engine.send(Request::LoadExample { example: DEFAULT_EXAMPLE.into(), lang: *lang }, on_response(true));
+        })
+    };
+
+    let on_rules = {
+        let (engine, rules_draft, debounce, on_response, view) =
+            (engine.clone(), rules_draft.clone(), debounce.clone(), on_response.clone(), view.clone());
+        Callback::from(move |rules: Vec<Rule>| {
+            rules_draft.set(rules.clone());
+            let silver_table = view.as_ref().and_then(|v| v.silver.first()).map(|s| s.name.clone()).unwrap_or_default();
+            let (engine, on_response) = (engine.clone(), on_response.clone());
+            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || {
+                engine.send(Request::SetRules { silver_table, rules }, on_response(false));
+            });
+            *debounce.borrow_mut() = Some(timer);
+        })
+    };
+
+    let on_gold_sql = {
+        let (engine, gold_draft, debounce, on_response, view) =
+            (engine.clone(), gold_draft.clone(), debounce.clone(), on_response.clone(), view.clone());
+        Callback::from(move |sql: String| {
+            gold_draft.set(sql.clone());
+            let model = view.as_ref().and_then(|v| v.gold.first()).map(|g| g.model.name.clone()).unwrap_or_default();
+            let (engine, on_response) = (engine.clone(), on_response.clone());
+            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || {
+                engine.send(Request::SetGoldSql { model, sql }, on_response(false));
+            });
+            *debounce.borrow_mut() = Some(timer);
+        })
+    };
+
+    let on_files = {
+        let (engine, on_response, banner, lang, selected) =
+            (engine.clone(), on_response.clone(), banner.clone(), lang.clone(), selected.clone());
+        Callback::from(move |(table, files): (String, Vec<web_sys::File>)| {
+            for file in files {
+                let (engine, on_response, banner, lang, table, selected) =
+                    (engine.clone(), on_response.clone(), banner.clone(), *lang, table.clone(), selected.clone());
+                wasm_bindgen_futures::spawn_local(async move {
+                    let name = file.name();
+                    let gf = gloo::file::File::from(file);
+                    match gloo::file::futures::read_as_bytes(&gf).await {
+                        Ok(bytes) => {
+                            let done = on_response(false);
+                            let banner2 = banner.clone();
+                            let msg = format!("{name}: {}", t(lang, "ingest_ok"));
+                            let table2 = table.clone();
+                            engine.send(
+                                Request::Ingest { table, file_name: name, bytes },
+                                Callback::from(move |r: Response| {
+                                    if matches!(r, Response::Snapshot(_)) {
+                                        banner2.set(Some(Banner { text: msg.clone(), error: false }));
+                                        selected.set(table2.clone());
+                                    }
+                                    done.emit(r);
+                                }),
+                            );
+                        }
+                        Err(e) => banner.set(Some(Banner { text: format!("{name}: {e}"), error: true })),
+                    }
+                });
+            }
+        })
+    };
+
+    let on_select = {
+        let (selected, page) = (selected.clone(), page.clone());
+        Callback::from(move |name: String| {
+            page.set(None);
+            selected.set(name);
+        })
+    };
+
+    let on_page = {
+        let (engine, on_response) = (engine.clone(), on_response.clone());
+        Callback::from(move |(table, offset): (String, usize)| {
+            engine.send(Request::GetTable { table, offset, limit: 20 }, on_response(false));
+        })
+    };
+
+    let on_export = {
+        let (engine, on_response, view) = (engine.clone(), on_response.clone(), view.clone());
+        Callback::from(move |_| {
+            if let Some(s) = view.as_ref().and_then(|v| v.silver.first()) {
+                engine.send(Request::ExportRules { silver_table: s.name.clone() }, on_response(false));
+            }
+        })
+    };
+
+    let lang_v = *lang;
+    let Some(v) = (*view).clone() else {
+        return html! {
+            <div class="app">
+                <header class="topbar"><h1>{ t(lang_v, "app_title") }</h1></header>
+                <div class="loading">{ t(lang_v, "loading") }</div>
+                { banner_html(&banner) }
+            </div>
+        };
+    };
+
+    let table_view = (*page)
+        .clone()
+        .filter(|p| p.name == *selected)
+        .or_else(|| v.table(&selected).cloned());
+
+    html! {
+        <div class="app">
+            <header class="topbar">
+                <h1>{ t(lang_v, "app_title") }</h1>
+                <span class="example-title">{ &v.title }</span>
+                <span class="tagline">{ t(lang_v, "tagline") }</span>
+                <span class="spacer"></span>
+                <span class={classes!("run-status", (!v.run.ok).then_some("bad"))} id="run-status">
+                    { format!("{} {:.0} {}", t(lang_v, "recomputed"), v.run.duration_ms, t(lang_v, "ms")) }
+                </span>
+                <button class="ghost" onclick={on_reload}>{ t(lang_v, "reload") }</button>
+                <button class="ghost" id="lang-switch" onclick={on_lang}>{ t(lang_v, "lang_switch") }</button>
+            </header>
+            { banner_html(&banner) }
+            if !v.run.ok {
+                <div class="banner error" id="stale-banner">
+                    { t(lang_v, "stale") }
+                    { for v.run.errors.iter().map(|e| html!{ <div class="mono">{ e }</div> }) }
+                </div>
+            }
+            <main class="workspace">
+                <section class="left">
+                    <PipelineStrip view={v.clone()} lang={lang_v} selected={(*selected).clone()} on_select={on_select} on_files={on_files} />
+                    if let Some(tv) = table_view {
+                        <TablePanel
+                            table={tv}
+                            lang={lang_v}
+                            batches={v.batches.clone()}
+                            gold={v.gold.first().cloned()}
+                            gold_draft={(*gold_draft).clone()}
+                            on_gold_sql={on_gold_sql}
+                            on_page={on_page}
+                        />
+                    }
+                </section>
+                <section class="right">
+                    <RulesPanel
+                        silver={v.silver.first().cloned()}
+                        draft={(*rules_draft).clone()}
+                        lang={lang_v}
+                        on_change={on_rules}
+                        on_export={on_export}
+                    />
+                    <ChecksPanel checks={v.checks.clone()} lang={lang_v} />
+                </section>
+            </main>
+            if let Some(md) = (*export).clone() {
+                <div class="modal-backdrop">
+                    <div class="modal">
+                        <p>{ t(lang_v, "copy_hint") }</p>
+                        <textarea class="mono export" readonly=true value={md} />
+                        <button onclick={ let export = export.clone(); Callback::from(move |_| export.set(None)) }>{ t(lang_v, "close") }</button>
+                    </div>
+                </div>
+            }
+        </div>
+    }
+}
+
+fn banner_html(banner: &UseStateHandle<Option<Banner>>) -> Html {
+    match (**banner).clone() {
+        Some(b) => {
+            let close = {
+                let banner = banner.clone();
+                Callback::from(move |_| banner.set(None))
+            };
+            html! {
+                <div class={classes!("banner", if b.error { "error" } else { "info" })} id="message-banner">
+                    <span>{ b.text }</span>
+                    <button class="ghost small" onclick={close}>{ "×" }</button>
+                </div>
+            }
+        }
+        None => html! {},
+    }
+}

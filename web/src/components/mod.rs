@@ -1,0 +1,5 @@
+//! One component per panel.
+pub mod checks;
+pub mod pipeline;
+pub mod rules;
+pub mod table;

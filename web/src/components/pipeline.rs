@@ -1,0 +1,112 @@
+//! The layer strip: bronze → silver (+ quarantine) → gold, one card per
+//! table with its row count. Bronze cards take dropped files and have a picker.
+
+use medallion_engine::api::PipelineView;
+use medallion_engine::Lang;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use crate::i18n::t;
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct Props {
+    pub view: PipelineView,
+    pub lang: Lang,
+    pub selected: String,
+    pub on_select: Callback<String>,
+    /// (bronze table, files) when files are dropped or picked.
+    pub on_files: Callback<(String, Vec<web_sys::File>)>,
+}
+
+fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
+    let Some(list) = list else { return vec![] };
+    (0..list.length()).filter_map(|i| list.get(i)).collect()
+}
+
+#[function_component(PipelineStrip)]
+pub fn pipeline_strip(p: &Props) -> Html {
+    let lang = p.lang;
+    let card = |name: &str, count: usize, layer: &str, extra: Html| {
+        let on_click = {
+            let cb = p.on_select.clone();
+            let name = name.to_string();
+            Callback::from(move |_| cb.emit(name.clone()))
+        };
+        let id = format!("card-{}", name.replace('.', "-"));
+        html! {
+            <div class={classes!("card", layer.to_string(), (p.selected == name).then_some("selected"))} id={id} onclick={on_click}>
+                <div class="card-name">{ name }</div>
+                <div class="card-count"><span class="count">{ count }</span>{ " " }{ t(lang, "rows") }</div>
+                { extra }
+            </div>
+        }
+    };
+    let by_layer = |layer: &str| p.view.tables.iter().filter(|t| t.layer == layer).collect::<Vec<_>>();
+
+    let bronze: Html = by_layer("bronze")
+        .into_iter()
+        .map(|tv| {
+            let table = tv.name.clone();
+            let ondragover = Callback::from(|e: DragEvent| e.prevent_default());
+            let ondrop = {
+                let (cb, table) = (p.on_files.clone(), table.clone());
+                Callback::from(move |e: DragEvent| {
+                    e.prevent_default();
+                    let files = files_of(e.data_transfer().and_then(|d| d.files()));
+                    if !files.is_empty() {
+                        cb.emit((table.clone(), files));
+                    }
+                })
+            };
+            let onchange = {
+                let (cb, table) = (p.on_files.clone(), table.clone());
+                Callback::from(move |e: Event| {
+                    let Some(input) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+                    let files = files_of(input.files());
+                    input.set_value("");
+                    if !files.is_empty() {
+                        cb.emit((table.clone(), files));
+                    }
+                })
+            };
+            let stop = Callback::from(|e: MouseEvent| e.stop_propagation());
+            let input_id = format!("file-{}", table.replace('.', "-"));
+            let extra = html! {
+                <div class="drop" {ondragover} {ondrop}>
+                    <label class="file-button" for={input_id.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
+                    <input id={input_id} type="file" multiple=true accept=".csv,.json,.jsonl,.ndjson,.txt" {onchange} />
+                    <span class="hint">{ t(lang, "drop_here") }</span>
+                </div>
+            };
+            html! { <div class="drop-target">{ card(&tv.name, tv.row_count, "bronze", extra) }</div> }
+        })
+        .collect();
+    let silver: Html = by_layer("silver")
+        .into_iter()
+        .map(|tv| {
+            let q = tv.name == "silver.quarantine";
+            let extra = if q { html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> } } else { html! {} };
+            card(&tv.name, tv.row_count, if q { "quarantine" } else { "silver" }, extra)
+        })
+        .collect();
+    let gold: Html = by_layer("gold").into_iter().map(|tv| card(&tv.name, tv.row_count, "gold", html! {})).collect();
+
+    html! {
+        <div class="strip" id="pipeline">
+            <div class="layer">
+                <h3>{ "Bronze" }<small>{ t(lang, "bronze_hint") }</small></h3>
+                { bronze }
+            </div>
+            <div class="arrow">{ "→" }</div>
+            <div class="layer">
+                <h3>{ "Silver" }<small>{ t(lang, "silver_hint") }</small></h3>
+                { silver }
+            </div>
+            <div class="arrow">{ "→" }</div>
+            <div class="layer">
+                <h3>{ "Gold" }<small>{ t(lang, "gold_hint") }</small></h3>
+                { gold }
+            </div>
+        </div>
+    }
+}

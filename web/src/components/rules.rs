@@ -1,0 +1,136 @@
+//! The rule registry editor: one card per rule with its expression,
+//! parameters, on/off switch, what it did in the last run and its error.
+
+use medallion_engine::api::SilverView;
+use medallion_engine::pipeline::RuleStat;
+use medallion_engine::rules::{Rule, RuleKind};
+use medallion_engine::Lang;
+use yew::prelude::*;
+
+use crate::i18n::t;
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct Props {
+    pub silver: Option<SilverView>,
+    /// The user's current rules (may be ahead of the engine while typing).
+    pub draft: Vec<Rule>,
+    pub lang: Lang,
+    pub on_change: Callback<Vec<Rule>>,
+    pub on_export: Callback<()>,
+}
+
+fn stat_text(lang: Lang, rule: &Rule, stat: Option<&RuleStat>) -> String {
+    if !rule.enabled {
+        return t(lang, "off").to_string();
+    }
+    let Some(s) = stat else { return String::new() };
+    match (s.kind, rule.lookup.is_some()) {
+        (RuleKind::Filter, _) => format!("{} {} / {}", t(lang, "rejected"), s.affected, s.rows_in),
+        (RuleKind::Normalize, _) => format!("{} {} / {}", t(lang, "changed"), s.affected, s.rows_in),
+        (RuleKind::Enrich, true) => format!("{} {} / {}", t(lang, "no_match"), s.affected, s.rows_in),
+        (RuleKind::Enrich, false) => format!("{} {} / {}", t(lang, "null_in"), s.affected, s.rows_in),
+    }
+}
+
+#[function_component(RulesPanel)]
+pub fn rules_panel(p: &Props) -> Html {
+    let lang = p.lang;
+    let Some(silver) = &p.silver else { return html! {} };
+    let edit = |i: usize, f: fn(&mut Rule, String)| {
+        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+        Callback::from(move |value: String| {
+            let mut rules = draft.clone();
+            if let Some(r) = rules.get_mut(i) {
+                f(r, value);
+            }
+            cb.emit(rules);
+        })
+    };
+    let text_input = |cb: Callback<String>| {
+        Callback::from(move |e: InputEvent| {
+            let el: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
+            cb.emit(el.value());
+        })
+    };
+    let line_input = |cb: Callback<String>| {
+        Callback::from(move |e: InputEvent| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            cb.emit(el.value());
+        })
+    };
+    let on_export = {
+        let cb = p.on_export.clone();
+        Callback::from(move |_| cb.emit(()))
+    };
+
+    html! {
+        <div class="panel rules" id="rules">
+            <div class="panel-head">
+                <h2>{ t(lang, "rules") }<small>{ format!(" {} → {}", silver.source, silver.name) }</small></h2>
+                <button class="ghost small" onclick={on_export}>{ t(lang, "export_md") }</button>
+            </div>
+            <p class="muted">{ t(lang, "rules_hint") }</p>
+            { for p.draft.iter().enumerate().map(|(i, rule)| {
+                let engine_view = silver.rules.iter().find(|r| r.rule.id == rule.id);
+                let error = engine_view.and_then(|r| r.error.clone());
+                let stat = stat_text(lang, rule, engine_view.and_then(|r| r.stat.as_ref()));
+                let toggle = {
+                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                    Callback::from(move |_| {
+                        let mut rules = draft.clone();
+                        if let Some(r) = rules.get_mut(i) {
+                            r.enabled = !r.enabled;
+                        }
+                        cb.emit(rules);
+                    })
+                };
+                let on_expr = text_input(edit(i, |r, v| r.expression = v));
+                let kind_class = rule.kind.as_str();
+                html! {
+                    <div class={classes!("rule", kind_class, (!rule.enabled).then_some("disabled"), error.is_some().then_some("has-error"))} id={format!("rule-{}", rule.id)}>
+                        <div class="rule-head">
+                            <input type="checkbox" class="rule-enabled" checked={rule.enabled} onclick={toggle} title={t(lang, "enabled")} />
+                            <span class="rule-id">{ &rule.id }</span>
+                            <span class={classes!("kind", kind_class)}>{ t(lang, kind_class) }</span>
+                            <span class="rule-column mono">{ &rule.column }</span>
+                            <span class="spacer"></span>
+                            <span class="rule-stat">{ stat }</span>
+                        </div>
+                        if let Some(l) = &rule.lookup {
+                            <div class="lookup mono">
+                                { format!("{} {} AS {} ON ", t(lang, "lookup"), l.table, l.alias) }
+                                <input class="mono on" value={l.on.clone()} oninput={line_input(edit(i, |r, v| if let Some(l) = r.lookup.as_mut() { l.on = v }))} />
+                            </div>
+                        }
+                        <textarea class="mono rule-expr" rows={if rule.expression.len() > 60 { "2" } else { "1" }} spellcheck="false" value={rule.expression.clone()} oninput={on_expr} />
+                        if !rule.params.is_empty() {
+                            <div class="params">
+                                <span class="muted">{ t(lang, "params") }</span>
+                                { for rule.params.iter().enumerate().map(|(k, prm)| {
+                                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                                    let oninput = Callback::from(move |e: InputEvent| {
+                                        let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+                                        let mut rules = draft.clone();
+                                        if let Some(pp) = rules.get_mut(i).and_then(|r| r.params.get_mut(k)) {
+                                            pp.value = el.value();
+                                        }
+                                        cb.emit(rules);
+                                    });
+                                    html! {
+                                        <label class="param">{ format!("{{{}}}", prm.name) }
+                                            <input class="mono" id={format!("param-{}-{}", rule.id, prm.name)} value={prm.value.clone()} {oninput} />
+                                        </label>
+                                    }
+                                }) }
+                            </div>
+                        }
+                        if let Some(err) = error {
+                            <div class="rule-error">{ err }</div>
+                        }
+                        <div class="rationale">{ &rule.rationale }</div>
+                    </div>
+                }
+            }) }
+        </div>
+    }
+}
