@@ -199,6 +199,10 @@ pub fn app() -> Html {
         })
     };
 
+    let close_export = {
+        let export = export.clone();
+        Callback::from(move |_| export.set(None))
+    };
     let lang_v = *lang;
     let Some(v) = (*view).clone() else {
         return html! {
@@ -266,7 +270,7 @@ pub fn app() -> Html {
                     <div class="modal">
                         <p>{ t(lang_v, "copy_hint") }</p>
                         <textarea class="mono export" readonly=true value={md} />
-                        <button onclick={ let export = export.clone(); Callback::from(move |_| export.set(None)) }>{ t(lang_v, "close") }</button>
+                        <button onclick={close_export}>{ t(lang_v, "close") }</button>
                     </div>
                 </div>
             }
