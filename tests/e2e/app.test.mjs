@@ -62,6 +62,8 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await waitForCount(page, 'silver.nyc_taxi_yellow', 247);
     await waitForCount(page, 'silver.quarantine', 19);
     assert.match(await page.locator('#rule-F2 .rule-stat').innerText(), /rejected 13 \/ 266/);
+    // A figure, not an assertion: how long that rerun took in this build.
+    console.log(`# rule edit rerun: ${await page.locator('#run-status').innerText()}`);
     assert.match(await page.locator('#check-A2').innerText(), /WARN[\s\S]*7\.14%/);
 
     // 3. a typo: the error sits next to F2, the last good results stay

@@ -57,7 +57,9 @@ pub fn app() -> Html {
     let gold_draft = use_state(String::new);
     let banner = use_state(|| None::<Banner>);
     let export = use_state(|| None::<String>);
-    let debounce: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
+    // One pending timer per editor, so a gold edit never cancels a rule edit.
+    let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
+    let gold_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
 
     // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
     let on_response = {
@@ -113,31 +115,31 @@ pub fn app() -> Html {
         })
     };
 
+    // Editors send their request once typing pauses; a newer edit replaces the pending one.
+    let send_debounced = {
+        let (engine, on_response) = (engine.clone(), on_response.clone());
+        move |slot: &Rc<RefCell<Option<Timeout>>>, request: Request| {
+            let (engine, on_response) = (engine.clone(), on_response.clone());
+            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || engine.send(request, on_response(false)));
+            *slot.borrow_mut() = Some(timer);
+        }
+    };
+
     let on_rules = {
-        let (engine, rules_draft, debounce, on_response, view) =
-            (engine.clone(), rules_draft.clone(), debounce.clone(), on_response.clone(), view.clone());
+        let (rules_draft, view, send, slot) = (rules_draft.clone(), view.clone(), send_debounced.clone(), rules_timer.clone());
         Callback::from(move |rules: Vec<Rule>| {
             rules_draft.set(rules.clone());
             let silver_table = view.as_ref().and_then(|v| v.silver.first()).map(|s| s.name.clone()).unwrap_or_default();
-            let (engine, on_response) = (engine.clone(), on_response.clone());
-            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || {
-                engine.send(Request::SetRules { silver_table, rules }, on_response(false));
-            });
-            *debounce.borrow_mut() = Some(timer);
+            send(&slot, Request::SetRules { silver_table, rules });
         })
     };
 
     let on_gold_sql = {
-        let (engine, gold_draft, debounce, on_response, view) =
-            (engine.clone(), gold_draft.clone(), debounce.clone(), on_response.clone(), view.clone());
+        let (gold_draft, view, send, slot) = (gold_draft.clone(), view.clone(), send_debounced, gold_timer.clone());
         Callback::from(move |sql: String| {
             gold_draft.set(sql.clone());
             let model = view.as_ref().and_then(|v| v.gold.first()).map(|g| g.model.name.clone()).unwrap_or_default();
-            let (engine, on_response) = (engine.clone(), on_response.clone());
-            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || {
-                engine.send(Request::SetGoldSql { model, sql }, on_response(false));
-            });
-            *debounce.borrow_mut() = Some(timer);
+            send(&slot, Request::SetGoldSql { model, sql });
         })
     };
 

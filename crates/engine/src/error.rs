@@ -85,8 +85,18 @@ pub fn clean_datafusion_message(raw: &str) -> String {
         }
     }
     let msg = msg.split("\n\nBacktrace").next().unwrap_or(msg);
+    // "No field named x. Did you mean '"?table?".y'?. Valid fields are ...": with a
+    // suggestion, keep the first two sentences; drop the internal relation name.
+    let msg = if msg.contains("Did you mean") {
+        msg.split("Valid fields are").next().unwrap_or(msg).trim_end()
+    } else {
+        msg
+    };
     msg.replace("ParserError(\"", "")
         .replace("\")", "")
+        .replace("\"?table?\".", "")
+        .replace("?table?.", "")
+        .replace("'?.", "'?")
         .trim()
         .to_string()
 }
@@ -96,10 +106,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn unknown_column_message_is_one_readable_sentence() {
+        assert_eq!(
+            clean_datafusion_message(
+                "Schema error: No field named total_amout. Did you mean '\"?table?\".total_amount'?. Valid fields are \"?table?\"._event_id, \"?table?\".fare_amount."
+            ),
+            "No field named total_amout. Did you mean 'total_amount'?"
+        );
+    }
+
+    #[test]
     fn strips_phase_prefixes() {
         assert_eq!(
             clean_datafusion_message("Schema error: No field named fare. Did you mean 'fare_amount'?."),
-            "No field named fare. Did you mean 'fare_amount'?."
+            "No field named fare. Did you mean 'fare_amount'?"
         );
     }
 }

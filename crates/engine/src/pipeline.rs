@@ -39,16 +39,19 @@ use crate::model::{PipelineDef, SilverTableDef};
 use crate::rules::{Rule, RuleKind};
 use crate::source::{parse_bronze, MissingColumn, Parsed, Rejected, LINEAGE_COLUMNS};
 
-/// Columns of `silver.quarantine`: where every row that did not reach silver goes.
+/// Columns of `silver.quarantine` (all Utf8, in this order): `rule_id` (one id,
+/// or several joined by ", "), `reason` (`F1: fare_amount < 0 (fare_amount = -21.0)`),
+/// `raw_payload` (the bronze text), `silver_table`, `_source_file`, `_event_id`,
+/// `_batch_id` (lineage back to the bronze row).
 pub fn quarantine_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
-        Field::new("_event_id", DataType::Utf8, false),
-        Field::new("_batch_id", DataType::Utf8, false),
-        Field::new("_source_file", DataType::Utf8, false),
-        Field::new("silver_table", DataType::Utf8, false),
         Field::new("rule_id", DataType::Utf8, false),
         Field::new("reason", DataType::Utf8, false),
         Field::new("raw_payload", DataType::Utf8, false),
+        Field::new("silver_table", DataType::Utf8, false),
+        Field::new("_source_file", DataType::Utf8, false),
+        Field::new("_event_id", DataType::Utf8, false),
+        Field::new("_batch_id", DataType::Utf8, false),
     ]))
 }
 
@@ -208,13 +211,13 @@ fn quarantine_batch(rows: &[(String, Rejected)]) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(
         quarantine_schema(),
         vec![
-            col(&|(_, r)| &r.event_id),
-            col(&|(_, r)| &r.batch_id),
-            col(&|(_, r)| &r.source_file),
-            col(&|(t, _)| t),
             col(&|(_, r)| &r.rule_id),
             col(&|(_, r)| &r.reason),
             col(&|(_, r)| &r.raw_payload),
+            col(&|(t, _)| t),
+            col(&|(_, r)| &r.source_file),
+            col(&|(_, r)| &r.event_id),
+            col(&|(_, r)| &r.batch_id),
         ],
     )?)
 }

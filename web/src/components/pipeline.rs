@@ -23,6 +23,14 @@ fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
     (0..list.length()).filter_map(|i| list.get(i)).collect()
 }
 
+/// `gold.trips_by_borough_daily` with a line-break opportunity after the layer.
+fn card_name(name: &str) -> Html {
+    match name.split_once('.') {
+        Some((layer, table)) => html! { <>{ format!("{layer}.") }<wbr />{ table }</> },
+        None => html! { name },
+    }
+}
+
 #[function_component(PipelineStrip)]
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
@@ -35,7 +43,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
         let id = format!("card-{}", name.replace('.', "-"));
         html! {
             <div class={classes!("card", layer.to_string(), (p.selected == name).then_some("selected"))} id={id} onclick={on_click}>
-                <div class="card-name">{ name }</div>
+                <div class="card-name">{ card_name(name) }</div>
                 <div class="card-count"><span class="count">{ count }</span>{ " " }{ t(lang, "rows") }</div>
                 { extra }
             </div>

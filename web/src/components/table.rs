@@ -91,8 +91,8 @@ pub fn table_panel(p: &Props) -> Html {
                         { for tv.rows.iter().enumerate().map(|(i, row)| html! {
                             <tr>
                                 <td class="rownum">{ tv.offset + i + 1 }</td>
-                                { for row.iter().map(|cell| match cell {
-                                    Some(v) => html! { <td title={v.clone()}>{ v }</td> },
+                                { for row.iter().zip(&tv.columns).map(|(cell, col)| match cell {
+                                    Some(v) => html! { <td class={classes!((col.name == "raw_payload" || col.name == "reason").then_some("wide"))} title={v.clone()}>{ v }</td> },
                                     None => html! { <td class="null">{ "NULL" }</td> },
                                 }) }
                             </tr>
