@@ -452,6 +452,9 @@ async fn enrich_lookup(
 ) -> std::result::Result<(RecordBatch, usize), String> {
     let lookup = rule.lookup.as_ref().ok_or("no lookup")?;
     let outputs = rule.output_columns();
+    if outputs.is_empty() {
+        return Err("name the new column(s) this lookup adds, e.g. pickup_borough, pickup_zone".into());
+    }
     for c in &outputs {
         check_target_column(rule, c)?;
         if input.schema().index_of(c).is_ok() {
