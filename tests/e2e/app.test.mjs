@@ -78,6 +78,17 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
     assert.equal(await page.locator('.rule-error').count(), 0);
 
+    // a new rule: added switched off, then edited and switched on
+    await page.click('#add-filter');
+    await page.waitForSelector('#rule-F5');
+    assert.match(await page.locator('#rule-F5 .rule-stat').innerText(), /off/);
+    await setExpression(page, 'F5', 'trip_distance > 10');
+    await page.locator('#rule-F5 .rule-enabled').click();
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 236);
+    await page.locator('#rule-F5 .delete').click();
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
+    assert.equal(await page.locator('#rule-F5').count(), 0);
+
     // 4. a file through the picker becomes a new bronze batch and flows downstream
     const csv = [
       'VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,passenger_count,trip_distance,RatecodeID,store_and_fwd_flag,PULocationID,DOLocationID,payment_type,fare_amount,extra,mta_tax,tip_amount,tolls_amount,improvement_surcharge,total_amount,congestion_surcharge',

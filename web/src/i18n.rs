@@ -61,6 +61,9 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "ingest_ok" => ("appended as a new batch", "добавлен как новый батч"),
         "reload" => ("Reload example", "Перезагрузить пример"),
         "columns" => ("columns", "колонок"),
+        "delete_rule" => ("Delete this rule", "Удалить правило"),
+        "add_rule" => ("Add a rule (starts switched off):", "Добавить правило (сначала выключено):"),
+        "new_rationale" => ("Why does this rule exist? Write it down for the next reader.", "Зачем это правило? Запишите для следующего читателя."),
         _ => return "?",
     };
     match lang {

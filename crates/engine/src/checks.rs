@@ -95,8 +95,12 @@ async fn evaluate_one(ctx: &SessionContext, def: &PipelineDef, kind: &CheckKind,
             let actual = ColumnType::from_arrow(field.data_type())
                 .map(|t| t.sql_name().to_string())
                 .unwrap_or_else(|| field.data_type().to_string());
-            let status = if actual == data_type.sql_name() { CheckStatus::Pass } else { CheckStatus::Fail };
-            Ok((status, t(lang, format!("{column} is {actual}"), format!("{column} имеет тип {actual}"))))
+            let expected = data_type.sql_name();
+            if actual == expected {
+                Ok((CheckStatus::Pass, actual))
+            } else {
+                Ok((CheckStatus::Fail, t(lang, format!("{actual}, expected {expected}"), format!("{actual}, ожидался {expected}"))))
+            }
         }
         CheckKind::ColumnsExist { table: name, columns } => {
             let batch = table(out, name)?;

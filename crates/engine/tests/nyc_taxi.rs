@@ -126,7 +126,7 @@ async fn silver_is_typed_normalized_and_enriched() {
 async fn checks_on_three_levels() {
     let v = example().await.view();
     assert_eq!(check(&v, "R1").status, CheckStatus::Pass);
-    assert_eq!(check(&v, "S1").observed, "passenger_count is INT");
+    assert_eq!(check(&v, "S1").observed, "INT");
     assert_eq!(check(&v, "S4").status, CheckStatus::Warn);
     assert_eq!(check(&v, "S4").observed, "Airport_fee (absent in 1 of 1 batches, read as NULL)");
     assert_eq!(check(&v, "A1").observed, "bronze 266 = silver 260 + quarantine 6");
@@ -195,6 +195,7 @@ async fn exercises_f4_n5_e4_can_be_switched_on() {
     assert_eq!(s.row_count, 249);
     assert_eq!(s.columns.iter().find(|c| c.name == "payment_type").unwrap().data_type, "INT");
     assert!(s.columns.iter().any(|c| c.name == "speed_mph"));
+    assert_eq!(check(&v, "S2").observed, "INT");
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
@@ -276,4 +277,73 @@ async fn russian_texts() {
     assert_eq!(v.title, "NYC taxi: модуль silver");
     assert_eq!(check(&v, "A1").observed, "bronze 266 = silver 260 + карантин 6");
     assert_eq!(check(&v, "A1").description, "Строк в bronze = silver + карантин");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn every_csv_record_reaches_bronze_even_when_silver_cannot_read_it() {
+    let mut p = example().await;
+    let header = "VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,passenger_count,trip_distance,RatecodeID,store_and_fwd_flag,PULocationID,DOLocationID,payment_type,fare_amount,extra,mta_tax,tip_amount,tolls_amount,improvement_surcharge,total_amount,congestion_surcharge";
+    let file = format!(
+        "{header}\r\n\
+         1,2020-07-05 10:00:00,2020-07-05 10:10:00,1,1.0,1,\"N\nwith newline\",100,101,1,7,0,0.5,1,0,0.3,8.8,0\r\n\
+         1,2020-07-05 11:00:00,2020-07-05 11:10:00,1,1.0\r\n\
+         1,2020-07-05 12:00:00,2020-07-05 12:10:00,one,1.0,1,N,100,101,1,7,0,0.5,1,0,0.3,8.8,0\r\n"
+    );
+    let Response::Snapshot(v) = p
+        .handle(Request::Ingest { table: "nyc_taxi_yellow".into(), file_name: "odd.csv".into(), bytes: file.into_bytes() })
+        .await
+    else {
+        panic!()
+    };
+    let b = table(&v, "bronze.nyc_taxi_yellow");
+    assert_eq!(b.row_count, 269);
+    assert_eq!(v.batches[2].records, 3);
+    let Response::Table(last) = p.handle(Request::GetTable { table: "bronze.nyc_taxi_yellow".into(), offset: 266, limit: 10 }).await else {
+        panic!()
+    };
+    assert_eq!(last.rows.len(), 3);
+    assert_eq!(
+        cell(&last, 0, "raw_payload"),
+        Some("1,2020-07-05 10:00:00,2020-07-05 10:10:00,1,1.0,1,\"N\nwith newline\",100,101,1,7,0,0.5,1,0,0.3,8.8,0")
+    );
+    assert_eq!(cell(&last, 1, "raw_payload"), Some("1,2020-07-05 11:00:00,2020-07-05 11:10:00,1,1.0"));
+    // one readable (quoted newline kept inside the field), two quarantined with reasons
+    assert_eq!(table(&v, SILVER).row_count, 261);
+    let q = table(&v, "silver.quarantine");
+    let reasons: Vec<&str> = (0..q.row_count).filter_map(|r| cell(q, r, "reason")).collect();
+    assert_eq!(reasons[0], "parse: expected 18 fields (as in the header), found 5");
+    assert_eq!(reasons[1], "parse: passenger_count: 'one' is not DOUBLE");
+    assert_eq!(check(&v, "A1").observed, "bronze 269 = silver 261 + quarantine 8");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn gold_sql_cannot_change_tables() {
+    let mut p = example().await;
+    for sql in ["DROP TABLE silver.nyc_taxi_yellow", "CREATE TABLE gold.x AS SELECT 1 AS a", "INSERT INTO silver.nyc_taxi_yellow SELECT * FROM silver.nyc_taxi_yellow"] {
+        let Response::Snapshot(v) = p.handle(Request::SetGoldSql { model: "trips_by_borough_daily".into(), sql: sql.into() }).await else {
+            panic!()
+        };
+        assert!(!v.run.ok, "{sql}");
+        assert!(v.gold[0].error.is_some(), "{sql}");
+        assert_eq!(table(&v, SILVER).row_count, 260, "{sql}");
+    }
+    let Response::Snapshot(v) = p
+        .handle(Request::SetGoldSql { model: "trips_by_borough_daily".into(), sql: "SELECT pickup_borough, COUNT(*) AS trips FROM silver.nyc_taxi_yellow GROUP BY pickup_borough ORDER BY trips DESC".into() })
+        .await
+    else {
+        panic!()
+    };
+    assert!(v.run.ok);
+    let g = table(&v, "gold.trips_by_borough_daily");
+    assert_eq!(g.row_count, 5);
+    assert_eq!((cell(g, 0, "pickup_borough"), cell(g, 0, "trips")), (Some("Manhattan"), Some("219")));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn switching_n1_off_fails_the_schema_check() {
+    let mut p = example().await;
+    let v = set_rule(&mut p, "N1", |r| r.enabled = false).await;
+    assert!(v.run.ok);
+    assert_eq!(check(&v, "S1").status, CheckStatus::Fail);
+    assert_eq!(check(&v, "S1").observed, "DOUBLE, expected INT");
 }

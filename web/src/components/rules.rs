@@ -58,6 +58,24 @@ pub fn rules_panel(p: &Props) -> Html {
             cb.emit(el.value());
         })
     };
+    let delete = |i: usize| {
+        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+        Callback::from(move |_: MouseEvent| {
+            let mut rules = draft.clone();
+            if i < rules.len() {
+                rules.remove(i);
+            }
+            cb.emit(rules);
+        })
+    };
+    let add = |kind: RuleKind| {
+        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+        Callback::from(move |_: MouseEvent| {
+            let mut rules = draft.clone();
+            rules.push(new_rule(&rules, kind, lang));
+            cb.emit(rules);
+        })
+    };
     let on_export = {
         let cb = p.on_export.clone();
         Callback::from(move |_| cb.emit(()))
@@ -92,9 +110,10 @@ pub fn rules_panel(p: &Props) -> Html {
                             <input type="checkbox" class="rule-enabled" checked={rule.enabled} onclick={toggle} title={t(lang, "enabled")} />
                             <span class="rule-id">{ &rule.id }</span>
                             <span class={classes!("kind", kind_class)}>{ t(lang, kind_class) }</span>
-                            <span class="rule-column mono">{ &rule.column }</span>
-                            <span class="spacer"></span>
+                            <input class="mono rule-column" value={rule.column.clone()} title={rule.column.clone()}
+                                oninput={line_input(edit(i, |r, v| r.column = v))} />
                             <span class="rule-stat">{ stat }</span>
+                            <button class="ghost small delete" title={t(lang, "delete_rule")} onclick={delete(i)}>{ "×" }</button>
                         </div>
                         if let Some(l) = &rule.lookup {
                             <div class="lookup mono">
@@ -127,10 +146,48 @@ pub fn rules_panel(p: &Props) -> Html {
                         if let Some(err) = error {
                             <div class="rule-error">{ err }</div>
                         }
-                        <div class="rationale">{ &rule.rationale }</div>
+                        <textarea class="rationale" rows="2" placeholder={t(lang, "new_rationale")} value={rule.rationale.clone()}
+                            oninput={text_input(edit(i, |r, v| r.rationale = v))} />
                     </div>
                 }
             }) }
+            <div class="add-rules">
+                <span class="muted">{ t(lang, "add_rule") }</span>
+                <button class="ghost small" id="add-filter" onclick={add(RuleKind::Filter)}>{ format!("+ {}", t(lang, "filter")) }</button>
+                <button class="ghost small" id="add-normalize" onclick={add(RuleKind::Normalize)}>{ format!("+ {}", t(lang, "normalize")) }</button>
+                <button class="ghost small" id="add-enrich" onclick={add(RuleKind::Enrich)}>{ format!("+ {}", t(lang, "enrich")) }</button>
+            </div>
         </div>
+    }
+}
+
+/// A new, switched-off rule of `kind` with the next free id (F5, N6, ...) and
+/// a working example expression to start from.
+fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang) -> Rule {
+    let prefix = match kind {
+        RuleKind::Filter => "F",
+        RuleKind::Normalize => "N",
+        RuleKind::Enrich => "E",
+    };
+    let next = existing
+        .iter()
+        .filter_map(|r| r.id.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()))
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let (column, expression) = match kind {
+        RuleKind::Filter => ("trip_distance", "trip_distance > 100"),
+        RuleKind::Normalize => ("store_and_fwd_flag", "upper(trim(store_and_fwd_flag))"),
+        RuleKind::Enrich => ("tip_pct", "round(tip_amount / NULLIF(fare_amount, 0) * 100, 1)"),
+    };
+    Rule {
+        id: format!("{prefix}{next}"),
+        kind,
+        column: column.into(),
+        expression: expression.into(),
+        params: vec![],
+        lookup: None,
+        enabled: false,
+        rationale: t(lang, "new_rationale").into(),
     }
 }
