@@ -55,7 +55,7 @@ pub fn app() -> Html {
     let page = use_state(|| None::<TableView>);
     let rules_draft = use_state(Vec::<Rule>::new);
     let gold_draft = use_state(String::new);
-    let banner = use_state(|| None::<Banner>);
+    let banner = use_state(Vec::<Banner>::new);
     let export = use_state(|| None::<String>);
     // One pending timer per editor, so a gold edit never cancels a rule edit.
     let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
@@ -63,11 +63,11 @@ pub fn app() -> Html {
 
     // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
     let on_response = {
-        let (view, page, rules_draft, gold_draft, banner, export, selected) =
-            (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone());
+        let (view, page, rules_draft, gold_draft, banner, export, selected, engine) =
+            (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone(), engine.clone());
         move |reset_drafts: bool| {
-            let (view, page, rules_draft, gold_draft, banner, export, selected) =
-                (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone());
+            let (view, page, rules_draft, gold_draft, banner, export, selected, engine) =
+                (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone(), engine.clone());
             Callback::from(move |resp: Response| match resp {
                 Response::Snapshot(v) => {
                     if reset_drafts {
@@ -79,12 +79,26 @@ pub fn app() -> Html {
                             selected.set(first.name.clone());
                         }
                     }
-                    page.set(None);
+                    // Stay on the page the learner was reading: fetch it again from the new results.
+                    match (*page).clone() {
+                        Some(old) if old.offset > 0 && v.table(&old.name).is_some() => {
+                            let page = page.clone();
+                            engine.send(
+                                Request::GetTable { table: old.name, offset: old.offset, limit: 20 },
+                                Callback::from(move |r: Response| {
+                                    if let Response::Table(t) = r {
+                                        page.set(Some(t));
+                                    }
+                                }),
+                            );
+                        }
+                        _ => page.set(None),
+                    }
                     view.set(Some(v));
                 }
                 Response::Table(tv) => page.set(Some(tv)),
                 Response::Text { text } => export.set(Some(text)),
-                Response::Error { message } => banner.set(Some(Banner { text: message, error: true })),
+                Response::Error { message } => push_banner(&banner, Banner { text: message, error: true }),
             })
         }
     };
@@ -110,7 +124,7 @@ pub fn app() -> Html {
     let on_reload = {
         let (engine, lang, on_response, banner) = (engine.clone(), lang.clone(), on_response.clone(), banner.clone());
         Callback::from(move |_| {
-            banner.set(None);
+            banner.set(Vec::new());
             engine.send(Request::LoadExample { example: DEFAULT_EXAMPLE.into(), lang: *lang }, on_response(true));
         })
     };
@@ -163,14 +177,14 @@ pub fn app() -> Html {
                                 Request::Ingest { table, file_name: name, bytes },
                                 Callback::from(move |r: Response| {
                                     if matches!(r, Response::Snapshot(_)) {
-                                        banner2.set(Some(Banner { text: msg.clone(), error: false }));
+                                        push_banner(&banner2, Banner { text: msg.clone(), error: false });
                                         selected.set(table2.clone());
                                     }
                                     done.emit(r);
                                 }),
                             );
                         }
-                        Err(e) => banner.set(Some(Banner { text: format!("{name}: {e}"), error: true })),
+                        Err(e) => push_banner(&banner, Banner { text: format!("{name}: {e}"), error: true }),
                     }
                 });
             }
@@ -221,8 +235,18 @@ pub fn app() -> Html {
         .filter(|p| p.name == *selected)
         .or_else(|| v.table(&selected).cloned());
 
+    // A file dropped outside a bronze card must not make the browser open it
+    // (that would leave the page and lose the session).
+    let ignore_drag = Callback::from(|e: DragEvent| e.prevent_default());
+    let stray_drop = {
+        let banner = banner.clone();
+        Callback::from(move |e: DragEvent| {
+            e.prevent_default();
+            push_banner(&banner, Banner { text: t(lang_v, "drop_on_bronze").into(), error: true });
+        })
+    };
     html! {
-        <div class="app">
+        <div class="app" ondragover={ignore_drag} ondrop={stray_drop}>
             <header class="topbar">
                 <h1>{ t(lang_v, "app_title") }</h1>
                 <span class="example-title">{ &v.title }</span>
@@ -236,9 +260,9 @@ pub fn app() -> Html {
             </header>
             { banner_html(&banner) }
             if !v.run.ok {
-                <div class="banner error" id="stale-banner">
-                    { t(lang_v, "stale") }
-                    { for v.run.errors.iter().map(|e| html!{ <div class="mono">{ e }</div> }) }
+                <div class="banner error stale" id="stale-banner">
+                    <div>{ t(lang_v, "stale") }</div>
+                    { for error_lines(&v).into_iter().map(|e| html!{ <div class="mono">{ e }</div> }) }
                 </div>
             }
             <main class="workspace">
@@ -280,20 +304,46 @@ pub fn app() -> Html {
     }
 }
 
-fn banner_html(banner: &UseStateHandle<Option<Banner>>) -> Html {
-    match (**banner).clone() {
-        Some(b) => {
+/// Adds a message; keeps the last few so a refused file's message is not
+/// hidden by the next file's success.
+fn push_banner(banner: &UseStateHandle<Vec<Banner>>, b: Banner) {
+    let mut all = (**banner).clone();
+    all.push(b);
+    let keep = all.len().saturating_sub(4);
+    banner.set(all.split_off(keep));
+}
+
+fn banner_html(banner: &UseStateHandle<Vec<Banner>>) -> Html {
+    html! {
+        { for banner.iter().enumerate().map(|(i, b)| {
             let close = {
                 let banner = banner.clone();
-                Callback::from(move |_| banner.set(None))
+                Callback::from(move |_| {
+                    let mut all = (*banner).clone();
+                    if i < all.len() {
+                        all.remove(i);
+                    }
+                    banner.set(all);
+                })
             };
             html! {
-                <div class={classes!("banner", if b.error { "error" } else { "info" })} id="message-banner">
-                    <span>{ b.text }</span>
+                <div class={classes!("banner", if b.error { "error" } else { "info" })} id={format!("message-banner-{i}")}>
+                    <span>{ b.text.clone() }</span>
                     <button class="ghost small" onclick={close}>{ "×" }</button>
                 </div>
             }
-        }
-        None => html! {},
+        }) }
     }
+}
+
+/// "F2: message" and "gold.x: message" for every error of the last run.
+fn error_lines(v: &PipelineView) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .silver
+        .iter()
+        .flat_map(|s| s.rules.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.rule.id))))
+        .collect();
+    out.extend(v.gold.iter().filter_map(|g| g.error.as_ref().map(|e| format!("gold.{}: {e}", g.model.name))));
+    out.extend(v.run.errors.iter().cloned());
+    out
 }

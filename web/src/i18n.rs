@@ -61,6 +61,11 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "ingest_ok" => ("appended as a new batch", "добавлен как новый батч"),
         "reload" => ("Reload example", "Перезагрузить пример"),
         "columns" => ("columns", "колонок"),
+        "drop_on_bronze" => (
+            "Drop files on a bronze table card (bronze.…) to append them as a new batch.",
+            "Перетащите файл на карточку bronze-таблицы (bronze.…), чтобы добавить его новым батчем.",
+        ),
+        "has_error" => ("error in the model: the count is from the last good run", "ошибка в модели: число из последнего успешного запуска"),
         "delete_rule" => ("Delete this rule", "Удалить правило"),
         "add_rule" => ("Add a rule (starts switched off):", "Добавить правило (сначала выключено):"),
         "new_rationale" => ("Why does this rule exist? Write it down for the next reader.", "Зачем это правило? Запишите для следующего читателя."),
@@ -69,5 +74,23 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
     match lang {
         Lang::En => en,
         Lang::Ru => ru,
+    }
+}
+
+/// "1 row" / "5 rows"; "1 строка" / "3 строки" / "5 строк".
+pub fn rows_word(lang: Lang, n: usize) -> &'static str {
+    match lang {
+        Lang::En => {
+            if n == 1 {
+                "row"
+            } else {
+                "rows"
+            }
+        }
+        Lang::Ru => match (n % 10, n % 100) {
+            (1, r) if r != 11 => "строка",
+            (2..=4, r) if !(12..=14).contains(&r) => "строки",
+            _ => "строк",
+        },
     }
 }

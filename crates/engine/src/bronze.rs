@@ -46,14 +46,17 @@ pub enum SourceFormat {
     Csv,
     /// One JSON value per line (JSON Lines).
     JsonLines,
+    /// One top-level JSON array; each element is a record (its exact text).
+    JsonArray,
 }
 
 impl SourceFormat {
     /// Detects the format from the content, not the file name: a first
-    /// non-blank character `{` means JSON Lines, anything else CSV.
+    /// non-blank character `{` means JSON Lines, `[` a JSON array, anything else CSV.
     pub fn detect(text: &str) -> SourceFormat {
         match text.trim_start_matches('\u{feff}').trim_start().chars().next() {
             Some('{') => SourceFormat::JsonLines,
+            Some('[') => SourceFormat::JsonArray,
             _ => SourceFormat::Csv,
         }
     }
@@ -62,6 +65,7 @@ impl SourceFormat {
         match self {
             SourceFormat::Csv => "CSV",
             SourceFormat::JsonLines => "JSON Lines",
+            SourceFormat::JsonArray => "JSON array",
         }
     }
 }
@@ -80,12 +84,22 @@ pub struct SplitFile {
 /// later record's text is the exact byte range the CSV reader consumed for it
 /// (so quoted newlines stay inside one record). JSON Lines: every non-blank line.
 ///
-/// Errors only when the CSV structure itself cannot be read (the `csv` crate's
-/// message); a record with the wrong number of fields is kept here and
+/// JSON array: every element, as the exact text it has in the file.
+///
+/// Errors when the CSV structure itself cannot be read (the `csv` crate's
+/// message) or a JSON array is not valid JSON (line and column): then nothing
+/// is written. A record with the wrong number of fields is kept here and
 /// quarantined by silver.
 pub fn split_records(text: &str) -> Result<SplitFile> {
     let format = SourceFormat::detect(text);
     match format {
+        SourceFormat::JsonArray => {
+            let body = text.trim_start_matches('\u{feff}');
+            let elements: Vec<&serde_json::value::RawValue> = serde_json::from_str(body).map_err(|e| {
+                EngineError::Ingest(format!("the file starts like a JSON array but is not valid JSON ({e}); nothing was written"))
+            })?;
+            Ok(SplitFile { format, header: Vec::new(), records: elements.iter().map(|r| r.get().to_string()).collect() })
+        }
         SourceFormat::JsonLines => Ok(SplitFile {
             format,
             header: Vec::new(),
@@ -212,6 +226,18 @@ mod tests {
         let split = split_records("{\"a\":1}\r\n\n{not json}\n").unwrap();
         assert_eq!(split.format, SourceFormat::JsonLines);
         assert_eq!(split.records, ["{\"a\":1}", "{not json}"]);
+    }
+
+    #[test]
+    fn json_array_elements_keep_their_exact_text() {
+        let split = split_records("[\n  {\"id\": 1,\n   \"a\": \"x\"},\n  42\n]\n").unwrap();
+        assert_eq!(split.format, SourceFormat::JsonArray);
+        assert_eq!(split.records, ["{\"id\": 1,\n   \"a\": \"x\"}", "42"]);
+        let err = split_records("[{\"id\": 1},").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "ingest failed: the file starts like a JSON array but is not valid JSON (EOF while parsing a value at line 1 column 11); nothing was written"
+        );
     }
 
     #[test]

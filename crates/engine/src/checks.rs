@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::Lang;
 use crate::error::clean_datafusion_message;
 use crate::model::{CheckKind, CheckLevel, PipelineDef};
-use crate::pipeline::RunOutput;
+use crate::pipeline::{collect_single, RunOutput};
 use crate::source::ColumnType;
 
 /// Outcome of one check.
@@ -74,16 +74,25 @@ async fn evaluate_one(ctx: &SessionContext, def: &PipelineDef, kind: &CheckKind,
             let mem = MemTable::try_new(batch.schema(), vec![vec![batch.clone()]]).map_err(|e| e.to_string())?;
             let df = ctx.read_table(Arc::new(mem)).map_err(|e| e.to_string())?;
             let expr = df.parse_sql_expr(predicate).map_err(|e| clean_datafusion_message(&e.to_string()))?;
-            let bad = df
-                .filter(expr.is_not_true())
-                .map_err(|e| clean_datafusion_message(&e.to_string()))?
-                .count()
-                .await
-                .map_err(|e| clean_datafusion_message(&e.to_string()))?;
+            let count = |e: datafusion::prelude::Expr| {
+                let df = df.clone();
+                async move {
+                    let rows = df.filter(e).map_err(|e| clean_datafusion_message(&e.to_string()))?;
+                    Ok::<usize, String>(collect_single(rows, None).await?.num_rows())
+                }
+            };
+            let bad = count(expr.clone().is_not_true()).await?;
+            let unknown = count(expr.is_null()).await?;
             let status = if bad == 0 { CheckStatus::Pass } else { CheckStatus::Fail };
+            let n = batch.num_rows();
             Ok((
                 status,
-                t(lang, format!("{bad} of {} rows violate", batch.num_rows()), format!("нарушают {bad} из {} строк", batch.num_rows())),
+                match (lang, unknown) {
+                    (Lang::En, 0) => format!("{bad} of {n} rows violate"),
+                    (Lang::En, u) => format!("{bad} of {n} rows violate ({u} because a value is NULL)"),
+                    (Lang::Ru, 0) => format!("нарушают {bad} из {n} строк"),
+                    (Lang::Ru, u) => format!("нарушают {bad} из {n} строк ({u} из-за NULL)"),
+                },
             ))
         }
         CheckKind::ColumnType { table: name, column, data_type } => {

@@ -68,7 +68,17 @@ impl From<object_store::Error> for EngineError {
 /// Strips DataFusion's phase prefixes ("Error during planning: ", "Schema error: ")
 /// and its backtrace hint so a rule error reads as one sentence.
 pub fn clean_datafusion_message(raw: &str) -> String {
-    let mut msg = raw.trim();
+    if raw.contains("does not support logical expression") && raw.contains("Subquery") {
+        return "subqueries (a SELECT inside an expression) are not supported here".to_string();
+    }
+    // Drop the optimizer's wrapper lines ("Optimizer rule 'x' failed", "caused by").
+    let joined: Vec<&str> = raw
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && *l != "caused by" && !(l.starts_with("Optimizer rule '") && l.ends_with("failed")))
+        .collect();
+    let joined = joined.join("\n");
+    let mut msg = joined.trim();
     for prefix in [
         "Error during planning: ",
         "Schema error: ",
@@ -93,6 +103,7 @@ pub fn clean_datafusion_message(raw: &str) -> String {
         msg
     };
     msg.replace("ParserError(\"", "")
+        .replace("TokenizerError(\"", "")
         .replace("\")", "")
         .replace("\"?table?\".", "")
         .replace("?table?.", "")
@@ -112,6 +123,18 @@ mod tests {
                 "Schema error: No field named total_amout. Did you mean '\"?table?\".total_amount'?. Valid fields are \"?table?\"._event_id, \"?table?\".fare_amount."
             ),
             "No field named total_amout. Did you mean 'total_amount'?"
+        );
+    }
+
+    #[test]
+    fn optimizer_wrappers_and_tokenizer_noise_are_removed() {
+        assert_eq!(
+            clean_datafusion_message("Optimizer rule 'simplify_expressions' failed\ncaused by\nArrow error: Cast error: Cannot cast string 'abc' to value of Float64 type"),
+            "Cast error: Cannot cast string 'abc' to value of Float64 type"
+        );
+        assert_eq!(
+            clean_datafusion_message("SQL error: TokenizerError(\"Unterminated string literal at Line: 1, Column: 96\")"),
+            "Unterminated string literal at Line: 1, Column: 96"
         );
     }
 

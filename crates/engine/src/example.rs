@@ -166,8 +166,8 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         }),
         f3,
         rule(lang, "F4", Filter, "trip_distance, total_amount", "trip_distance = 0 AND total_amount != 0", false, Tr {
-            en: "Exercise (seed section 10): a charged trip with zero distance. Switch it on and watch silver and the checks.",
-            ru: "Задание (раздел 10 курса): оплаченная поездка с нулевой дистанцией. Включите и посмотрите на silver и проверки.",
+            en: "Exercise from the course: a charged trip with zero distance. Switch it on and watch silver and the checks.",
+            ru: "Задание курса: оплаченная поездка с нулевой дистанцией. Включите и посмотрите на silver и проверки.",
         }),
         rule(lang, "N1", Normalize, "passenger_count", "CAST(coalesce(passenger_count, 0) AS INT)", true, Tr {
             en: "DOUBLE → INT: a passenger count is a whole number; a missing count becomes 0.",
@@ -186,7 +186,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
             ru: "NULL → 0.0. В выгрузке 2020 года колонки Airport_fee нет совсем: silver читает её как NULL (проверка S4 предупреждает), а это правило делает 0.0.",
         }),
         rule(lang, "N5", Normalize, "payment_type", "CAST(coalesce(payment_type, 0) AS INT)", false, Tr {
-            en: "Exercise: BIGINT → INT, NULL → 0 (unknown). Check S2's neighbour: payment_type's type changes.",
+            en: "Exercise: BIGINT → INT, NULL → 0 (unknown); watch payment_type's type change in silver.",
             ru: "Задание: BIGINT → INT, NULL → 0 (неизвестно). Тип payment_type меняется.",
         }),
         rule(lang, "E1", Enrich, "trip_duration_minutes", "(to_unixtime(tpep_dropoff_datetime) - to_unixtime(tpep_pickup_datetime)) / 60.0", true, Tr {

@@ -243,10 +243,78 @@ fn lake_of(ctx: &SessionContext) -> Result<crate::lake::Lake> {
     Ok(crate::lake::Lake::from_store(store))
 }
 
+/// Most rows a gold model may produce. A gold table is an aggregate for
+/// people to read; a query that explodes (a cross join) stops here instead of
+/// exhausting the tab's memory.
+pub const GOLD_MAX_ROWS: usize = 100_000;
+
+/// Why a query was not run or stopped early.
+#[derive(Debug)]
+pub(crate) enum CollectError {
+    /// DataFusion or Arrow error, cleaned for display.
+    Query(String),
+    /// The plan needs several partitions (threads), which the browser lacks.
+    Parallel(String),
+    /// More than the allowed rows; carries the limit.
+    TooManyRows(usize),
+}
+
+impl std::fmt::Display for CollectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CollectError::Query(m) => write!(f, "{m}"),
+            CollectError::Parallel(node) => write!(
+                f,
+                "this query would run in several parallel parts ({node}), which the in-browser engine cannot do (a browser tab has no threads for it). UNION / UNION ALL is the usual cause: write it without UNION."
+            ),
+            CollectError::TooManyRows(n) => write!(f, "the result has more than {n} rows; stopped. Aggregate (GROUP BY) or add a LIMIT."),
+        }
+    }
+}
+
+impl From<CollectError> for String {
+    fn from(e: CollectError) -> String {
+        e.to_string()
+    }
+}
+
+/// First operator of `plan` (depth first) that produces more than one
+/// partition. Running such a plan spawns tasks, which panics in a browser.
+fn parallel_node(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> Option<String> {
+    use datafusion::physical_plan::ExecutionPlanProperties;
+    if plan.output_partitioning().partition_count() > 1 {
+        return Some(plan.name().to_string());
+    }
+    plan.children().into_iter().find_map(parallel_node)
+}
+
+/// Runs `df` as one partition on the calling task (nothing is spawned, so it
+/// works without a tokio runtime) and concatenates the result. Refuses plans
+/// that need several partitions; stops after `max_rows` rows if given.
+pub(crate) async fn collect_single(df: DataFrame, max_rows: Option<usize>) -> std::result::Result<RecordBatch, CollectError> {
+    use futures::StreamExt;
+    let task_ctx = Arc::new(df.task_ctx());
+    let plan = df.create_physical_plan().await.map_err(|e| CollectError::Query(df_err(e)))?;
+    if let Some(node) = parallel_node(&plan) {
+        return Err(CollectError::Parallel(node));
+    }
+    let schema = plan.schema();
+    let mut stream = plan.execute(0, task_ctx).map_err(|e| CollectError::Query(df_err(e)))?;
+    let mut batches = Vec::new();
+    let mut rows = 0;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(|e| CollectError::Query(df_err(e)))?;
+        rows += batch.num_rows();
+        if max_rows.is_some_and(|m| rows > m) {
+            return Err(CollectError::TooManyRows(max_rows.unwrap_or_default()));
+        }
+        batches.push(batch);
+    }
+    concat_batches(&schema, &batches).map_err(|e| CollectError::Query(e.to_string()))
+}
+
 async fn collect_one(df: DataFrame) -> std::result::Result<RecordBatch, String> {
-    let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-    let batches = df.collect().await.map_err(|e| clean_datafusion_message(&e.to_string()))?;
-    concat_batches(&schema, &batches).map_err(|e| e.to_string())
+    Ok(collect_single(df, None).await?)
 }
 
 fn read_batch(ctx: &SessionContext, batch: &RecordBatch) -> Result<DataFrame> {
@@ -277,6 +345,10 @@ async fn build_silver(
     // Filters: each evaluated on the typed rows; a row is rejected by every filter that is TRUE for it.
     let mut reject_by: Vec<Vec<String>> = vec![Vec::new(); typed.num_rows()];
     for rule in def.rules.rules.iter().filter(|r| r.enabled && r.kind == RuleKind::Filter) {
+        if let Err(m) = rule.check_params() {
+            diags.push(Diagnostic::rule(&rule.id, m));
+            continue;
+        }
         match eval_filter(&typed_df, rule).await {
             Ok((flags, cols)) => {
                 let mut n = 0;
@@ -313,6 +385,10 @@ async fn build_silver(
 
     // Normalizations and enrichments: each on the materialized output of the previous rule.
     for rule in def.rules.in_execution_order().into_iter().filter(|r| r.enabled && r.kind != RuleKind::Filter) {
+        if let Err(m) = rule.check_params() {
+            diags.push(Diagnostic::rule(&rule.id, m));
+            continue;
+        }
         let result = match (&rule.kind, &rule.lookup) {
             (RuleKind::Normalize, _) => normalize(ctx, &current, rule).await,
             (RuleKind::Enrich, None) => enrich_computed(ctx, &current, rule).await,
@@ -364,6 +440,12 @@ fn describe_values(batch: &RecordBatch, cols: &[String], row: usize) -> String {
 }
 
 fn check_target_column(rule: &Rule, name: &str) -> std::result::Result<(), String> {
+    if name.contains(',') {
+        return Err(format!(
+            "{name:?} is several names; a {} rule works on one column (a lookup enrichment can add several)",
+            rule.kind.as_str()
+        ));
+    }
     if LINEAGE_COLUMNS.contains(&name) {
         return Err(format!("{name} is a lineage column from bronze; rules cannot change it"));
     }
@@ -491,14 +573,20 @@ async fn enrich_lookup(
         let expr = joined.parse_sql_expr(e).map_err(df_err)?;
         select.push(expr.alias(c));
     }
-    let out = collect_one(joined.select(select).map_err(df_err)?).await?;
-    if out.num_rows() != input.num_rows() {
-        return Err(format!(
-            "the join changed the row count from {} to {}: the lookup key is not unique in {}",
+    let not_unique = |got: String| {
+        format!(
+            "the join changed the row count from {} to {got}: the lookup key is not unique in {}. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\".",
             input.num_rows(),
-            out.num_rows(),
             lookup.table
-        ));
+        )
+    };
+    let out = match collect_single(joined.select(select).map_err(df_err)?, Some(input.num_rows())).await {
+        Ok(out) => out,
+        Err(CollectError::TooManyRows(n)) => return Err(not_unique(format!("more than {n}"))),
+        Err(e) => return Err(e.into()),
+    };
+    if out.num_rows() != input.num_rows() {
+        return Err(not_unique(out.num_rows().to_string()));
     }
     let unmatched = out.column_by_name(&outputs[0]).map(|c| c.null_count()).unwrap_or(0);
     Ok((out, unmatched))
@@ -507,6 +595,18 @@ async fn enrich_lookup(
 /// Plans a gold model's SQL (a query only: no DDL or DML), refuses it if it
 /// reads a bronze table, and runs it.
 async fn run_gold(ctx: &SessionContext, name: &str, sql: &str) -> std::result::Result<RecordBatch, String> {
+    let dialect = GenericDialect {};
+    let statements = Parser::parse_sql(&dialect, sql).map_err(|e| format!("SQL syntax: {}", clean_datafusion_message(&e.to_string())))?;
+    match statements.as_slice() {
+        [datafusion::sql::sqlparser::ast::Statement::Query(_)] => {}
+        [] => return Err("the model is empty: write one SELECT query over silver tables".into()),
+        [_] => {
+            return Err(format!(
+                "gold.{name} must be one SELECT query. Statements that create, change or drop tables are not allowed: a gold model only reads silver."
+            ))
+        }
+        _ => return Err(format!("gold.{name} must be one SELECT query, not {} statements", statements.len())),
+    }
     let opts = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
     let df = ctx.sql_with_options(sql, opts).await.map_err(df_err)?;
     let mut read_bronze = Vec::new();
@@ -528,5 +628,5 @@ async fn run_gold(ctx: &SessionContext, name: &str, sql: &str) -> std::result::R
             read_bronze.join(", ")
         ));
     }
-    collect_one(df).await
+    Ok(collect_single(df, Some(GOLD_MAX_ROWS)).await?)
 }

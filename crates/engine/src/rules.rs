@@ -82,6 +82,17 @@ impl Rule {
         out
     }
 
+    /// Parameters are pasted into SQL string literals (`TIMESTAMP '{from}'`), so a
+    /// value may not contain a quote: that would change the SQL around it.
+    pub fn check_params(&self) -> Result<(), String> {
+        for p in &self.params {
+            if p.value.contains('\'') {
+                return Err(format!("parameter {{{}}} must not contain a quote ('): its value is pasted inside a SQL string", p.name));
+            }
+        }
+        Ok(())
+    }
+
     /// Output column names of an enrichment (trimmed, comma-separated `column`).
     pub fn output_columns(&self) -> Vec<String> {
         self.column

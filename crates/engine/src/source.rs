@@ -159,11 +159,13 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         let event_ids = string_column(batch, "_event_id")?;
         let batch_ids = string_column(batch, "_batch_id")?;
         let files = string_column(batch, "_source_file")?;
-        let header_index: HashMap<&str, usize> =
-            info.header.iter().enumerate().map(|(i, h)| (h.as_str(), i)).collect();
-        if info.format == SourceFormat::Csv {
+        let header_index = header_positions(&info.header, schema);
+        // A CSV whose header shares no column with the declared schema is some
+        // other data set: its rows are quarantined rather than read as all-NULL rows.
+        let foreign_header = info.format == SourceFormat::Csv && !header_index.values().any(Option::is_some);
+        if info.format == SourceFormat::Csv && batch.num_rows() > 0 && !foreign_header {
             for (c, col) in schema.columns.iter().enumerate() {
-                if !header_index.contains_key(col.name.as_str()) {
+                if header_index.get(col.name.as_str()).copied().flatten().is_none() {
                     missing_counts[c] += 1;
                 }
             }
@@ -172,8 +174,13 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         for row in 0..batch.num_rows() {
             let raw = payloads.value(row);
             let fields = match info.format {
+                SourceFormat::Csv if foreign_header => Err(format!(
+                    "the file's header ({}) has none of the declared columns ({})",
+                    short_list(&info.header),
+                    short_list(&schema.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
+                )),
                 SourceFormat::Csv => read_csv_record(raw, &info.header, &header_index, schema),
-                SourceFormat::JsonLines => read_json_record(raw, schema, &mut json_seen),
+                SourceFormat::JsonLines | SourceFormat::JsonArray => read_json_record(raw, schema, &mut json_seen),
             };
             match fields {
                 Ok(values) => {
@@ -195,7 +202,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 }),
             }
         }
-        if info.format == SourceFormat::JsonLines && batch.num_rows() > 0 {
+        if info.format != SourceFormat::Csv && batch.num_rows() > 0 {
             for (c, seen) in json_seen.iter().enumerate() {
                 if !seen {
                     missing_counts[c] += 1;
@@ -258,6 +265,31 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
     Ok(Parsed { rows, rejected, missing })
 }
 
+/// Where each declared column is in a CSV header: exact name first, else the
+/// same name in another case (Spark reads headers case-insensitively too).
+fn header_positions<'a>(header: &[String], schema: &'a SourceSchema) -> HashMap<&'a str, Option<usize>> {
+    schema
+        .columns
+        .iter()
+        .map(|c| {
+            let pos = header
+                .iter()
+                .position(|h| *h == c.name)
+                .or_else(|| header.iter().position(|h| h.eq_ignore_ascii_case(&c.name)));
+            (c.name.as_str(), pos)
+        })
+        .collect()
+}
+
+/// "a, b, c, d, e, … (18)" for messages.
+fn short_list(items: &[String]) -> String {
+    if items.len() <= 5 {
+        items.join(", ")
+    } else {
+        format!("{}, … ({} in all)", items[..5].join(", "), items.len())
+    }
+}
+
 fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray> {
     batch
         .column_by_name(name)
@@ -269,7 +301,7 @@ fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArr
 fn read_csv_record(
     raw: &str,
     header: &[String],
-    header_index: &HashMap<&str, usize>,
+    header_index: &HashMap<&str, Option<usize>>,
     schema: &SourceSchema,
 ) -> std::result::Result<Vec<Option<String>>, String> {
     let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(raw.as_bytes());
@@ -288,7 +320,9 @@ fn read_csv_record(
         .map(|c| {
             header_index
                 .get(c.name.as_str())
-                .and_then(|&i| record.get(i))
+                .copied()
+                .flatten()
+                .and_then(|i| record.get(i))
                 .filter(|v| !v.is_empty())
                 .map(str::to_string)
         })
@@ -302,12 +336,19 @@ fn read_json_record(raw: &str, schema: &SourceSchema, seen: &mut [bool]) -> std:
     let value: serde_json::Value =
         serde_json::from_str(raw).map_err(|e| format!("invalid JSON at column {}: {e}", e.column()))?;
     let obj = value.as_object().ok_or_else(|| "JSON value is not an object".to_string())?;
+    let field = |name: &str| obj.get(name).or_else(|| obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v));
+    if !schema.columns.iter().any(|c| field(&c.name).is_some()) {
+        return Err(format!(
+            "the object has none of the declared columns ({})",
+            short_list(&schema.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
+        ));
+    }
     Ok(schema
         .columns
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let v = obj.get(&c.name)?;
+            let v = field(&c.name)?;
             seen[i] = true;
             match v {
                 serde_json::Value::Null => None,

@@ -347,3 +347,108 @@ async fn switching_n1_off_fails_the_schema_check() {
     assert_eq!(check(&v, "S1").status, CheckStatus::Fail);
     assert_eq!(check(&v, "S1").observed, "DOUBLE, expected INT");
 }
+
+async fn gold_sql(p: &mut Playground, sql: &str) -> PipelineView {
+    match p.handle(Request::SetGoldSql { model: "trips_by_borough_daily".into(), sql: sql.into() }).await {
+        Response::Snapshot(v) => v,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+async fn ingest(p: &mut Playground, table: &str, name: &str, bytes: &[u8]) -> PipelineView {
+    match p.handle(Request::Ingest { table: table.into(), file_name: name.into(), bytes: bytes.to_vec() }).await {
+        Response::Snapshot(v) => v,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn union_and_exploding_gold_queries_get_messages_not_crashes() {
+    let mut p = example().await;
+    let v = gold_sql(&mut p, "SELECT 1 AS n UNION ALL SELECT 2 AS n").await;
+    let err = v.gold[0].error.clone().unwrap();
+    assert!(err.starts_with("this query would run in several parallel parts (UnionExec)"), "{err}");
+    assert!(err.contains("UNION / UNION ALL is the usual cause"), "{err}");
+
+    let v = gold_sql(&mut p, "SELECT a.fare_amount FROM silver.nyc_taxi_yellow a, silver.nyc_taxi_yellow b, silver.nyc_taxi_yellow c").await;
+    assert_eq!(
+        v.gold[0].error.as_deref(),
+        Some("the result has more than 100000 rows; stopped. Aggregate (GROUP BY) or add a LIMIT.")
+    );
+
+    let v = gold_sql(&mut p, "DROP TABLE silver.nyc_taxi_yellow").await;
+    assert_eq!(
+        v.gold[0].error.as_deref(),
+        Some("gold.trips_by_borough_daily must be one SELECT query. Statements that create, change or drop tables are not allowed: a gold model only reads silver.")
+    );
+
+    // the engine is still alive and well
+    let v = gold_sql(&mut p, "SELECT COUNT(*) AS trips FROM silver.nyc_taxi_yellow").await;
+    assert!(v.run.ok);
+    assert_eq!(cell(table(&v, "gold.trips_by_borough_daily"), 0, "trips"), Some("260"));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_file_with_none_of_the_declared_columns_is_quarantined_not_read_as_nulls() {
+    let mut p = example().await;
+    let v = ingest(&mut p, "nyc_taxi_yellow", "unrelated.csv", b"a,b,c\n1,2,3\n").await;
+    assert_eq!(table(&v, "bronze.nyc_taxi_yellow").row_count, 267);
+    assert_eq!(table(&v, SILVER).row_count, 260);
+    let q = table(&v, "silver.quarantine");
+    assert_eq!(
+        cell(q, 0, "reason"),
+        Some("parse: the file's header (a, b, c) has none of the declared columns (VendorID, tpep_pickup_datetime, tpep_dropoff_datetime, passenger_count, trip_distance, … (19 in all))")
+    );
+    assert_eq!(check(&v, "R1").status, CheckStatus::Pass);
+    assert_eq!(table(&v, "gold.trips_by_borough_daily").row_count, 5);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn json_array_files_and_lower_case_headers_are_read() {
+    let mut p = example().await;
+    let array = br#"[
+  {"VendorID": 1, "tpep_pickup_datetime": "2020-07-03 08:00:00", "tpep_dropoff_datetime": "2020-07-03 08:12:00",
+   "PULocationID": 161, "DOLocationID": 236, "fare_amount": 11.5, "total_amount": 15.3},
+  {"vendorid": 2, "tpep_pickup_datetime": "2020-07-03 09:00:00", "tpep_dropoff_datetime": "2020-07-03 09:05:00",
+   "pulocationid": 236, "dolocationid": 161, "fare_amount": 6, "total_amount": 8.8}
+]"#;
+    let v = ingest(&mut p, "nyc_taxi_yellow", "two.json", array).await;
+    assert_eq!(v.batches[2].format.label(), "JSON array");
+    assert_eq!(v.batches[2].records, 2);
+    assert_eq!(table(&v, SILVER).row_count, 262);
+    let csv = b"vendorid,tpep_pickup_datetime,tpep_dropoff_datetime,pulocationid,dolocationid,fare_amount,total_amount\n2,2020-07-04 10:00:00,2020-07-04 10:20:00,132,230,40,52.8\n";
+    let v = ingest(&mut p, "nyc_taxi_yellow", "lower.csv", csv).await;
+    assert_eq!(table(&v, SILVER).row_count, 263);
+    let Response::Table(last) = p.handle(Request::GetTable { table: SILVER.into(), offset: 262, limit: 1 }).await else { panic!() };
+    assert_eq!(cell(&last, 0, "VendorID"), Some("2"));
+    assert_eq!(cell(&last, 0, "pickup_zone"), Some("JFK Airport"));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn empty_file_is_a_batch_with_a_note() {
+    let mut p = example().await;
+    let v = ingest(&mut p, "nyc_taxi_yellow", "empty.csv", b"").await;
+    assert_eq!(v.batches[2].records, 0);
+    assert_eq!(v.batches[2].notes, ["empty file: 0 records"]);
+    assert_eq!(table(&v, SILVER).row_count, 260);
+    assert_eq!(check(&v, "S4").observed, "Airport_fee (absent in 1 of 2 batches, read as NULL)");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_quote_in_a_parameter_is_refused() {
+    let mut p = example().await;
+    let v = set_rule(&mut p, "F3", |r| r.params[0].value = "2020-07-01' OR fare_amount > 20 OR '1".into()).await;
+    assert!(!v.run.ok);
+    let f3 = v.silver[0].rules.iter().find(|r| r.rule.id == "F3").unwrap();
+    assert_eq!(f3.error.as_deref(), Some("parameter {from} must not contain a quote ('): its value is pasted inside a SQL string"));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn row_checks_say_when_nulls_are_the_violation() {
+    let mut p = example().await;
+    let csv = b"VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,fare_amount,total_amount\n1,2020-07-03 10:00:00,2020-07-03 10:10:00,,\n";
+    let v = ingest(&mut p, "nyc_taxi_yellow", "nofare.csv", csv).await;
+    assert_eq!(table(&v, SILVER).row_count, 261);
+    assert_eq!(check(&v, "R1").status, CheckStatus::Fail);
+    assert_eq!(check(&v, "R1").observed, "1 of 261 rows violate (1 because a value is NULL)");
+}

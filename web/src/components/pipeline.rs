@@ -6,7 +6,7 @@ use medallion_engine::Lang;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use crate::i18n::t;
+use crate::i18n::{rows_word, t};
 
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
@@ -35,6 +35,7 @@ fn card_name(name: &str) -> Html {
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
     let card = |name: &str, count: usize, layer: &str, extra: Html| {
+        let has_error = p.view.gold.iter().any(|g| g.error.is_some() && format!("gold.{}", g.model.name) == name);
         let on_click = {
             let cb = p.on_select.clone();
             let name = name.to_string();
@@ -42,9 +43,12 @@ pub fn pipeline_strip(p: &Props) -> Html {
         };
         let id = format!("card-{}", name.replace('.', "-"));
         html! {
-            <div class={classes!("card", layer.to_string(), (p.selected == name).then_some("selected"))} id={id} onclick={on_click}>
+            <div class={classes!("card", layer.to_string(), (p.selected == name).then_some("selected"), has_error.then_some("has-error"))} id={id} onclick={on_click}>
                 <div class="card-name">{ card_name(name) }</div>
-                <div class="card-count"><span class="count">{ count }</span>{ " " }{ t(lang, "rows") }</div>
+                <div class="card-count"><span class="count">{ count }</span>{ " " }{ rows_word(lang, count) }</div>
+                if has_error {
+                    <div class="card-error">{ t(lang, "has_error") }</div>
+                }
                 { extra }
             </div>
         }
@@ -60,6 +64,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 let (cb, table) = (p.on_files.clone(), table.clone());
                 Callback::from(move |e: DragEvent| {
                     e.prevent_default();
+                    e.stop_propagation();
                     let files = files_of(e.data_transfer().and_then(|d| d.files()));
                     if !files.is_empty() {
                         cb.emit((table.clone(), files));
@@ -80,13 +85,13 @@ pub fn pipeline_strip(p: &Props) -> Html {
             let stop = Callback::from(|e: MouseEvent| e.stop_propagation());
             let input_id = format!("file-{}", table.replace('.', "-"));
             let extra = html! {
-                <div class="drop" {ondragover} {ondrop}>
+                <div class="drop">
                     <label class="file-button" for={input_id.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
                     <input id={input_id} type="file" multiple=true accept=".csv,.json,.jsonl,.ndjson,.txt" {onchange} />
                     <span class="hint">{ t(lang, "drop_here") }</span>
                 </div>
             };
-            html! { <div class="drop-target">{ card(&tv.name, tv.row_count, "bronze", extra) }</div> }
+            html! { <div class="drop-target" {ondragover} {ondrop}>{ card(&tv.name, tv.row_count, "bronze", extra) }</div> }
         })
         .collect();
     let silver: Html = by_layer("silver")

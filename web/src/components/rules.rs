@@ -72,7 +72,10 @@ pub fn rules_panel(p: &Props) -> Html {
         let (draft, cb) = (p.draft.clone(), p.on_change.clone());
         Callback::from(move |_: MouseEvent| {
             let mut rules = draft.clone();
-            rules.push(new_rule(&rules, kind, lang));
+            // Keep the registry in execution order: after the last rule of the same kind.
+            let at = rules.iter().rposition(|r| r.kind == kind).map(|i| i + 1).unwrap_or(rules.len());
+            let rule = new_rule(&rules, kind, lang);
+            rules.insert(at, rule);
             cb.emit(rules);
         })
     };
