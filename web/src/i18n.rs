@@ -48,8 +48,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "recomputed" => ("recomputed in", "пересчитано за"),
         "ms" => ("ms", "мс"),
         "stale" => (
-            "The last change has errors (marked below): showing the results of the last good run.",
-            "В последнем изменении ошибки (отмечены ниже): показаны результаты последнего успешного запуска.",
+            "The pipeline has errors (listed here, and marked at their rule or model): showing the results of the last good run.",
+            "В пайплайне ошибки (перечислены здесь и отмечены у правила или модели): показаны результаты последнего успешного запуска.",
         ),
         "loading" => ("Loading the example and running the pipeline…", "Загружаем пример и запускаем пайплайн…"),
         "close" => ("Close", "Закрыть"),

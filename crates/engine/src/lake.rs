@@ -83,19 +83,6 @@ impl Lake {
         }
         Ok(())
     }
-
-    /// Paths and sizes (bytes) of the files under `dir`, sorted by path.
-    pub async fn list(&self, dir: &str) -> Result<Vec<(String, u64)>> {
-        let prefix = Path::from(dir);
-        let mut out: Vec<(String, u64)> = self
-            .store
-            .list(Some(&prefix))
-            .map_ok(|m| (m.location.to_string(), m.size))
-            .try_collect()
-            .await?;
-        out.sort();
-        Ok(out)
-    }
 }
 
 /// Parquet bytes for `batches` (Snappy: pure Rust, builds for wasm32).

@@ -178,7 +178,8 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     });
 
     // Silver goes to the lake before gold runs: gold reads silver's Parquet files.
-    for t in &tables {
+    // (Bronze files are written and registered at ingest.)
+    for t in tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
         if let Err(e) = register_table(ctx, &t.name, &t.batch).await {
             return Err(vec![pipeline_diag(e)]);
         }
