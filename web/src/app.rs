@@ -261,7 +261,7 @@ pub fn app() -> Html {
             { banner_html(&banner) }
             if !v.run.ok {
                 <div class="banner error stale" id="stale-banner">
-                    <div>{ t(lang_v, "stale") }</div>
+                    <div>{ if v.silver.iter().all(|s| s.rules.iter().all(|r| r.error.is_none())) && v.run.errors.is_empty() { t(lang_v, "stale_gold") } else { t(lang_v, "stale") } }</div>
                     { for error_lines(&v).into_iter().map(|e| html!{ <div class="mono">{ e }</div> }) }
                 </div>
             }
@@ -304,13 +304,22 @@ pub fn app() -> Html {
     }
 }
 
-/// Adds a message; keeps the last few so a refused file's message is not
-/// hidden by the next file's success.
+/// Adds a message, so a refused file's message is not hidden by the next
+/// file's success.
 fn push_banner(banner: &UseStateHandle<Vec<Banner>>, b: Banner) {
     let mut all = (**banner).clone();
+    // Success notes replace each other; errors stay (the last three) until closed.
+    if !b.error {
+        all.retain(|x| x.error);
+    }
     all.push(b);
-    let keep = all.len().saturating_sub(4);
-    banner.set(all.split_off(keep));
+    let errors = all.iter().filter(|x| x.error).count();
+    if errors > 3 {
+        if let Some(first) = all.iter().position(|x| x.error) {
+            all.remove(first);
+        }
+    }
+    banner.set(all);
 }
 
 fn banner_html(banner: &UseStateHandle<Vec<Banner>>) -> Html {

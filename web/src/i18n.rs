@@ -28,7 +28,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "filter" => ("filter", "фильтр"),
         "normalize" => ("normalize", "нормализация"),
         "enrich" => ("enrich", "обогащение"),
-        "rejected" => ("rejected", "в карантин"),
+        "rejected" => ("rejected", "отклонено"),
         "changed" => ("changed", "изменено"),
         "null_in" => ("NULL in", "NULL в"),
         "no_match" => ("no match", "без пары"),
@@ -50,6 +50,10 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "stale" => (
             "The pipeline has errors (listed here, and marked at their rule or model): showing the results of the last good run.",
             "В пайплайне ошибки (перечислены здесь и отмечены у правила или модели): показаны результаты последнего успешного запуска.",
+        ),
+        "stale_gold" => (
+            "A gold model has an error (listed here, and marked on its card): it shows its last good result; bronze and silver are up to date.",
+            "В gold-модели ошибка (указана здесь и отмечена на карточке): она показывает последний успешный результат; bronze и silver актуальны.",
         ),
         "loading" => ("Loading the example and running the pipeline…", "Загружаем пример и запускаем пайплайн…"),
         "close" => ("Close", "Закрыть"),

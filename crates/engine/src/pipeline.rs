@@ -101,6 +101,8 @@ pub struct RunOutput {
     pub rule_stats: Vec<RuleStat>,
     /// Declared source columns missing from some batches, per bronze table.
     pub missing_columns: BTreeMap<String, Vec<MissingColumn>>,
+    /// Gold models that failed (scope `gold`); their tables are missing from `tables`.
+    pub gold_errors: Vec<Diagnostic>,
 }
 
 impl RunOutput {
@@ -119,8 +121,9 @@ pub struct RunInput<'a> {
     pub bronze: &'a BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
 }
 
-/// Runs silver and gold. On success returns the output tables (not yet
-/// written to the lake); on failure every diagnostic found.
+/// Runs silver and gold. Returns the output tables (written to the lake), or
+/// every rule / pipeline diagnostic found if silver could not be built. Gold
+/// model errors do not fail the run: they are in [`RunOutput::gold_errors`].
 pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diagnostic>> {
     let ctx = input.ctx;
     let def = input.def;
@@ -196,10 +199,9 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             Err(message) => diagnostics.push(Diagnostic { scope: "gold".into(), id: g.name.clone(), message }),
         }
     }
-    if !diagnostics.is_empty() {
-        return Err(diagnostics);
-    }
-    Ok(RunOutput { tables, typed_bronze, rule_stats, missing_columns })
+    // A broken gold model does not hold silver back: silver, quarantine and the
+    // other models are fresh; the caller keeps that model's last good table.
+    Ok(RunOutput { tables, typed_bronze, rule_stats, missing_columns, gold_errors: diagnostics })
 }
 
 fn pipeline_diag(e: EngineError) -> Diagnostic {
@@ -346,7 +348,7 @@ async fn build_silver(
     // Filters: each evaluated on the typed rows; a row is rejected by every filter that is TRUE for it.
     let mut reject_by: Vec<Vec<String>> = vec![Vec::new(); typed.num_rows()];
     for rule in def.rules.rules.iter().filter(|r| r.enabled && r.kind == RuleKind::Filter) {
-        if let Err(m) = rule.check_params() {
+        if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
         }
@@ -386,7 +388,7 @@ async fn build_silver(
 
     // Normalizations and enrichments: each on the materialized output of the previous rule.
     for rule in def.rules.in_execution_order().into_iter().filter(|r| r.enabled && r.kind != RuleKind::Filter) {
-        if let Err(m) = rule.check_params() {
+        if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
         }
@@ -420,6 +422,14 @@ async fn build_silver(
     }
     let silver = current.project(&order).map_err(|e| vec![pipeline_diag(e.into())])?;
     Ok((silver, rejected))
+}
+
+fn check_rule_size(rule: &Rule) -> std::result::Result<(), String> {
+    check_size(&rule.resolved_expression(), MAX_EXPRESSION_TOKENS)?;
+    match &rule.lookup {
+        Some(l) => check_size(&l.on, MAX_EXPRESSION_TOKENS),
+        None => Ok(()),
+    }
 }
 
 /// " (fare_amount = -21, total_amount = -24.8)" for the columns a rule reads.
@@ -595,7 +605,30 @@ async fn enrich_lookup(
 
 /// Plans a gold model's SQL (a query only: no DDL or DML), refuses it if it
 /// reads a bronze table, and runs it.
+/// Most SQL tokens in a gold model / a rule expression. DataFusion walks
+/// expression trees recursively, and a browser's WebAssembly stack is small:
+/// a sum of a thousand terms overflows it and kills the module. Far above
+/// anything a readable model needs.
+pub const MAX_SQL_TOKENS: usize = 800;
+/// See [`MAX_SQL_TOKENS`]; for one rule expression.
+pub const MAX_EXPRESSION_TOKENS: usize = 300;
+
+/// Refuses SQL longer than `limit` tokens (whitespace and comments not counted).
+pub(crate) fn check_size(sql: &str, limit: usize) -> std::result::Result<(), String> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = GenericDialect {};
+    let tokens = Tokenizer::new(&dialect, sql).tokenize().map_err(|e| format!("SQL syntax: {e}"))?;
+    let n = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).count();
+    if n > limit {
+        return Err(format!(
+            "this SQL has {n} tokens; the in-browser engine takes at most {limit} here (very long expressions overflow its stack). Split it up or simplify it."
+        ));
+    }
+    Ok(())
+}
+
 async fn run_gold(ctx: &SessionContext, name: &str, sql: &str) -> std::result::Result<RecordBatch, String> {
+    check_size(sql, MAX_SQL_TOKENS)?;
     let dialect = GenericDialect {};
     let statements = Parser::parse_sql(&dialect, sql).map_err(|e| format!("SQL syntax: {}", clean_datafusion_message(&e.to_string())))?;
     match statements.as_slice() {

@@ -283,12 +283,19 @@ impl Playground {
         self.run_info.runs += 1;
         let result = run(RunInput { ctx: &self.ctx, def: &self.def, bronze: &self.bronze }).await;
         match result {
-            Ok(out) => {
+            Ok(mut out) => {
+                // A failed gold model keeps showing its last good table (marked in the UI).
+                for d in &out.gold_errors {
+                    let name = format!("gold.{}", d.id);
+                    if let Some(old) = self.last_good.as_ref().and_then(|o| o.tables.iter().find(|t| t.name == name)) {
+                        out.tables.push(old.clone());
+                    }
+                }
                 self.checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
-                self.last_good = Some(out);
-                self.diagnostics.clear();
-                self.run_info.ok = true;
+                self.diagnostics = std::mem::take(&mut out.gold_errors);
+                self.run_info.ok = self.diagnostics.is_empty();
                 self.run_info.errors.clear();
+                self.last_good = Some(out);
             }
             Err(diags) => {
                 self.run_info.ok = false;

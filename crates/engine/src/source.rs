@@ -175,9 +175,14 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             let raw = payloads.value(row);
             let fields = match info.format {
                 SourceFormat::Csv if foreign_header => Err(format!(
-                    "the file's header ({}) has none of the declared columns ({})",
+                    "the file's header ({}) has none of the declared columns ({}){}",
                     short_list(&info.header),
-                    short_list(&schema.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
+                    short_list(&schema.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>()),
+                    match info.header.as_slice() {
+                        [one] if one.contains(';') => "; the file looks ';'-separated, and only ',' is read for now",
+                        [one] if one.contains('\t') => "; the file looks tab-separated, and only ',' is read for now",
+                        _ => "",
+                    }
                 )),
                 SourceFormat::Csv => read_csv_record(raw, &info.header, &header_index, schema),
                 SourceFormat::JsonLines | SourceFormat::JsonArray => read_json_record(raw, schema, &mut json_seen),

@@ -452,3 +452,46 @@ async fn row_checks_say_when_nulls_are_the_violation() {
     assert_eq!(check(&v, "R1").status, CheckStatus::Fail);
     assert_eq!(check(&v, "R1").observed, "1 of 261 rows violate (1 because a value is NULL)");
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn very_long_sql_is_refused_before_it_can_overflow_the_stack() {
+    let mut p = example().await;
+    let terms = vec!["fare_amount"; 1000].join(" + ");
+    let v = gold_sql(&mut p, &format!("SELECT {terms} AS x FROM silver.nyc_taxi_yellow")).await;
+    assert_eq!(
+        v.gold[0].error.as_deref(),
+        Some("this SQL has 2006 tokens; the in-browser engine takes at most 800 here (very long expressions overflow its stack). Split it up or simplify it.")
+    );
+    let v = set_rule(&mut p, "F2", |r| r.expression = vec!["total_amount"; 200].join(" + ") + " > 0").await;
+    let err = v.silver[0].rules.iter().find(|r| r.rule.id == "F2").unwrap().error.clone().unwrap();
+    assert!(err.starts_with("this SQL has 401 tokens; the in-browser engine takes at most 300 here"), "{err}");
+    // still alive
+    let v = gold_sql(&mut p, "SELECT COUNT(*) AS trips FROM silver.nyc_taxi_yellow").await;
+    assert!(v.gold[0].error.is_none(), "{:?}", v.gold[0].error);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_semicolon_file_gets_a_hint() {
+    let mut p = example().await;
+    let v = ingest(&mut p, "nyc_taxi_yellow", "semi.csv", b"VendorID;fare_amount\n1;5\n").await;
+    let q = table(&v, "silver.quarantine");
+    assert_eq!(
+        cell(q, 0, "reason"),
+        Some("parse: the file's header (VendorID;fare_amount) has none of the declared columns (VendorID, tpep_pickup_datetime, tpep_dropoff_datetime, passenger_count, trip_distance, … (19 in all)); the file looks ';'-separated, and only ',' is read for now")
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_broken_gold_model_does_not_hold_silver_back() {
+    let mut p = example().await;
+    let v = gold_sql(&mut p, "SELECT pickup_borough FROM silver.nyc_taxi_yellow GROUP BY 1 HAVING").await;
+    assert!(!v.run.ok);
+    assert!(v.gold[0].error.is_some());
+    let v = set_rule(&mut p, "F2", |r| r.expression = "total_amount > 50".into()).await;
+    assert_eq!(table(&v, SILVER).row_count, 247);
+    assert_eq!(check(&v, "A1").observed, "bronze 266 = silver 247 + quarantine 19");
+    // gold keeps its last good table, and its error
+    assert_eq!(table(&v, "gold.trips_by_borough_daily").row_count, 5);
+    assert!(v.gold[0].error.is_some());
+    assert!(!v.run.ok);
+}
