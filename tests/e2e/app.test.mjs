@@ -105,6 +105,7 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await page.click('#lang-switch');
     await page.waitForFunction(() => document.querySelector('#checks h2')?.textContent === 'Проверки качества', null, { timeout: 60_000 });
 
+    assert.equal(await page.locator('#crash-notice').count(), 0);
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();
