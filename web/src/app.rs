@@ -23,7 +23,10 @@ use crate::i18n::t;
 const EDIT_DEBOUNCE_MS: u32 = 300;
 
 fn initial_lang() -> Lang {
-    let query = gloo::utils::window().location().search().unwrap_or_default();
+    let query = gloo::utils::window()
+        .location()
+        .search()
+        .unwrap_or_default();
     if let Ok(params) = web_sys::UrlSearchParams::new_with_str(&query) {
         match params.get("lang").as_deref() {
             Some("ru") => return Lang::Ru,
@@ -31,7 +34,10 @@ fn initial_lang() -> Lang {
             _ => {}
         }
     }
-    let nav = gloo::utils::window().navigator().language().unwrap_or_default();
+    let nav = gloo::utils::window()
+        .navigator()
+        .language()
+        .unwrap_or_default();
     if nav.starts_with("ru") {
         Lang::Ru
     } else {
@@ -63,16 +69,42 @@ pub fn app() -> Html {
 
     // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
     let on_response = {
-        let (view, page, rules_draft, gold_draft, banner, export, selected, engine) =
-            (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone(), engine.clone());
+        let (view, page, rules_draft, gold_draft, banner, export, selected, engine) = (
+            view.clone(),
+            page.clone(),
+            rules_draft.clone(),
+            gold_draft.clone(),
+            banner.clone(),
+            export.clone(),
+            selected.clone(),
+            engine.clone(),
+        );
         move |reset_drafts: bool| {
-            let (view, page, rules_draft, gold_draft, banner, export, selected, engine) =
-                (view.clone(), page.clone(), rules_draft.clone(), gold_draft.clone(), banner.clone(), export.clone(), selected.clone(), engine.clone());
+            let (view, page, rules_draft, gold_draft, banner, export, selected, engine) = (
+                view.clone(),
+                page.clone(),
+                rules_draft.clone(),
+                gold_draft.clone(),
+                banner.clone(),
+                export.clone(),
+                selected.clone(),
+                engine.clone(),
+            );
             Callback::from(move |resp: Response| match resp {
                 Response::Snapshot(v) => {
                     if reset_drafts {
-                        rules_draft.set(v.silver.first().map(|s| s.rules.iter().map(|r| r.rule.clone()).collect()).unwrap_or_default());
-                        gold_draft.set(v.gold.first().map(|g| g.model.sql.clone()).unwrap_or_default());
+                        rules_draft.set(
+                            v.silver
+                                .first()
+                                .map(|s| s.rules.iter().map(|r| r.rule.clone()).collect())
+                                .unwrap_or_default(),
+                        );
+                        gold_draft.set(
+                            v.gold
+                                .first()
+                                .map(|g| g.model.sql.clone())
+                                .unwrap_or_default(),
+                        );
                     }
                     if v.table(&selected).is_none() {
                         if let Some(first) = v.tables.first() {
@@ -84,7 +116,11 @@ pub fn app() -> Html {
                         Some(old) if old.offset > 0 && v.table(&old.name).is_some() => {
                             let page = page.clone();
                             engine.send(
-                                Request::GetTable { table: old.name, offset: old.offset, limit: 20 },
+                                Request::GetTable {
+                                    table: old.name,
+                                    offset: old.offset,
+                                    limit: 20,
+                                },
                                 Callback::from(move |r: Response| {
                                     if let Response::Table(t) = r {
                                         page.set(Some(t));
@@ -98,7 +134,13 @@ pub fn app() -> Html {
                 }
                 Response::Table(tv) => page.set(Some(tv)),
                 Response::Text { text } => export.set(Some(text)),
-                Response::Error { message } => push_banner(&banner, Banner { text: message, error: true }),
+                Response::Error { message } => push_banner(
+                    &banner,
+                    Banner {
+                        text: message,
+                        error: true,
+                    },
+                ),
             })
         }
     };
@@ -108,24 +150,45 @@ pub fn app() -> Html {
         let on_response = on_response.clone();
         let lang = *lang;
         use_effect_with((), move |_| {
-            engine.send(Request::LoadExample { example: DEFAULT_EXAMPLE.into(), lang }, on_response(true));
+            engine.send(
+                Request::LoadExample {
+                    example: DEFAULT_EXAMPLE.into(),
+                    lang,
+                },
+                on_response(true),
+            );
         });
     }
 
     let on_lang = {
         let (engine, lang, on_response) = (engine.clone(), lang.clone(), on_response.clone());
         Callback::from(move |_| {
-            let next = if *lang == Lang::En { Lang::Ru } else { Lang::En };
+            let next = if *lang == Lang::En {
+                Lang::Ru
+            } else {
+                Lang::En
+            };
             lang.set(next);
             engine.send(Request::SetLang { lang: next }, on_response(true));
         })
     };
 
     let on_reload = {
-        let (engine, lang, on_response, banner) = (engine.clone(), lang.clone(), on_response.clone(), banner.clone());
+        let (engine, lang, on_response, banner) = (
+            engine.clone(),
+            lang.clone(),
+            on_response.clone(),
+            banner.clone(),
+        );
         Callback::from(move |_| {
             banner.set(Vec::new());
-            engine.send(Request::LoadExample { example: DEFAULT_EXAMPLE.into(), lang: *lang }, on_response(true));
+            engine.send(
+                Request::LoadExample {
+                    example: DEFAULT_EXAMPLE.into(),
+                    lang: *lang,
+                },
+                on_response(true),
+            );
         })
     };
 
@@ -134,36 +197,73 @@ pub fn app() -> Html {
         let (engine, on_response) = (engine.clone(), on_response.clone());
         move |slot: &Rc<RefCell<Option<Timeout>>>, request: Request| {
             let (engine, on_response) = (engine.clone(), on_response.clone());
-            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || engine.send(request, on_response(false)));
+            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || {
+                engine.send(request, on_response(false))
+            });
             *slot.borrow_mut() = Some(timer);
         }
     };
 
     let on_rules = {
-        let (rules_draft, view, send, slot) = (rules_draft.clone(), view.clone(), send_debounced.clone(), rules_timer.clone());
+        let (rules_draft, view, send, slot) = (
+            rules_draft.clone(),
+            view.clone(),
+            send_debounced.clone(),
+            rules_timer.clone(),
+        );
         Callback::from(move |rules: Vec<Rule>| {
             rules_draft.set(rules.clone());
-            let silver_table = view.as_ref().and_then(|v| v.silver.first()).map(|s| s.name.clone()).unwrap_or_default();
-            send(&slot, Request::SetRules { silver_table, rules });
+            let silver_table = view
+                .as_ref()
+                .and_then(|v| v.silver.first())
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
+            send(
+                &slot,
+                Request::SetRules {
+                    silver_table,
+                    rules,
+                },
+            );
         })
     };
 
     let on_gold_sql = {
-        let (gold_draft, view, send, slot) = (gold_draft.clone(), view.clone(), send_debounced, gold_timer.clone());
+        let (gold_draft, view, send, slot) = (
+            gold_draft.clone(),
+            view.clone(),
+            send_debounced,
+            gold_timer.clone(),
+        );
         Callback::from(move |sql: String| {
             gold_draft.set(sql.clone());
-            let model = view.as_ref().and_then(|v| v.gold.first()).map(|g| g.model.name.clone()).unwrap_or_default();
+            let model = view
+                .as_ref()
+                .and_then(|v| v.gold.first())
+                .map(|g| g.model.name.clone())
+                .unwrap_or_default();
             send(&slot, Request::SetGoldSql { model, sql });
         })
     };
 
     let on_files = {
-        let (engine, on_response, banner, lang, selected) =
-            (engine.clone(), on_response.clone(), banner.clone(), lang.clone(), selected.clone());
+        let (engine, on_response, banner, lang, selected) = (
+            engine.clone(),
+            on_response.clone(),
+            banner.clone(),
+            lang.clone(),
+            selected.clone(),
+        );
         Callback::from(move |(table, files): (String, Vec<web_sys::File>)| {
             for file in files {
-                let (engine, on_response, banner, lang, table, selected) =
-                    (engine.clone(), on_response.clone(), banner.clone(), *lang, table.clone(), selected.clone());
+                let (engine, on_response, banner, lang, table, selected) = (
+                    engine.clone(),
+                    on_response.clone(),
+                    banner.clone(),
+                    *lang,
+                    table.clone(),
+                    selected.clone(),
+                );
                 wasm_bindgen_futures::spawn_local(async move {
                     let name = file.name();
                     let gf = gloo::file::File::from(file);
@@ -174,17 +274,33 @@ pub fn app() -> Html {
                             let msg = format!("{name}: {}", t(lang, "ingest_ok"));
                             let table2 = table.clone();
                             engine.send(
-                                Request::Ingest { table, file_name: name, bytes },
+                                Request::Ingest {
+                                    table,
+                                    file_name: name,
+                                    bytes,
+                                },
                                 Callback::from(move |r: Response| {
                                     if matches!(r, Response::Snapshot(_)) {
-                                        push_banner(&banner2, Banner { text: msg.clone(), error: false });
+                                        push_banner(
+                                            &banner2,
+                                            Banner {
+                                                text: msg.clone(),
+                                                error: false,
+                                            },
+                                        );
                                         selected.set(table2.clone());
                                     }
                                     done.emit(r);
                                 }),
                             );
                         }
-                        Err(e) => push_banner(&banner, Banner { text: format!("{name}: {e}"), error: true }),
+                        Err(e) => push_banner(
+                            &banner,
+                            Banner {
+                                text: format!("{name}: {e}"),
+                                error: true,
+                            },
+                        ),
                     }
                 });
             }
@@ -202,7 +318,14 @@ pub fn app() -> Html {
     let on_page = {
         let (engine, on_response) = (engine.clone(), on_response.clone());
         Callback::from(move |(table, offset): (String, usize)| {
-            engine.send(Request::GetTable { table, offset, limit: 20 }, on_response(false));
+            engine.send(
+                Request::GetTable {
+                    table,
+                    offset,
+                    limit: 20,
+                },
+                on_response(false),
+            );
         })
     };
 
@@ -210,7 +333,12 @@ pub fn app() -> Html {
         let (engine, on_response, view) = (engine.clone(), on_response.clone(), view.clone());
         Callback::from(move |_| {
             if let Some(s) = view.as_ref().and_then(|v| v.silver.first()) {
-                engine.send(Request::ExportRules { silver_table: s.name.clone() }, on_response(false));
+                engine.send(
+                    Request::ExportRules {
+                        silver_table: s.name.clone(),
+                    },
+                    on_response(false),
+                );
             }
         })
     };
@@ -242,7 +370,13 @@ pub fn app() -> Html {
         let banner = banner.clone();
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
-            push_banner(&banner, Banner { text: t(lang_v, "drop_on_bronze").into(), error: true });
+            push_banner(
+                &banner,
+                Banner {
+                    text: t(lang_v, "drop_on_bronze").into(),
+                    error: true,
+                },
+            );
         })
     };
     html! {
@@ -350,9 +484,17 @@ fn error_lines(v: &PipelineView) -> Vec<String> {
     let mut out: Vec<String> = v
         .silver
         .iter()
-        .flat_map(|s| s.rules.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.rule.id))))
+        .flat_map(|s| {
+            s.rules
+                .iter()
+                .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.rule.id)))
+        })
         .collect();
-    out.extend(v.gold.iter().filter_map(|g| g.error.as_ref().map(|e| format!("gold.{}: {e}", g.model.name))));
+    out.extend(v.gold.iter().filter_map(|g| {
+        g.error
+            .as_ref()
+            .map(|e| format!("gold.{}: {e}", g.model.name))
+    }));
     out.extend(v.run.errors.iter().cloned());
     out
 }

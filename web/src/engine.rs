@@ -32,7 +32,9 @@ impl Engine {
             let mut guard = inner.lock().await;
             let response = match guard.as_mut() {
                 Some(pg) => pg.handle(request).await,
-                None => Response::Error { message: "the pipeline engine could not start in this browser".into() },
+                None => Response::Error {
+                    message: "the pipeline engine could not start in this browser".into(),
+                },
             };
             drop(guard);
             done.emit(response);

@@ -11,7 +11,9 @@ mod i18n;
 fn show_crash_notice(info: &std::panic::PanicHookInfo<'_>) {
     console_error_panic_hook::hook(info);
     let doc = gloo::utils::document();
-    let Ok(el) = doc.create_element("div") else { return };
+    let Ok(el) = doc.create_element("div") else {
+        return;
+    };
     el.set_id("crash-notice");
     el.set_class_name("crash");
     el.set_text_content(Some(&format!(

@@ -34,13 +34,20 @@ pub enum Request {
         bytes: Vec<u8>,
     },
     /// Replace the rule registry of a silver table, then rerun.
-    SetRules { silver_table: String, rules: Vec<Rule> },
+    SetRules {
+        silver_table: String,
+        rules: Vec<Rule>,
+    },
     /// Replace a gold model's SQL, then rerun.
     SetGoldSql { model: String, sql: String },
     /// Change the language of engine-written texts.
     SetLang { lang: Lang },
     /// A page of one table's rows.
-    GetTable { table: String, offset: usize, limit: usize },
+    GetTable {
+        table: String,
+        offset: usize,
+        limit: usize,
+    },
     /// The rule registry of a silver table as a markdown table.
     ExportRules { silver_table: String },
     /// The current state, unchanged.
@@ -53,9 +60,13 @@ pub enum Request {
 pub enum Response {
     Snapshot(PipelineView),
     Table(TableView),
-    Text { text: String },
+    Text {
+        text: String,
+    },
     /// The request could not be carried out; nothing changed.
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 /// A column of a table view.
@@ -147,7 +158,11 @@ impl PipelineView {
     }
 }
 
-pub(crate) fn diagnostics_for<'a>(diags: &'a [Diagnostic], scope: &'a str, id: &'a str) -> Option<String> {
+pub(crate) fn diagnostics_for<'a>(
+    diags: &'a [Diagnostic],
+    scope: &'a str,
+    id: &'a str,
+) -> Option<String> {
     let msgs: Vec<&str> = diags
         .iter()
         .filter(|d| d.scope == scope && d.id == id)

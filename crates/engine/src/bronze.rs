@@ -24,13 +24,23 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EngineError, Result};
 
 /// Names of the audit columns, in table order after `raw_payload`.
-pub const AUDIT_COLUMNS: [&str; 5] = ["_ingest_ts", "_source_system", "_source_file", "_event_id", "_batch_id"];
+pub const AUDIT_COLUMNS: [&str; 5] = [
+    "_ingest_ts",
+    "_source_system",
+    "_source_file",
+    "_event_id",
+    "_batch_id",
+];
 
 /// Arrow schema of every bronze table (see the module docs).
 pub fn bronze_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("raw_payload", DataType::Utf8, false),
-        Field::new("_ingest_ts", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), false),
+        Field::new(
+            "_ingest_ts",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
         Field::new("_source_system", DataType::Utf8, false),
         Field::new("_source_file", DataType::Utf8, false),
         Field::new("_event_id", DataType::Utf8, false),
@@ -54,7 +64,12 @@ impl SourceFormat {
     /// Detects the format from the content, not the file name: a first
     /// non-blank character `{` means JSON Lines, `[` a JSON array, anything else CSV.
     pub fn detect(text: &str) -> SourceFormat {
-        match text.trim_start_matches('\u{feff}').trim_start().chars().next() {
+        match text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .chars()
+            .next()
+        {
             Some('{') => SourceFormat::JsonLines,
             Some('[') => SourceFormat::JsonArray,
             _ => SourceFormat::Csv,
@@ -98,7 +113,11 @@ pub fn split_records(text: &str) -> Result<SplitFile> {
             let elements: Vec<&serde_json::value::RawValue> = serde_json::from_str(body).map_err(|e| {
                 EngineError::Ingest(format!("the file starts like a JSON array but is not valid JSON ({e}); nothing was written"))
             })?;
-            Ok(SplitFile { format, header: Vec::new(), records: elements.iter().map(|r| r.get().to_string()).collect() })
+            Ok(SplitFile {
+                format,
+                header: Vec::new(),
+                records: elements.iter().map(|r| r.get().to_string()).collect(),
+            })
         }
         SourceFormat::JsonLines => Ok(SplitFile {
             format,
@@ -116,7 +135,10 @@ pub fn split_records(text: &str) -> Result<SplitFile> {
 
 fn split_csv(text: &str) -> Result<SplitFile> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(body.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(body.as_bytes());
     let mut record = csv::ByteRecord::new();
     let mut header = Vec::new();
     let mut records = Vec::new();
@@ -129,21 +151,34 @@ fn split_csv(text: &str) -> Result<SplitFile> {
         if !more {
             break;
         }
-        let begin = record.position().map(|p| p.byte() as usize).unwrap_or(start);
+        let begin = record
+            .position()
+            .map(|p| p.byte() as usize)
+            .unwrap_or(start);
         let end = (reader.position().byte() as usize).min(body.len());
         // The reader's positions can include the previous record's line
         // terminator (CRLF is split); no record starts with one, so drop it.
-        let raw = body.get(begin..end).unwrap_or_default().trim_start_matches(['\r', '\n']);
+        let raw = body
+            .get(begin..end)
+            .unwrap_or_default()
+            .trim_start_matches(['\r', '\n']);
         let raw = raw.strip_suffix('\n').unwrap_or(raw);
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if first {
             first = false;
-            header = record.iter().map(|f| String::from_utf8_lossy(f).trim().to_string()).collect();
+            header = record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).trim().to_string())
+                .collect();
         } else {
             records.push(raw.to_string());
         }
     }
-    Ok(SplitFile { format: SourceFormat::Csv, header, records })
+    Ok(SplitFile {
+        format: SourceFormat::Csv,
+        header,
+        records,
+    })
 }
 
 /// One entry of the batch log: what one ingest call appended.
@@ -211,7 +246,10 @@ mod tests {
         let split = split_records(text).unwrap();
         assert_eq!(split.format, SourceFormat::Csv);
         assert_eq!(split.header, ["id", "note"]);
-        assert_eq!(split.records, ["1,\"a,b\"", "2,\"line1\nline2\"", "3,plain"]);
+        assert_eq!(
+            split.records,
+            ["1,\"a,b\"", "2,\"line1\nline2\"", "3,plain"]
+        );
     }
 
     #[test]

@@ -49,7 +49,9 @@ pub struct FixedClock {
 impl FixedClock {
     /// Starts at `start_micros` (microseconds since the Unix epoch).
     pub fn new(start_micros: i64) -> Self {
-        Self { next: AtomicU64::new(start_micros as u64) }
+        Self {
+            next: AtomicU64::new(start_micros as u64),
+        }
     }
 }
 
@@ -80,8 +82,14 @@ mod tests {
     #[test]
     fn sequential_ids_are_v4_shaped_and_ordered() {
         let ids = SequentialIds::default();
-        assert_eq!(ids.new_id().to_string(), "00000000-0000-4000-8000-000000000001");
-        assert_eq!(ids.new_id().to_string(), "00000000-0000-4000-8000-000000000002");
+        assert_eq!(
+            ids.new_id().to_string(),
+            "00000000-0000-4000-8000-000000000001"
+        );
+        assert_eq!(
+            ids.new_id().to_string(),
+            "00000000-0000-4000-8000-000000000002"
+        );
     }
 
     #[test]

@@ -75,7 +75,11 @@ pub fn clean_datafusion_message(raw: &str) -> String {
     let joined: Vec<&str> = raw
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && *l != "caused by" && !(l.starts_with("Optimizer rule '") && l.ends_with("failed")))
+        .filter(|l| {
+            !l.is_empty()
+                && *l != "caused by"
+                && !(l.starts_with("Optimizer rule '") && l.ends_with("failed"))
+        })
         .collect();
     let joined = joined.join("\n");
     let mut msg = joined.trim();
@@ -98,7 +102,10 @@ pub fn clean_datafusion_message(raw: &str) -> String {
     // "No field named x. Did you mean '"?table?".y'?. Valid fields are ...": with a
     // suggestion, keep the first two sentences; drop the internal relation name.
     let msg = if msg.contains("Did you mean") {
-        msg.split("Valid fields are").next().unwrap_or(msg).trim_end()
+        msg.split("Valid fields are")
+            .next()
+            .unwrap_or(msg)
+            .trim_end()
     } else {
         msg
     };
@@ -133,7 +140,9 @@ mod tests {
             "Cast error: Cannot cast string 'abc' to value of Float64 type"
         );
         assert_eq!(
-            clean_datafusion_message("SQL error: TokenizerError(\"Unterminated string literal at Line: 1, Column: 96\")"),
+            clean_datafusion_message(
+                "SQL error: TokenizerError(\"Unterminated string literal at Line: 1, Column: 96\")"
+            ),
             "Unterminated string literal at Line: 1, Column: 96"
         );
     }
@@ -141,7 +150,9 @@ mod tests {
     #[test]
     fn strips_phase_prefixes() {
         assert_eq!(
-            clean_datafusion_message("Schema error: No field named fare. Did you mean 'fare_amount'?."),
+            clean_datafusion_message(
+                "Schema error: No field named fare. Did you mean 'fare_amount'?."
+            ),
             "No field named fare. Did you mean 'fare_amount'?"
         );
     }

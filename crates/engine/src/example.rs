@@ -2,7 +2,9 @@
 //! repository root (served with the app and compiled into the engine).
 
 use crate::api::Lang;
-use crate::model::{BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef, SilverTableDef};
+use crate::model::{
+    BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef, SilverTableDef,
+};
 use crate::rules::{Lookup, Rule, RuleKind, RuleParam, RuleRegistry};
 use crate::source::{ColumnType as T, SourceSchema};
 
@@ -18,7 +20,11 @@ pub struct Example {
 pub const DEFAULT_EXAMPLE: &str = "nyc_taxi_silver";
 
 /// Every bundled example.
-pub const EXAMPLES: &[Example] = &[Example { name: DEFAULT_EXAMPLE, definition: nyc_taxi, files: nyc_taxi_files }];
+pub const EXAMPLES: &[Example] = &[Example {
+    name: DEFAULT_EXAMPLE,
+    definition: nyc_taxi,
+    files: nyc_taxi_files,
+}];
 
 /// The example named `name`.
 pub fn find(name: &str) -> Option<&'static Example> {
@@ -31,14 +37,20 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// 266 real NYC yellow-taxi trips of July 2020 (TLC, 18 columns, no `Airport_fee`).
-pub const TAXI_TRIPS_CSV: &[u8] = include_bytes!("../../../static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv");
+pub const TAXI_TRIPS_CSV: &[u8] =
+    include_bytes!("../../../static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv");
 /// TLC zone lookup: 265 zones, `locationid,borough,zone,service_zone`.
-pub const TAXI_ZONES_CSV: &[u8] = include_bytes!("../../../static/examples/nyc_taxi/taxi_zone_lookup.csv");
+pub const TAXI_ZONES_CSV: &[u8] =
+    include_bytes!("../../../static/examples/nyc_taxi/taxi_zone_lookup.csv");
 
 fn nyc_taxi_files() -> Vec<(&'static str, &'static str, &'static [u8])> {
     vec![
         ("taxi_zone_lookup", "taxi_zone_lookup.csv", TAXI_ZONES_CSV),
-        ("nyc_taxi_yellow", "yellow_tripdata_sample_2020-07.csv", TAXI_TRIPS_CSV),
+        (
+            "nyc_taxi_yellow",
+            "yellow_tripdata_sample_2020-07.csv",
+            TAXI_TRIPS_CSV,
+        ),
     ]
 }
 
@@ -56,7 +68,15 @@ fn tr(lang: Lang, t: Tr) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn rule(lang: Lang, id: &str, kind: RuleKind, column: &str, expression: &str, enabled: bool, why: Tr) -> Rule {
+fn rule(
+    lang: Lang,
+    id: &str,
+    kind: RuleKind,
+    column: &str,
+    expression: &str,
+    enabled: bool,
+    why: Tr,
+) -> Rule {
     Rule {
         id: id.into(),
         kind,
@@ -123,8 +143,14 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         },
     );
     f3.params = vec![
-        RuleParam { name: "from".into(), value: "2020-07-01".into() },
-        RuleParam { name: "to".into(), value: "2020-08-01".into() },
+        RuleParam {
+            name: "from".into(),
+            value: "2020-07-01".into(),
+        },
+        RuleParam {
+            name: "to".into(),
+            value: "2020-08-01".into(),
+        },
     ];
     let lookup = |alias: &str, key: &str| Lookup {
         table: "bronze.taxi_zone_lookup".into(),
@@ -151,7 +177,10 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         "dropoff_borough, dropoff_zone",
         "dz.borough, dz.zone",
         true,
-        Tr { en: "Zone names for drop-offs, same LEFT JOIN as E2.", ru: "Названия зон высадки, тот же LEFT JOIN, что в E2." },
+        Tr {
+            en: "Zone names for drop-offs, same LEFT JOIN as E2.",
+            ru: "Названия зон высадки, тот же LEFT JOIN, что в E2.",
+        },
     );
     e3.lookup = Some(lookup("dz", "DOLocationID"));
 
@@ -202,23 +231,150 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
     ];
 
     let silver = "silver.nyc_taxi_yellow";
-    let check = |id: &str, level: CheckLevel, d: Tr, kind: CheckKind| CheckDef { id: id.into(), level, description: tr(lang, d), kind };
-    let row = |pred: &str| CheckKind::RowPredicate { table: silver.into(), predicate: pred.into() };
+    let check = |id: &str, level: CheckLevel, d: Tr, kind: CheckKind| CheckDef {
+        id: id.into(),
+        level,
+        description: tr(lang, d),
+        kind,
+    };
+    let row = |pred: &str| CheckKind::RowPredicate {
+        table: silver.into(),
+        predicate: pred.into(),
+    };
     let checks = vec![
-        check("R1", CheckLevel::Row, Tr { en: "No negative fare in silver", ru: "В silver нет отрицательных тарифов" }, row("fare_amount >= 0")),
-        check("R2", CheckLevel::Row, Tr { en: "No total above $1000 in silver", ru: "В silver нет сумм больше $1000" }, row("total_amount <= 1000")),
-        check("R3", CheckLevel::Row, Tr { en: "passenger_count and RatecodeID are never NULL", ru: "passenger_count и RatecodeID не бывают NULL" }, row("passenger_count IS NOT NULL AND RatecodeID IS NOT NULL")),
-        check("S1", CheckLevel::Schema, Tr { en: "passenger_count is INT", ru: "passenger_count имеет тип INT" }, CheckKind::ColumnType { table: silver.into(), column: "passenger_count".into(), data_type: T::Int }),
-        check("S2", CheckLevel::Schema, Tr { en: "RatecodeID is INT", ru: "RatecodeID имеет тип INT" }, CheckKind::ColumnType { table: silver.into(), column: "RatecodeID".into(), data_type: T::Int }),
-        check("S3", CheckLevel::Schema, Tr { en: "Enrichment columns exist", ru: "Колонки обогащения на месте" }, CheckKind::ColumnsExist {
-            table: silver.into(),
-            columns: ["trip_duration_minutes", "pickup_borough", "pickup_zone", "dropoff_borough", "dropoff_zone"].map(String::from).to_vec(),
-        }),
-        check("S4", CheckLevel::Schema, Tr { en: "Every declared source column arrived", ru: "Все объявленные колонки источника пришли" }, CheckKind::SourceColumnsPresent { bronze_table: "bronze.nyc_taxi_yellow".into() }),
-        check("A1", CheckLevel::Aggregate, Tr { en: "Bronze rows = silver rows + quarantined rows", ru: "Строк в bronze = silver + карантин" }, CheckKind::Reconciliation { bronze_table: "bronze.nyc_taxi_yellow".into(), silver_table: silver.into() }),
-        check("A2", CheckLevel::Aggregate, Tr { en: "Share of rows filtered out (warn above 5%)", ru: "Доля отфильтрованных строк (предупреждение выше 5%)" }, CheckKind::FilteredShare { bronze_table: "bronze.nyc_taxi_yellow".into(), silver_table: silver.into(), warn_above_pct: 5.0 }),
-        check("A3", CheckLevel::Aggregate, Tr { en: "Average fare_amount, bronze vs silver", ru: "Средний fare_amount, bronze и silver" }, CheckKind::CompareAverage { silver_table: silver.into(), column: "fare_amount".into() }),
-        check("A4", CheckLevel::Aggregate, Tr { en: "Average trip_distance, bronze vs silver", ru: "Средний trip_distance, bronze и silver" }, CheckKind::CompareAverage { silver_table: silver.into(), column: "trip_distance".into() }),
+        check(
+            "R1",
+            CheckLevel::Row,
+            Tr {
+                en: "No negative fare in silver",
+                ru: "В silver нет отрицательных тарифов",
+            },
+            row("fare_amount >= 0"),
+        ),
+        check(
+            "R2",
+            CheckLevel::Row,
+            Tr {
+                en: "No total above $1000 in silver",
+                ru: "В silver нет сумм больше $1000",
+            },
+            row("total_amount <= 1000"),
+        ),
+        check(
+            "R3",
+            CheckLevel::Row,
+            Tr {
+                en: "passenger_count and RatecodeID are never NULL",
+                ru: "passenger_count и RatecodeID не бывают NULL",
+            },
+            row("passenger_count IS NOT NULL AND RatecodeID IS NOT NULL"),
+        ),
+        check(
+            "S1",
+            CheckLevel::Schema,
+            Tr {
+                en: "passenger_count is INT",
+                ru: "passenger_count имеет тип INT",
+            },
+            CheckKind::ColumnType {
+                table: silver.into(),
+                column: "passenger_count".into(),
+                data_type: T::Int,
+            },
+        ),
+        check(
+            "S2",
+            CheckLevel::Schema,
+            Tr {
+                en: "RatecodeID is INT",
+                ru: "RatecodeID имеет тип INT",
+            },
+            CheckKind::ColumnType {
+                table: silver.into(),
+                column: "RatecodeID".into(),
+                data_type: T::Int,
+            },
+        ),
+        check(
+            "S3",
+            CheckLevel::Schema,
+            Tr {
+                en: "Enrichment columns exist",
+                ru: "Колонки обогащения на месте",
+            },
+            CheckKind::ColumnsExist {
+                table: silver.into(),
+                columns: [
+                    "trip_duration_minutes",
+                    "pickup_borough",
+                    "pickup_zone",
+                    "dropoff_borough",
+                    "dropoff_zone",
+                ]
+                .map(String::from)
+                .to_vec(),
+            },
+        ),
+        check(
+            "S4",
+            CheckLevel::Schema,
+            Tr {
+                en: "Every declared source column arrived",
+                ru: "Все объявленные колонки источника пришли",
+            },
+            CheckKind::SourceColumnsPresent {
+                bronze_table: "bronze.nyc_taxi_yellow".into(),
+            },
+        ),
+        check(
+            "A1",
+            CheckLevel::Aggregate,
+            Tr {
+                en: "Bronze rows = silver rows + quarantined rows",
+                ru: "Строк в bronze = silver + карантин",
+            },
+            CheckKind::Reconciliation {
+                bronze_table: "bronze.nyc_taxi_yellow".into(),
+                silver_table: silver.into(),
+            },
+        ),
+        check(
+            "A2",
+            CheckLevel::Aggregate,
+            Tr {
+                en: "Share of rows filtered out (warn above 5%)",
+                ru: "Доля отфильтрованных строк (предупреждение выше 5%)",
+            },
+            CheckKind::FilteredShare {
+                bronze_table: "bronze.nyc_taxi_yellow".into(),
+                silver_table: silver.into(),
+                warn_above_pct: 5.0,
+            },
+        ),
+        check(
+            "A3",
+            CheckLevel::Aggregate,
+            Tr {
+                en: "Average fare_amount, bronze vs silver",
+                ru: "Средний fare_amount, bronze и silver",
+            },
+            CheckKind::CompareAverage {
+                silver_table: silver.into(),
+                column: "fare_amount".into(),
+            },
+        ),
+        check(
+            "A4",
+            CheckLevel::Aggregate,
+            Tr {
+                en: "Average trip_distance, bronze vs silver",
+                ru: "Средний trip_distance, bronze и silver",
+            },
+            CheckKind::CompareAverage {
+                silver_table: silver.into(),
+                column: "trip_distance".into(),
+            },
+        ),
     ];
 
     PipelineDef {

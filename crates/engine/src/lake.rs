@@ -34,7 +34,9 @@ pub struct Lake {
 
 impl Default for Lake {
     fn default() -> Self {
-        Self { store: Arc::new(InMemory::new()) }
+        Self {
+            store: Arc::new(InMemory::new()),
+        }
     }
 }
 
@@ -56,10 +58,17 @@ impl Lake {
 
     /// Encodes `batches` (all of `schema`) as one Snappy-compressed Parquet file
     /// and writes it at `path` with a single `put`. Returns the file size in bytes.
-    pub async fn write_parquet(&self, path: &str, schema: SchemaRef, batches: &[RecordBatch]) -> Result<usize> {
+    pub async fn write_parquet(
+        &self,
+        path: &str,
+        schema: SchemaRef,
+        batches: &[RecordBatch],
+    ) -> Result<usize> {
         let bytes = encode_parquet(schema, batches)?;
         let len = bytes.len();
-        self.store.put(&Path::from(path), PutPayload::from(bytes)).await?;
+        self.store
+            .put(&Path::from(path), PutPayload::from(bytes))
+            .await?;
         Ok(len)
     }
 
@@ -87,7 +96,9 @@ impl Lake {
 
 /// Parquet bytes for `batches` (Snappy: pure Rust, builds for wasm32).
 pub fn encode_parquet(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Bytes> {
-    let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
     let mut buf = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(props))?;
     for b in batches {

@@ -55,18 +55,32 @@ pub enum CheckKind {
     /// FALSE or NULL counts as a violation.
     RowPredicate { table: String, predicate: String },
     /// Schema level: `column` exists in `table` with type `data_type`.
-    ColumnType { table: String, column: String, data_type: ColumnType },
+    ColumnType {
+        table: String,
+        column: String,
+        data_type: ColumnType,
+    },
     /// Schema level: every column of `columns` exists in `table`.
     ColumnsExist { table: String, columns: Vec<String> },
     /// Schema level: every column the bronze table's source schema declares is
     /// present in every batch (a missing one is read as NULL: warning).
     SourceColumnsPresent { bronze_table: String },
     /// Aggregate level: bronze rows = silver rows + quarantined rows (exact).
-    Reconciliation { bronze_table: String, silver_table: String },
+    Reconciliation {
+        bronze_table: String,
+        silver_table: String,
+    },
     /// Aggregate level: share of bronze rows that did not reach silver; warning above `warn_above_pct` (percent).
-    FilteredShare { bronze_table: String, silver_table: String, warn_above_pct: f64 },
+    FilteredShare {
+        bronze_table: String,
+        silver_table: String,
+        warn_above_pct: f64,
+    },
     /// Aggregate level: average of `column` over readable bronze rows vs over silver (informational).
-    CompareAverage { silver_table: String, column: String },
+    CompareAverage {
+        silver_table: String,
+        column: String,
+    },
 }
 
 /// A named quality check.

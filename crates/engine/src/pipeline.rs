@@ -67,7 +67,11 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     fn rule(id: &str, message: impl Into<String>) -> Self {
-        Self { scope: "rule".into(), id: id.into(), message: message.into() }
+        Self {
+            scope: "rule".into(),
+            id: id.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -108,7 +112,10 @@ pub struct RunOutput {
 impl RunOutput {
     /// The output table named `name` (qualified).
     pub fn table(&self, name: &str) -> Option<&RecordBatch> {
-        self.tables.iter().find(|t| t.name == name).map(|t| &t.batch)
+        self.tables
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| &t.batch)
     }
 }
 
@@ -136,8 +143,12 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     for b in &def.bronze {
         let batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
         let rows: Vec<RecordBatch> = batches.iter().map(|(_, rb)| rb.clone()).collect();
-        let all = concat_batches(&crate::bronze::bronze_schema(), &rows).map_err(|e| vec![pipeline_diag(e.into())])?;
-        tables.push(TableData { name: format!("bronze.{}", b.name), batch: all });
+        let all = concat_batches(&crate::bronze::bronze_schema(), &rows)
+            .map_err(|e| vec![pipeline_diag(e.into())])?;
+        tables.push(TableData {
+            name: format!("bronze.{}", b.name),
+            batch: all,
+        });
         let parsed = parse_bronze(&b.schema, batches).map_err(|e| vec![pipeline_diag(e)])?;
         typed_bronze.insert(b.name.clone(), parsed.rows.clone());
         if !parsed.missing.is_empty() {
@@ -154,7 +165,10 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             diagnostics.push(Diagnostic {
                 scope: "pipeline".into(),
                 id: s.name.clone(),
-                message: format!("silver.{} reads bronze.{}, which does not exist", s.name, s.source),
+                message: format!(
+                    "silver.{} reads bronze.{}, which does not exist",
+                    s.name, s.source
+                ),
             });
             continue;
         };
@@ -166,7 +180,10 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         match build_silver(ctx, s, parsed, &parsed_tables, &mut rule_stats).await {
             Ok((batch, rejected)) => {
                 quarantine.extend(rejected.into_iter().map(|r| (s.name.clone(), r)));
-                silver_out.push(TableData { name: format!("silver.{}", s.name), batch });
+                silver_out.push(TableData {
+                    name: format!("silver.{}", s.name),
+                    batch,
+                });
             }
             Err(mut d) => diagnostics.append(&mut d),
         }
@@ -196,21 +213,37 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 }
                 tables.push(TableData { name, batch });
             }
-            Err(message) => diagnostics.push(Diagnostic { scope: "gold".into(), id: g.name.clone(), message }),
+            Err(message) => diagnostics.push(Diagnostic {
+                scope: "gold".into(),
+                id: g.name.clone(),
+                message,
+            }),
         }
     }
     // A broken gold model does not hold silver back: silver, quarantine and the
     // other models are fresh; the caller keeps that model's last good table.
-    Ok(RunOutput { tables, typed_bronze, rule_stats, missing_columns, gold_errors: diagnostics })
+    Ok(RunOutput {
+        tables,
+        typed_bronze,
+        rule_stats,
+        missing_columns,
+        gold_errors: diagnostics,
+    })
 }
 
 fn pipeline_diag(e: EngineError) -> Diagnostic {
-    Diagnostic { scope: "pipeline".into(), id: String::new(), message: e.to_string() }
+    Diagnostic {
+        scope: "pipeline".into(),
+        id: String::new(),
+        message: e.to_string(),
+    }
 }
 
 /// `(silver table, rejected row)` pairs as a `silver.quarantine` batch.
 fn quarantine_batch(rows: &[(String, Rejected)]) -> Result<RecordBatch> {
-    let col = |f: &dyn Fn(&(String, Rejected)) -> &str| -> ArrayRef { Arc::new(StringArray::from_iter_values(rows.iter().map(f))) };
+    let col = |f: &dyn Fn(&(String, Rejected)) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+    };
     Ok(RecordBatch::try_new(
         quarantine_schema(),
         vec![
@@ -228,15 +261,28 @@ fn quarantine_batch(rows: &[(String, Rejected)]) -> Result<RecordBatch> {
 /// Writes `batch` as the single Parquet file of table `name` and (re)registers
 /// the table with DataFusion as a Parquet listing table over that folder.
 pub async fn register_table(ctx: &SessionContext, name: &str, batch: &RecordBatch) -> Result<()> {
-    let (layer, table) = name.split_once('.').ok_or_else(|| EngineError::Internal(format!("unqualified table {name}")))?;
+    let (layer, table) = name
+        .split_once('.')
+        .ok_or_else(|| EngineError::Internal(format!("unqualified table {name}")))?;
     let dir = crate::lake::Lake::table_dir(layer, table);
     let store = lake_of(ctx)?;
     if layer != "bronze" {
         store.clear_dir(&dir).await?;
-        store.write_parquet(&format!("{dir}/part-000001.parquet"), batch.schema(), std::slice::from_ref(batch)).await?;
+        store
+            .write_parquet(
+                &format!("{dir}/part-000001.parquet"),
+                batch.schema(),
+                std::slice::from_ref(batch),
+            )
+            .await?;
     }
     ctx.deregister_table(name)?;
-    ctx.register_parquet(name, &format!("{}{dir}/", crate::lake::LAKE_URL), Default::default()).await?;
+    ctx.register_parquet(
+        name,
+        &format!("{}{dir}/", crate::lake::LAKE_URL),
+        Default::default(),
+    )
+    .await?;
     Ok(())
 }
 
@@ -294,15 +340,23 @@ fn parallel_node(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> Op
 /// Runs `df` as one partition on the calling task (nothing is spawned, so it
 /// works without a tokio runtime) and concatenates the result. Refuses plans
 /// that need several partitions; stops after `max_rows` rows if given.
-pub(crate) async fn collect_single(df: DataFrame, max_rows: Option<usize>) -> std::result::Result<RecordBatch, CollectError> {
+pub(crate) async fn collect_single(
+    df: DataFrame,
+    max_rows: Option<usize>,
+) -> std::result::Result<RecordBatch, CollectError> {
     use futures::StreamExt;
     let task_ctx = Arc::new(df.task_ctx());
-    let plan = df.create_physical_plan().await.map_err(|e| CollectError::Query(df_err(e)))?;
+    let plan = df
+        .create_physical_plan()
+        .await
+        .map_err(|e| CollectError::Query(df_err(e)))?;
     if let Some(node) = parallel_node(&plan) {
         return Err(CollectError::Parallel(node));
     }
     let schema = plan.schema();
-    let mut stream = plan.execute(0, task_ctx).map_err(|e| CollectError::Query(df_err(e)))?;
+    let mut stream = plan
+        .execute(0, task_ctx)
+        .map_err(|e| CollectError::Query(df_err(e)))?;
     let mut batches = Vec::new();
     let mut rows = 0;
     while let Some(batch) = stream.next().await {
@@ -340,14 +394,22 @@ async fn build_silver(
 ) -> std::result::Result<(RecordBatch, Vec<Rejected>), Vec<Diagnostic>> {
     let mut diags = Vec::new();
     for id in def.rules.duplicate_ids() {
-        diags.push(Diagnostic::rule(&id, format!("rule id {id} is used more than once; ids must be unique")));
+        diags.push(Diagnostic::rule(
+            &id,
+            format!("rule id {id} is used more than once; ids must be unique"),
+        ));
     }
     let typed = parsed.rows.clone();
     let typed_df = read_batch(ctx, &typed).map_err(|e| vec![pipeline_diag(e)])?;
 
     // Filters: each evaluated on the typed rows; a row is rejected by every filter that is TRUE for it.
     let mut reject_by: Vec<Vec<String>> = vec![Vec::new(); typed.num_rows()];
-    for rule in def.rules.rules.iter().filter(|r| r.enabled && r.kind == RuleKind::Filter) {
+    for rule in def
+        .rules
+        .rules
+        .iter()
+        .filter(|r| r.enabled && r.kind == RuleKind::Filter)
+    {
         if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
@@ -358,18 +420,39 @@ async fn build_silver(
                 for (row, reasons) in reject_by.iter_mut().enumerate() {
                     if flags.is_valid(row) && flags.value(row) {
                         n += 1;
-                        reasons.push(format!("{}: {}{}", rule.id, rule.resolved_expression(), describe_values(&typed, &cols, row)));
+                        reasons.push(format!(
+                            "{}: {}{}",
+                            rule.id,
+                            rule.resolved_expression(),
+                            describe_values(&typed, &cols, row)
+                        ));
                     }
                 }
-                stats.push(RuleStat { rule_id: rule.id.clone(), kind: rule.kind, rows_in: typed.num_rows(), affected: n });
+                stats.push(RuleStat {
+                    rule_id: rule.id.clone(),
+                    kind: rule.kind,
+                    rows_in: typed.num_rows(),
+                    affected: n,
+                });
             }
             Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
         }
     }
     let mut rejected = Vec::new();
-    let lineage = |name: &str| typed.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
-    let (Some(ev), Some(ba), Some(fi), Some(raw)) = (lineage("_event_id"), lineage("_batch_id"), lineage("_source_file"), lineage("raw_payload")) else {
-        return Err(vec![pipeline_diag(EngineError::Internal("lineage columns missing".into()))]);
+    let lineage = |name: &str| {
+        typed
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+    };
+    let (Some(ev), Some(ba), Some(fi), Some(raw)) = (
+        lineage("_event_id"),
+        lineage("_batch_id"),
+        lineage("_source_file"),
+        lineage("raw_payload"),
+    ) else {
+        return Err(vec![pipeline_diag(EngineError::Internal(
+            "lineage columns missing".into(),
+        ))]);
     };
     for (row, reasons) in reject_by.iter().enumerate() {
         if !reasons.is_empty() {
@@ -378,16 +461,26 @@ async fn build_silver(
                 batch_id: ba.value(row).to_string(),
                 source_file: fi.value(row).to_string(),
                 raw_payload: raw.value(row).to_string(),
-                rule_id: reasons.iter().map(|r| r.split(':').next().unwrap_or_default()).collect::<Vec<_>>().join(", "),
+                rule_id: reasons
+                    .iter()
+                    .map(|r| r.split(':').next().unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 reason: reasons.join("; "),
             });
         }
     }
     let keep = BooleanArray::from(reject_by.iter().map(|r| r.is_empty()).collect::<Vec<_>>());
-    let mut current = filter_record_batch(&typed, &keep).map_err(|e| vec![pipeline_diag(e.into())])?;
+    let mut current =
+        filter_record_batch(&typed, &keep).map_err(|e| vec![pipeline_diag(e.into())])?;
 
     // Normalizations and enrichments: each on the materialized output of the previous rule.
-    for rule in def.rules.in_execution_order().into_iter().filter(|r| r.enabled && r.kind != RuleKind::Filter) {
+    for rule in def
+        .rules
+        .in_execution_order()
+        .into_iter()
+        .filter(|r| r.enabled && r.kind != RuleKind::Filter)
+    {
         if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
@@ -400,7 +493,12 @@ async fn build_silver(
         };
         match result {
             Ok((next, affected)) => {
-                stats.push(RuleStat { rule_id: rule.id.clone(), kind: rule.kind, rows_in: current.num_rows(), affected });
+                stats.push(RuleStat {
+                    rule_id: rule.id.clone(),
+                    kind: rule.kind,
+                    rows_in: current.num_rows(),
+                    affected,
+                });
                 current = next;
             }
             Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
@@ -420,7 +518,9 @@ async fn build_silver(
             order.push(i);
         }
     }
-    let silver = current.project(&order).map_err(|e| vec![pipeline_diag(e.into())])?;
+    let silver = current
+        .project(&order)
+        .map_err(|e| vec![pipeline_diag(e.into())])?;
     Ok((silver, rejected))
 }
 
@@ -434,7 +534,9 @@ fn check_rule_size(rule: &Rule) -> std::result::Result<(), String> {
 
 /// " (fare_amount = -21, total_amount = -24.8)" for the columns a rule reads.
 fn describe_values(batch: &RecordBatch, cols: &[String], row: usize) -> String {
-    let opts = FormatOptions::default().with_null("NULL").with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
+    let opts = FormatOptions::default()
+        .with_null("NULL")
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
     let parts: Vec<String> = cols
         .iter()
         .filter_map(|c| {
@@ -458,7 +560,9 @@ fn check_target_column(rule: &Rule, name: &str) -> std::result::Result<(), Strin
         ));
     }
     if LINEAGE_COLUMNS.contains(&name) {
-        return Err(format!("{name} is a lineage column from bronze; rules cannot change it"));
+        return Err(format!(
+            "{name} is a lineage column from bronze; rules cannot change it"
+        ));
     }
     if name.is_empty() {
         return Err(format!("{} needs a column name", rule.kind.as_str()));
@@ -468,16 +572,30 @@ fn check_target_column(rule: &Rule, name: &str) -> std::result::Result<(), Strin
 
 /// Evaluates a filter's predicate per row. Returns TRUE = reject, and the
 /// columns the predicate reads (for the quarantine reason).
-async fn eval_filter(df: &DataFrame, rule: &Rule) -> std::result::Result<(BooleanArray, Vec<String>), String> {
-    let expr = df.parse_sql_expr(&rule.resolved_expression()).map_err(df_err)?;
+async fn eval_filter(
+    df: &DataFrame,
+    rule: &Rule,
+) -> std::result::Result<(BooleanArray, Vec<String>), String> {
+    let expr = df
+        .parse_sql_expr(&rule.resolved_expression())
+        .map_err(df_err)?;
     let ty = expr.get_type(df.schema()).map_err(df_err)?;
     if ty != DataType::Boolean && ty != DataType::Null {
         return Err(format!("a filter must be a condition (TRUE = send the row to quarantine), but this expression gives {ty}"));
     }
-    let mut cols: Vec<String> = expr.column_refs().into_iter().map(|c| c.name.clone()).collect();
+    let mut cols: Vec<String> = expr
+        .column_refs()
+        .into_iter()
+        .map(|c| c.name.clone())
+        .collect();
     cols.sort();
     cols.dedup();
-    let out = collect_one(df.clone().select(vec![expr.is_true().alias("__reject")]).map_err(df_err)?).await?;
+    let out = collect_one(
+        df.clone()
+            .select(vec![expr.is_true().alias("__reject")])
+            .map_err(df_err)?,
+    )
+    .await?;
     let flags = out
         .column(0)
         .as_any()
@@ -489,7 +607,11 @@ async fn eval_filter(df: &DataFrame, rule: &Rule) -> std::result::Result<(Boolea
 
 /// Replaces an existing column with the expression's value. Returns the new
 /// rows and how many values changed.
-async fn normalize(ctx: &SessionContext, input: &RecordBatch, rule: &Rule) -> std::result::Result<(RecordBatch, usize), String> {
+async fn normalize(
+    ctx: &SessionContext,
+    input: &RecordBatch,
+    rule: &Rule,
+) -> std::result::Result<(RecordBatch, usize), String> {
     let column = rule.column.trim();
     check_target_column(rule, column)?;
     let Ok(old_index) = input.schema().index_of(column) else {
@@ -498,39 +620,61 @@ async fn normalize(ctx: &SessionContext, input: &RecordBatch, rule: &Rule) -> st
         ));
     };
     let df = read_batch(ctx, input).map_err(|e| e.to_string())?;
-    let expr = df.parse_sql_expr(&rule.resolved_expression()).map_err(df_err)?;
+    let expr = df
+        .parse_sql_expr(&rule.resolved_expression())
+        .map_err(df_err)?;
     let out = collect_one(df.with_column(column, expr).map_err(df_err)?).await?;
     let new_index = out.schema().index_of(column).map_err(|e| e.to_string())?;
-    Ok((out.clone(), changed_values(input.column(old_index), out.column(new_index))))
+    Ok((
+        out.clone(),
+        changed_values(input.column(old_index), out.column(new_index)),
+    ))
 }
 
 /// Values that differ, comparing in the old column's type (so 1.5 → 1 counts as a change).
 fn changed_values(old: &ArrayRef, new: &ArrayRef) -> usize {
-    match cast(new, old.data_type()).and_then(|n| datafusion::arrow::compute::kernels::cmp::distinct(old, &n)) {
+    match cast(new, old.data_type())
+        .and_then(|n| datafusion::arrow::compute::kernels::cmp::distinct(old, &n))
+    {
         Ok(d) => d.iter().filter(|v| v == &Some(true)).count(),
         Err(_) => old.len(),
     }
 }
 
 /// Adds a computed column. Returns the new rows and how many are NULL in it.
-async fn enrich_computed(ctx: &SessionContext, input: &RecordBatch, rule: &Rule) -> std::result::Result<(RecordBatch, usize), String> {
+async fn enrich_computed(
+    ctx: &SessionContext,
+    input: &RecordBatch,
+    rule: &Rule,
+) -> std::result::Result<(RecordBatch, usize), String> {
     let column = rule.column.trim();
     check_target_column(rule, column)?;
     if input.schema().index_of(column).is_ok() {
-        return Err(format!("column {column} already exists (use a normalize rule to change it)"));
+        return Err(format!(
+            "column {column} already exists (use a normalize rule to change it)"
+        ));
     }
     let df = read_batch(ctx, input).map_err(|e| e.to_string())?;
-    let expr = df.parse_sql_expr(&rule.resolved_expression()).map_err(df_err)?;
+    let expr = df
+        .parse_sql_expr(&rule.resolved_expression())
+        .map_err(df_err)?;
     let out = collect_one(df.with_column(column, expr).map_err(df_err)?).await?;
-    let nulls = out.column_by_name(column).map(|c| c.null_count()).unwrap_or(0);
+    let nulls = out
+        .column_by_name(column)
+        .map(|c| c.null_count())
+        .unwrap_or(0);
     Ok((out, nulls))
 }
 
 /// Splits "pu.borough, upper(pu.zone)" into SQL expressions with the SQL parser.
 fn split_expressions(text: &str) -> std::result::Result<Vec<String>, String> {
     let dialect = GenericDialect {};
-    let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(|e| e.to_string())?;
-    let exprs = parser.parse_comma_separated(Parser::parse_expr).map_err(|e| e.to_string())?;
+    let mut parser = Parser::new(&dialect)
+        .try_with_sql(text)
+        .map_err(|e| e.to_string())?;
+    let exprs = parser
+        .parse_comma_separated(Parser::parse_expr)
+        .map_err(|e| e.to_string())?;
     Ok(exprs.into_iter().map(|e| e.to_string()).collect())
 }
 
@@ -546,12 +690,16 @@ async fn enrich_lookup(
     let lookup = rule.lookup.as_ref().ok_or("no lookup")?;
     let outputs = rule.output_columns();
     if outputs.is_empty() {
-        return Err("name the new column(s) this lookup adds, e.g. pickup_borough, pickup_zone".into());
+        return Err(
+            "name the new column(s) this lookup adds, e.g. pickup_borough, pickup_zone".into(),
+        );
     }
     for c in &outputs {
         check_target_column(rule, c)?;
         if input.schema().index_of(c).is_ok() {
-            return Err(format!("column {c} already exists (use a normalize rule to change it)"));
+            return Err(format!(
+                "column {c} already exists (use a normalize rule to change it)"
+            ));
         }
     }
     let exprs = split_expressions(&rule.resolved_expression())?;
@@ -562,10 +710,21 @@ async fn enrich_lookup(
             exprs.len()
         ));
     }
-    let table = lookup.table.strip_prefix("bronze.").unwrap_or(&lookup.table);
-    let parsed = all_parsed
-        .get(table)
-        .ok_or_else(|| format!("lookup table {} does not exist (bronze tables: {})", lookup.table, all_parsed.keys().map(|k| format!("bronze.{k}")).collect::<Vec<_>>().join(", ")))?;
+    let table = lookup
+        .table
+        .strip_prefix("bronze.")
+        .unwrap_or(&lookup.table);
+    let parsed = all_parsed.get(table).ok_or_else(|| {
+        format!(
+            "lookup table {} does not exist (bronze tables: {})",
+            lookup.table,
+            all_parsed
+                .keys()
+                .map(|k| format!("bronze.{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
     // Only the lookup's own columns take part (not its lineage columns).
     let schema = parsed.rows.schema();
     let own: Vec<usize> = (0..schema.fields().len())
@@ -574,11 +733,24 @@ async fn enrich_lookup(
     let lookup_rows = parsed.rows.project(&own).map_err(|e| e.to_string())?;
 
     let left = read_batch(ctx, input).map_err(|e| e.to_string())?;
-    let left_cols: Vec<Expr> = left.schema().columns().into_iter().map(Expr::Column).collect();
-    let right = read_batch(ctx, &lookup_rows).map_err(|e| e.to_string())?.alias(&lookup.alias).map_err(df_err)?;
+    let left_cols: Vec<Expr> = left
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    let right = read_batch(ctx, &lookup_rows)
+        .map_err(|e| e.to_string())?
+        .alias(&lookup.alias)
+        .map_err(df_err)?;
     let both = left.schema().join(right.schema()).map_err(df_err)?;
-    let on = ctx.state().create_logical_expr(&lookup.on, &both).map_err(|e| format!("join condition: {}", df_err(e)))?;
-    let joined = left.join_on(right, JoinType::Left, vec![on]).map_err(df_err)?;
+    let on = ctx
+        .state()
+        .create_logical_expr(&lookup.on, &both)
+        .map_err(|e| format!("join condition: {}", df_err(e)))?;
+    let joined = left
+        .join_on(right, JoinType::Left, vec![on])
+        .map_err(df_err)?;
     let mut select = left_cols;
     for (c, e) in outputs.iter().zip(&exprs) {
         let expr = joined.parse_sql_expr(e).map_err(df_err)?;
@@ -591,7 +763,12 @@ async fn enrich_lookup(
             lookup.table
         )
     };
-    let out = match collect_single(joined.select(select).map_err(df_err)?, Some(input.num_rows())).await {
+    let out = match collect_single(
+        joined.select(select).map_err(df_err)?,
+        Some(input.num_rows()),
+    )
+    .await
+    {
         Ok(out) => out,
         Err(CollectError::TooManyRows(n)) => return Err(not_unique(format!("more than {n}"))),
         Err(e) => return Err(e.into()),
@@ -599,7 +776,10 @@ async fn enrich_lookup(
     if out.num_rows() != input.num_rows() {
         return Err(not_unique(out.num_rows().to_string()));
     }
-    let unmatched = out.column_by_name(&outputs[0]).map(|c| c.null_count()).unwrap_or(0);
+    let unmatched = out
+        .column_by_name(&outputs[0])
+        .map(|c| c.null_count())
+        .unwrap_or(0);
     Ok((out, unmatched))
 }
 
@@ -617,8 +797,13 @@ pub const MAX_EXPRESSION_TOKENS: usize = 300;
 pub(crate) fn check_size(sql: &str, limit: usize) -> std::result::Result<(), String> {
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
     let dialect = GenericDialect {};
-    let tokens = Tokenizer::new(&dialect, sql).tokenize().map_err(|e| format!("SQL syntax: {e}"))?;
-    let n = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).count();
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize()
+        .map_err(|e| format!("SQL syntax: {e}"))?;
+    let n = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .count();
     if n > limit {
         return Err(format!(
             "this SQL has {n} tokens; the in-browser engine takes at most {limit} here (very long expressions overflow its stack). Split it up or simplify it."
@@ -627,10 +812,15 @@ pub(crate) fn check_size(sql: &str, limit: usize) -> std::result::Result<(), Str
     Ok(())
 }
 
-async fn run_gold(ctx: &SessionContext, name: &str, sql: &str) -> std::result::Result<RecordBatch, String> {
+async fn run_gold(
+    ctx: &SessionContext,
+    name: &str,
+    sql: &str,
+) -> std::result::Result<RecordBatch, String> {
     check_size(sql, MAX_SQL_TOKENS)?;
     let dialect = GenericDialect {};
-    let statements = Parser::parse_sql(&dialect, sql).map_err(|e| format!("SQL syntax: {}", clean_datafusion_message(&e.to_string())))?;
+    let statements = Parser::parse_sql(&dialect, sql)
+        .map_err(|e| format!("SQL syntax: {}", clean_datafusion_message(&e.to_string())))?;
     match statements.as_slice() {
         [datafusion::sql::sqlparser::ast::Statement::Query(_)] => {}
         [] => return Err("the model is empty: write one SELECT query over silver tables".into()),
@@ -641,7 +831,10 @@ async fn run_gold(ctx: &SessionContext, name: &str, sql: &str) -> std::result::R
         }
         _ => return Err(format!("gold.{name} must be one SELECT query, not {} statements", statements.len())),
     }
-    let opts = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
+    let opts = SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
     let df = ctx.sql_with_options(sql, opts).await.map_err(df_err)?;
     let mut read_bronze = Vec::new();
     df.logical_plan()

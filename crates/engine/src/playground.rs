@@ -14,7 +14,8 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::api::{
-    diagnostics_for, ColumnView, GoldView, Lang, PipelineView, Request, Response, RuleView, RunInfo, SilverView, TableView,
+    diagnostics_for, ColumnView, GoldView, Lang, PipelineView, Request, Response, RuleView,
+    RunInfo, SilverView, TableView,
 };
 use crate::bronze::{bronze_batch, bronze_schema, decode_utf8, split_records, BatchInfo};
 use crate::checks::{evaluate, CheckResult};
@@ -64,7 +65,9 @@ pub fn new_session(lake: &Lake) -> Result<SessionContext> {
         .with_repartition_file_scans(false);
     config.options_mut().sql_parser.enable_ident_normalization = false;
     let runtime = RuntimeEnvBuilder::new()
-        .with_disk_manager_builder(DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled))
+        .with_disk_manager_builder(
+            DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
+        )
         .build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime);
     let url = ObjectStoreUrl::parse(LAKE_URL)?;
@@ -95,29 +98,67 @@ impl Playground {
             ids,
             lang: Lang::En,
             example: String::new(),
-            def: PipelineDef { title: String::new(), bronze: vec![], silver: vec![], gold: vec![], checks: vec![] },
+            def: PipelineDef {
+                title: String::new(),
+                bronze: vec![],
+                silver: vec![],
+                gold: vec![],
+                checks: vec![],
+            },
             batches: vec![],
             bronze: BTreeMap::new(),
             last_good: None,
             checks: vec![],
             diagnostics: vec![],
-            run_info: RunInfo { ok: true, duration_ms: 0.0, runs: 0, errors: vec![] },
+            run_info: RunInfo {
+                ok: true,
+                duration_ms: 0.0,
+                runs: 0,
+                errors: vec![],
+            },
         })
     }
 
     /// Carries out a request. Never panics; failures come back as [`Response::Error`].
     pub async fn handle(&mut self, request: Request) -> Response {
         let result = match request {
-            Request::LoadExample { example, lang } => self.load_example(&example, lang).await.map(|_| self.snapshot()),
-            Request::Ingest { table, file_name, bytes } => self.ingest(&table, &file_name, &bytes).await.map(|_| self.snapshot()),
-            Request::SetRules { silver_table, rules } => self.set_rules(&silver_table, rules).await.map(|_| self.snapshot()),
-            Request::SetGoldSql { model, sql } => self.set_gold_sql(&model, &sql).await.map(|_| self.snapshot()),
+            Request::LoadExample { example, lang } => self
+                .load_example(&example, lang)
+                .await
+                .map(|_| self.snapshot()),
+            Request::Ingest {
+                table,
+                file_name,
+                bytes,
+            } => self
+                .ingest(&table, &file_name, &bytes)
+                .await
+                .map(|_| self.snapshot()),
+            Request::SetRules {
+                silver_table,
+                rules,
+            } => self
+                .set_rules(&silver_table, rules)
+                .await
+                .map(|_| self.snapshot()),
+            Request::SetGoldSql { model, sql } => self
+                .set_gold_sql(&model, &sql)
+                .await
+                .map(|_| self.snapshot()),
             Request::SetLang { lang } => self.set_lang(lang).await.map(|_| self.snapshot()),
-            Request::GetTable { table, offset, limit } => self.table_view(&table, offset, limit).map(Response::Table),
-            Request::ExportRules { silver_table } => self.export_rules(&silver_table).map(|text| Response::Text { text }),
+            Request::GetTable {
+                table,
+                offset,
+                limit,
+            } => self.table_view(&table, offset, limit).map(Response::Table),
+            Request::ExportRules { silver_table } => self
+                .export_rules(&silver_table)
+                .map(|text| Response::Text { text }),
             Request::Snapshot => Ok(self.snapshot()),
         };
-        result.unwrap_or_else(|e| Response::Error { message: e.to_string() })
+        result.unwrap_or_else(|e| Response::Error {
+            message: e.to_string(),
+        })
     }
 
     fn snapshot(&self) -> Response {
@@ -126,8 +167,12 @@ impl Playground {
 
     /// Replaces everything with a bundled example and runs it.
     pub async fn load_example(&mut self, name: &str, lang: Lang) -> Result<()> {
-        let example = crate::example::find(name)
-            .ok_or_else(|| EngineError::Request(format!("unknown example {name}; known: {}", crate::example::names().join(", "))))?;
+        let example = crate::example::find(name).ok_or_else(|| {
+            EngineError::Request(format!(
+                "unknown example {name}; known: {}",
+                crate::example::names().join(", ")
+            ))
+        })?;
         let lake = Lake::default();
         self.ctx = new_session(&lake)?;
         self.lake = lake;
@@ -139,7 +184,12 @@ impl Playground {
         self.last_good = None;
         self.checks.clear();
         self.diagnostics.clear();
-        self.run_info = RunInfo { ok: true, duration_ms: 0.0, runs: 0, errors: vec![] };
+        self.run_info = RunInfo {
+            ok: true,
+            duration_ms: 0.0,
+            runs: 0,
+            errors: vec![],
+        };
         for b in self.def.bronze.clone() {
             self.register_bronze(&b.name).await?;
         }
@@ -158,7 +208,12 @@ impl Playground {
     /// Appends `bytes` as a new batch of bronze table `table`, then reruns.
     /// Refuses (writing nothing) an unknown table, a file over
     /// [`MAX_FILE_BYTES`], or bytes that are not UTF-8.
-    pub async fn ingest(&mut self, table: &str, file_name: &str, bytes: &[u8]) -> Result<BatchInfo> {
+    pub async fn ingest(
+        &mut self,
+        table: &str,
+        file_name: &str,
+        bytes: &[u8],
+    ) -> Result<BatchInfo> {
         let info = self.append(table, file_name, bytes).await?;
         self.run().await;
         Ok(info)
@@ -169,7 +224,12 @@ impl Playground {
         let def = self.def.bronze_table(&table).ok_or_else(|| {
             EngineError::Ingest(format!(
                 "there is no bronze table {table}; drop the file on one of: {}",
-                self.def.bronze.iter().map(|b| format!("bronze.{}", b.name)).collect::<Vec<_>>().join(", ")
+                self.def
+                    .bronze
+                    .iter()
+                    .map(|b| format!("bronze.{}", b.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?;
         if bytes.len() > MAX_FILE_BYTES {
@@ -182,12 +242,26 @@ impl Playground {
         let text = decode_utf8(file_name, bytes)?;
         let split = split_records(&text)?;
         let batch_id = self.ids.new_id().to_string();
-        let event_ids = (0..split.records.len()).map(|_| self.ids.new_id().to_string()).collect();
+        let event_ids = (0..split.records.len())
+            .map(|_| self.ids.new_id().to_string())
+            .collect();
         let ts = self.clock.now_micros();
-        let rows = bronze_batch(&split, ts, &def.source_system, file_name, &batch_id, event_ids)?;
+        let rows = bronze_batch(
+            &split,
+            ts,
+            &def.source_system,
+            file_name,
+            &batch_id,
+            event_ids,
+        )?;
         let seq = self.bronze.get(&table).map(Vec::len).unwrap_or(0) + 1;
-        let path = format!("{}/part-{seq:06}.parquet", Lake::table_dir("bronze", &table));
-        self.lake.write_parquet(&path, bronze_schema(), std::slice::from_ref(&rows)).await?;
+        let path = format!(
+            "{}/part-{seq:06}.parquet",
+            Lake::table_dir("bronze", &table)
+        );
+        self.lake
+            .write_parquet(&path, bronze_schema(), std::slice::from_ref(&rows))
+            .await?;
         // Read the batch back from the lake: what silver sees is what Parquet holds.
         let stored = concat_batches(&bronze_schema(), &self.lake.read_parquet(&path).await?)?;
         let mut notes = Vec::new();
@@ -210,7 +284,10 @@ impl Playground {
             notes,
         };
         self.batches.push(info.clone());
-        self.bronze.entry(table.clone()).or_default().push((info.clone(), stored));
+        self.bronze
+            .entry(table.clone())
+            .or_default()
+            .push((info.clone(), stored));
         self.register_bronze(&table).await?;
         Ok(info)
     }
@@ -230,7 +307,11 @@ impl Playground {
 
     /// Replaces the rules of `silver_table` (with or without `silver.`) and reruns.
     /// Invalid rules are kept (so they can be fixed) and reported next to their id.
-    pub async fn set_rules(&mut self, silver_table: &str, rules: Vec<crate::rules::Rule>) -> Result<()> {
+    pub async fn set_rules(
+        &mut self,
+        silver_table: &str,
+        rules: Vec<crate::rules::Rule>,
+    ) -> Result<()> {
         let name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
         let s = self
             .def
@@ -281,13 +362,22 @@ impl Playground {
     pub async fn run(&mut self) {
         let started = web_time::Instant::now();
         self.run_info.runs += 1;
-        let result = run(RunInput { ctx: &self.ctx, def: &self.def, bronze: &self.bronze }).await;
+        let result = run(RunInput {
+            ctx: &self.ctx,
+            def: &self.def,
+            bronze: &self.bronze,
+        })
+        .await;
         match result {
             Ok(mut out) => {
                 // A failed gold model keeps showing its last good table (marked in the UI).
                 for d in &out.gold_errors {
                     let name = format!("gold.{}", d.id);
-                    if let Some(old) = self.last_good.as_ref().and_then(|o| o.tables.iter().find(|t| t.name == name)) {
+                    if let Some(old) = self
+                        .last_good
+                        .as_ref()
+                        .and_then(|o| o.tables.iter().find(|t| t.name == name))
+                    {
                         out.tables.push(old.clone());
                     }
                 }
@@ -326,7 +416,11 @@ impl Playground {
                 }
             }
         }
-        let stats = self.last_good.as_ref().map(|o| o.rule_stats.as_slice()).unwrap_or(&[]);
+        let stats = self
+            .last_good
+            .as_ref()
+            .map(|o| o.rule_stats.as_slice())
+            .unwrap_or(&[]);
         let silver = self
             .def
             .silver
@@ -340,7 +434,11 @@ impl Playground {
                     .iter()
                     .map(|r| RuleView {
                         rule: r.clone(),
-                        stat: if r.enabled { stats.iter().find(|st| st.rule_id == r.id).cloned() } else { None },
+                        stat: if r.enabled {
+                            stats.iter().find(|st| st.rule_id == r.id).cloned()
+                        } else {
+                            None
+                        },
                         error: diagnostics_for(&self.diagnostics, "rule", &r.id),
                     })
                     .collect(),
@@ -350,7 +448,10 @@ impl Playground {
             .def
             .gold
             .iter()
-            .map(|g| GoldView { model: g.clone(), error: diagnostics_for(&self.diagnostics, "gold", &g.name) })
+            .map(|g| GoldView {
+                model: g.clone(),
+                error: diagnostics_for(&self.diagnostics, "gold", &g.name),
+            })
             .collect();
         PipelineView {
             example: self.example.clone(),
@@ -367,7 +468,11 @@ impl Playground {
 
     fn table_batch(&self, name: &str) -> Option<RecordBatch> {
         if let Some(t) = name.strip_prefix("bronze.") {
-            let rows: Vec<&RecordBatch> = self.bronze.get(t).map(|b| b.iter().map(|(_, r)| r).collect()).unwrap_or_default();
+            let rows: Vec<&RecordBatch> = self
+                .bronze
+                .get(t)
+                .map(|b| b.iter().map(|(_, r)| r).collect())
+                .unwrap_or_default();
             self.def.bronze_table(t)?;
             return concat_batches(&bronze_schema(), rows).ok();
         }
@@ -408,26 +513,56 @@ impl Playground {
                 page.columns()
                     .iter()
                     .zip(&formatters)
-                    .map(|(c, f)| if c.is_null(r) { None } else { Some(f.value(r).to_string()) })
+                    .map(|(c, f)| {
+                        if c.is_null(r) {
+                            None
+                        } else {
+                            Some(f.value(r).to_string())
+                        }
+                    })
                     .collect()
             })
             .collect();
-        Ok(TableView { name: name.to_string(), layer, description, columns, row_count: batch.num_rows(), offset: start, rows })
+        Ok(TableView {
+            name: name.to_string(),
+            layer,
+            description,
+            columns,
+            row_count: batch.num_rows(),
+            offset: start,
+            rows,
+        })
     }
 
     fn describe(&self, name: &str) -> String {
         let (layer, table) = name.split_once('.').unwrap_or(("", name));
         let ru = self.lang == Lang::Ru;
         match layer {
-            "bronze" => self.def.bronze_table(table).map(|b| b.description.clone()).unwrap_or_default(),
+            "bronze" => self
+                .def
+                .bronze_table(table)
+                .map(|b| b.description.clone())
+                .unwrap_or_default(),
             "silver" if table == "quarantine" => if ru {
                 "Строки, не дошедшие до silver: id правила и причина, исходный текст из bronze."
             } else {
                 "Rows that did not reach silver: the rule id and reason, with the bronze text."
             }
             .to_string(),
-            "silver" => self.def.silver.iter().find(|s| s.name == table).map(|s| s.description.clone()).unwrap_or_default(),
-            "gold" => self.def.gold.iter().find(|g| g.name == table).map(|g| g.description.clone()).unwrap_or_default(),
+            "silver" => self
+                .def
+                .silver
+                .iter()
+                .find(|s| s.name == table)
+                .map(|s| s.description.clone())
+                .unwrap_or_default(),
+            "gold" => self
+                .def
+                .gold
+                .iter()
+                .find(|g| g.name == table)
+                .map(|g| g.description.clone())
+                .unwrap_or_default(),
             _ => String::new(),
         }
     }

@@ -124,13 +124,22 @@ impl RuleRegistry {
     /// The registry as the markdown table of seed 002 section 3
     /// (`| # | Column / scope | Rule | Kind | Rationale |`), disabled rules marked.
     pub fn to_markdown(&self) -> String {
-        let mut s = String::from("| # | Column / scope | Rule | Kind | Rationale |\n|---|---|---|---|---|\n");
+        let mut s = String::from(
+            "| # | Column / scope | Rule | Kind | Rationale |\n|---|---|---|---|---|\n",
+        );
         for r in &self.rules {
             let mut rule = r.resolved_expression();
             if let Some(l) = &r.lookup {
-                rule = format!("LEFT JOIN {} AS {} ON {} → {}", l.table, l.alias, l.on, rule);
+                rule = format!(
+                    "LEFT JOIN {} AS {} ON {} → {}",
+                    l.table, l.alias, l.on, rule
+                );
             }
-            let id = if r.enabled { r.id.clone() } else { format!("{} (off)", r.id) };
+            let id = if r.enabled {
+                r.id.clone()
+            } else {
+                format!("{} (off)", r.id)
+            };
             s.push_str(&format!(
                 "| {} | {} | `{}` | {} | {} |\n",
                 md_cell(&id),
@@ -170,7 +179,10 @@ mod tests {
             kind,
             column: "c".into(),
             expression: "c > {limit}".into(),
-            params: vec![RuleParam { name: "limit".into(), value: "5".into() }],
+            params: vec![RuleParam {
+                name: "limit".into(),
+                value: "5".into(),
+            }],
             lookup: None,
             enabled: true,
             rationale: "why | not".into(),
@@ -180,15 +192,25 @@ mod tests {
     #[test]
     fn execution_order_groups_by_kind() {
         let reg = RuleRegistry {
-            rules: vec![rule("E1", RuleKind::Enrich), rule("F1", RuleKind::Filter), rule("N1", RuleKind::Normalize)],
+            rules: vec![
+                rule("E1", RuleKind::Enrich),
+                rule("F1", RuleKind::Filter),
+                rule("N1", RuleKind::Normalize),
+            ],
         };
-        let ids: Vec<_> = reg.in_execution_order().iter().map(|r| r.id.as_str()).collect();
+        let ids: Vec<_> = reg
+            .in_execution_order()
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect();
         assert_eq!(ids, ["F1", "N1", "E1"]);
     }
 
     #[test]
     fn markdown_substitutes_params_and_escapes_pipes() {
-        let reg = RuleRegistry { rules: vec![rule("F1", RuleKind::Filter)] };
+        let reg = RuleRegistry {
+            rules: vec![rule("F1", RuleKind::Filter)],
+        };
         assert_eq!(
             reg.to_markdown(),
             "| # | Column / scope | Rule | Kind | Rationale |\n|---|---|---|---|---|\n| F1 | c | `c > 5` | filter | why \\| not |\n"
@@ -197,7 +219,9 @@ mod tests {
 
     #[test]
     fn json_round_trip() {
-        let reg = RuleRegistry { rules: vec![rule("F1", RuleKind::Filter)] };
+        let reg = RuleRegistry {
+            rules: vec![rule("F1", RuleKind::Filter)],
+        };
         let json = serde_json::to_string(&reg).unwrap();
         assert!(json.contains("\"kind\":\"filter\""));
         assert_eq!(serde_json::from_str::<RuleRegistry>(&json).unwrap(), reg);

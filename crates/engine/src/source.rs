@@ -79,7 +79,11 @@ impl ColumnType {
             ColumnType::Boolean,
         ]
         .into_iter()
-        .find(|t| &t.arrow_type() == dt || (matches!(t, ColumnType::String) && matches!(dt, DataType::Utf8View | DataType::LargeUtf8)))
+        .find(|t| {
+            &t.arrow_type() == dt
+                || (matches!(t, ColumnType::String)
+                    && matches!(dt, DataType::Utf8View | DataType::LargeUtf8))
+        })
     }
 }
 
@@ -103,15 +107,25 @@ impl SourceSchema {
         Self {
             columns: cols
                 .iter()
-                .map(|(n, t)| SourceColumn { name: (*n).to_string(), data_type: *t })
+                .map(|(n, t)| SourceColumn {
+                    name: (*n).to_string(),
+                    data_type: *t,
+                })
                 .collect(),
         }
     }
 
     /// Arrow schema of a parsed table: the lineage columns, then the declared columns.
     pub fn parsed_arrow_schema(&self) -> SchemaRef {
-        let mut fields: Vec<Field> = LINEAGE_COLUMNS.iter().map(|n| Field::new(*n, DataType::Utf8, false)).collect();
-        fields.extend(self.columns.iter().map(|c| Field::new(&c.name, c.data_type.arrow_type(), true)));
+        let mut fields: Vec<Field> = LINEAGE_COLUMNS
+            .iter()
+            .map(|n| Field::new(*n, DataType::Utf8, false))
+            .collect();
+        fields.extend(
+            self.columns
+                .iter()
+                .map(|c| Field::new(&c.name, c.data_type.arrow_type(), true)),
+        );
         Arc::new(Schema::new(fields))
     }
 }
@@ -162,10 +176,16 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         let header_index = header_positions(&info.header, schema);
         // A CSV whose header shares no column with the declared schema is some
         // other data set: its rows are quarantined rather than read as all-NULL rows.
-        let foreign_header = info.format == SourceFormat::Csv && !header_index.values().any(Option::is_some);
+        let foreign_header =
+            info.format == SourceFormat::Csv && !header_index.values().any(Option::is_some);
         if info.format == SourceFormat::Csv && batch.num_rows() > 0 && !foreign_header {
             for (c, col) in schema.columns.iter().enumerate() {
-                if header_index.get(col.name.as_str()).copied().flatten().is_none() {
+                if header_index
+                    .get(col.name.as_str())
+                    .copied()
+                    .flatten()
+                    .is_none()
+                {
                     missing_counts[c] += 1;
                 }
             }
@@ -177,15 +197,25 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 SourceFormat::Csv if foreign_header => Err(format!(
                     "the file's header ({}) has none of the declared columns ({}){}",
                     short_list(&info.header),
-                    short_list(&schema.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>()),
+                    short_list(
+                        &schema
+                            .columns
+                            .iter()
+                            .map(|c| c.name.clone())
+                            .collect::<Vec<_>>()
+                    ),
                     match info.header.as_slice() {
-                        [one] if one.contains(';') => "; the file looks ';'-separated, and only ',' is read for now",
-                        [one] if one.contains('\t') => "; the file looks tab-separated, and only ',' is read for now",
+                        [one] if one.contains(';') =>
+                            "; the file looks ';'-separated, and only ',' is read for now",
+                        [one] if one.contains('\t') =>
+                            "; the file looks tab-separated, and only ',' is read for now",
                         _ => "",
                     }
                 )),
                 SourceFormat::Csv => read_csv_record(raw, &info.header, &header_index, schema),
-                SourceFormat::JsonLines | SourceFormat::JsonArray => read_json_record(raw, schema, &mut json_seen),
+                SourceFormat::JsonLines | SourceFormat::JsonArray => {
+                    read_json_record(raw, schema, &mut json_seen)
+                }
             };
             match fields {
                 Ok(values) => {
@@ -221,7 +251,10 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
     let n = lineage[0].len();
     let mut typed: Vec<ArrayRef> = Vec::with_capacity(ncols);
     let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
-    let opts = CastOptions { safe: true, ..Default::default() };
+    let opts = CastOptions {
+        safe: true,
+        ..Default::default()
+    };
     for (c, col) in schema.columns.iter().enumerate() {
         let mut b = StringBuilder::new();
         for v in &text_cols[c] {
@@ -231,7 +264,12 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         let converted = cast_with_options(&text, &col.data_type.arrow_type(), &opts)?;
         for (row, err) in errors.iter_mut().enumerate() {
             if text.is_valid(row) && converted.is_null(row) {
-                err.push(format!("{}: '{}' is not {}", col.name, text.value(row), col.data_type.sql_name()));
+                err.push(format!(
+                    "{}: '{}' is not {}",
+                    col.name,
+                    text.value(row),
+                    col.data_type.sql_name()
+                ));
             }
         }
         typed.push(converted);
@@ -265,14 +303,25 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         .iter()
         .zip(missing_counts)
         .filter(|(_, k)| *k > 0)
-        .map(|(c, k)| MissingColumn { column: c.name.clone(), batches_without: k, batches_total: total })
+        .map(|(c, k)| MissingColumn {
+            column: c.name.clone(),
+            batches_without: k,
+            batches_total: total,
+        })
         .collect();
-    Ok(Parsed { rows, rejected, missing })
+    Ok(Parsed {
+        rows,
+        rejected,
+        missing,
+    })
 }
 
 /// Where each declared column is in a CSV header: exact name first, else the
 /// same name in another case (Spark reads headers case-insensitively too).
-fn header_positions<'a>(header: &[String], schema: &'a SourceSchema) -> HashMap<&'a str, Option<usize>> {
+fn header_positions<'a>(
+    header: &[String],
+    schema: &'a SourceSchema,
+) -> HashMap<&'a str, Option<usize>> {
     schema
         .columns
         .iter()
@@ -299,7 +348,9 @@ fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArr
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        .ok_or_else(|| crate::error::EngineError::Internal(format!("bronze column {name} missing or not Utf8")))
+        .ok_or_else(|| {
+            crate::error::EngineError::Internal(format!("bronze column {name} missing or not Utf8"))
+        })
 }
 
 /// One CSV payload → the declared columns' texts (empty field = NULL).
@@ -309,7 +360,10 @@ fn read_csv_record(
     header_index: &HashMap<&str, Option<usize>>,
     schema: &SourceSchema,
 ) -> std::result::Result<Vec<Option<String>>, String> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(raw.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(raw.as_bytes());
     let mut record = csv::StringRecord::new();
     match reader.read_record(&mut record) {
         Ok(true) => {}
@@ -317,7 +371,11 @@ fn read_csv_record(
         Err(e) => return Err(format!("unreadable CSV record: {e}")),
     }
     if record.len() != header.len() {
-        return Err(format!("expected {} fields (as in the header), found {}", header.len(), record.len()));
+        return Err(format!(
+            "expected {} fields (as in the header), found {}",
+            header.len(),
+            record.len()
+        ));
     }
     Ok(schema
         .columns
@@ -337,15 +395,33 @@ fn read_csv_record(
 /// One JSON Lines payload → the declared columns' texts. Strings are taken as
 /// they are, numbers and booleans by their JSON text, `null` as NULL, nested
 /// values as their JSON text.
-fn read_json_record(raw: &str, schema: &SourceSchema, seen: &mut [bool]) -> std::result::Result<Vec<Option<String>>, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(raw).map_err(|e| format!("invalid JSON at column {}: {e}", e.column()))?;
-    let obj = value.as_object().ok_or_else(|| "JSON value is not an object".to_string())?;
-    let field = |name: &str| obj.get(name).or_else(|| obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v));
+fn read_json_record(
+    raw: &str,
+    schema: &SourceSchema,
+    seen: &mut [bool],
+) -> std::result::Result<Vec<Option<String>>, String> {
+    let value: serde_json::Value = serde_json::from_str(raw)
+        .map_err(|e| format!("invalid JSON at column {}: {e}", e.column()))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| "JSON value is not an object".to_string())?;
+    let field = |name: &str| {
+        obj.get(name).or_else(|| {
+            obj.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v)
+        })
+    };
     if !schema.columns.iter().any(|c| field(&c.name).is_some()) {
         return Err(format!(
             "the object has none of the declared columns ({})",
-            short_list(&schema.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
+            short_list(
+                &schema
+                    .columns
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>()
+            )
         ));
     }
     Ok(schema
@@ -391,13 +467,31 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected_with_column_and_value() {
-        let schema = SourceSchema::new(&[("id", ColumnType::Bigint), ("qty", ColumnType::Int), ("note", ColumnType::String)]);
-        let parsed = parse_bronze(&schema, &[batch_of("id,qty,note\n1,2,a\n2,three,b\n3,,c\n4,5\n", "f.csv")]).unwrap();
+        let schema = SourceSchema::new(&[
+            ("id", ColumnType::Bigint),
+            ("qty", ColumnType::Int),
+            ("note", ColumnType::String),
+        ]);
+        let parsed = parse_bronze(
+            &schema,
+            &[batch_of(
+                "id,qty,note\n1,2,a\n2,three,b\n3,,c\n4,5\n",
+                "f.csv",
+            )],
+        )
+        .unwrap();
         assert_eq!(parsed.rows.num_rows(), 2);
-        let reasons: Vec<_> = parsed.rejected.iter().map(|r| (r.event_id.as_str(), r.reason.as_str())).collect();
+        let reasons: Vec<_> = parsed
+            .rejected
+            .iter()
+            .map(|r| (r.event_id.as_str(), r.reason.as_str()))
+            .collect();
         assert_eq!(
             reasons,
-            [("e3", "expected 3 fields (as in the header), found 2"), ("e1", "qty: 'three' is not INT")]
+            [
+                ("e3", "expected 3 fields (as in the header), found 2"),
+                ("e1", "qty: 'three' is not INT")
+            ]
         );
         // the empty qty of id 3 is a missing value, not an error
         let qty = parsed.rows.column_by_name("qty").unwrap();
@@ -407,10 +501,30 @@ mod tests {
     #[test]
     fn json_lines_and_missing_columns() {
         let schema = SourceSchema::new(&[("id", ColumnType::Bigint), ("fee", ColumnType::Double)]);
-        let parsed = parse_bronze(&schema, &[batch_of("{\"id\": 1}\n{\"id\": \"2\"}\n[1]\n{oops\n", "f.jsonl")]).unwrap();
+        let parsed = parse_bronze(
+            &schema,
+            &[batch_of(
+                "{\"id\": 1}\n{\"id\": \"2\"}\n[1]\n{oops\n",
+                "f.jsonl",
+            )],
+        )
+        .unwrap();
         assert_eq!(parsed.rows.num_rows(), 2);
         assert_eq!(parsed.rejected[0].reason, "JSON value is not an object");
-        assert!(parsed.rejected[1].reason.starts_with("invalid JSON at column 2"), "{}", parsed.rejected[1].reason);
-        assert_eq!(parsed.missing, [MissingColumn { column: "fee".into(), batches_without: 1, batches_total: 1 }]);
+        assert!(
+            parsed.rejected[1]
+                .reason
+                .starts_with("invalid JSON at column 2"),
+            "{}",
+            parsed.rejected[1].reason
+        );
+        assert_eq!(
+            parsed.missing,
+            [MissingColumn {
+                column: "fee".into(),
+                batches_without: 1,
+                batches_total: 1
+            }]
+        );
     }
 }

@@ -32,7 +32,9 @@ fn parse_lang(lang: &str) -> Result<Lang, JsError> {
     match lang {
         "en" => Ok(Lang::En),
         "ru" => Ok(Lang::Ru),
-        other => Err(js_err(format!("unknown language {other:?}; use \"en\" or \"ru\""))),
+        other => Err(js_err(format!(
+            "unknown language {other:?}; use \"en\" or \"ru\""
+        ))),
     }
 }
 
@@ -43,13 +45,20 @@ impl Playground {
     pub fn new() -> Result<Playground, JsError> {
         console_error_panic_hook::set_once();
         let inner = medallion_engine::Playground::new().map_err(js_err)?;
-        Ok(Playground { inner: Rc::new(Mutex::new(inner)) })
+        Ok(Playground {
+            inner: Rc::new(Mutex::new(inner)),
+        })
     }
 
     /// A playground with a bundled example loaded and run (`lang`: "en" or "ru").
     pub async fn example(name: String, lang: String) -> Result<Playground, JsError> {
         let pg = Playground::new()?;
-        pg.inner.lock().await.load_example(&name, parse_lang(&lang)?).await.map_err(js_err)?;
+        pg.inner
+            .lock()
+            .await
+            .load_example(&name, parse_lang(&lang)?)
+            .await
+            .map_err(js_err)?;
         Ok(pg)
     }
 
@@ -57,14 +66,29 @@ impl Playground {
     /// the response as JSON. Rejects with the engine's message when the
     /// response is an error.
     pub async fn request(&self, request_json: String) -> Result<String, JsError> {
-        let request: Request = serde_json::from_str(&request_json).map_err(|e| js_err(format!("bad request: {e}")))?;
+        let request: Request =
+            serde_json::from_str(&request_json).map_err(|e| js_err(format!("bad request: {e}")))?;
         let response = self.inner.lock().await.handle(request).await;
         respond(response)
     }
 
     /// Appends a file to a bronze table as a new batch and returns the new snapshot (JSON).
-    pub async fn ingest(&self, table: String, file_name: String, bytes: Vec<u8>) -> Result<String, JsError> {
-        let response = self.inner.lock().await.handle(Request::Ingest { table, file_name, bytes }).await;
+    pub async fn ingest(
+        &self,
+        table: String,
+        file_name: String,
+        bytes: Vec<u8>,
+    ) -> Result<String, JsError> {
+        let response = self
+            .inner
+            .lock()
+            .await
+            .handle(Request::Ingest {
+                table,
+                file_name,
+                bytes,
+            })
+            .await;
         respond(response)
     }
 

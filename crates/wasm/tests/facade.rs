@@ -8,7 +8,9 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 #[wasm_bindgen_test]
 async fn example_snapshot_and_ingest_through_json() {
-    let pg = Playground::example("nyc_taxi_silver".into(), "en".into()).await.unwrap();
+    let pg = Playground::example("nyc_taxi_silver".into(), "en".into())
+        .await
+        .unwrap();
     let snap: serde_json::Value = serde_json::from_str(&pg.snapshot().await.unwrap()).unwrap();
     assert_eq!(snap["type"], "snapshot");
     let tables = snap["tables"].as_array().unwrap();
@@ -17,13 +19,28 @@ async fn example_snapshot_and_ingest_through_json() {
     assert_eq!(tables[2]["row_count"], 260);
 
     let csv = "VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,fare_amount,total_amount\n1,2020-07-03 10:00:00,2020-07-03 10:10:00,-5,-5\n";
-    let after: serde_json::Value =
-        serde_json::from_str(&pg.ingest("nyc_taxi_yellow".into(), "neg.csv".into(), csv.as_bytes().to_vec()).await.unwrap()).unwrap();
+    let after: serde_json::Value = serde_json::from_str(
+        &pg.ingest(
+            "nyc_taxi_yellow".into(),
+            "neg.csv".into(),
+            csv.as_bytes().to_vec(),
+        )
+        .await
+        .unwrap(),
+    )
+    .unwrap();
     assert_eq!(after["tables"][0]["row_count"], 267);
     assert_eq!(after["tables"][3]["row_count"], 7);
 
-    let err = pg.request("{\"type\":\"get_table\",\"table\":\"nope\",\"offset\":0,\"limit\":5}".into()).await.err().unwrap();
+    let err = pg
+        .request("{\"type\":\"get_table\",\"table\":\"nope\",\"offset\":0,\"limit\":5}".into())
+        .await
+        .err()
+        .unwrap();
     let err: wasm_bindgen::JsValue = err.into();
-    let msg = js_sys::Reflect::get(&err, &"message".into()).unwrap().as_string().unwrap();
+    let msg = js_sys::Reflect::get(&err, &"message".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
     assert_eq!(msg, "there is no table nope");
 }

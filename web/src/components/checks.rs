@@ -25,7 +25,11 @@ fn badge(s: CheckStatus) -> (&'static str, &'static str) {
 
 #[function_component(ChecksPanel)]
 pub fn checks_panel(p: &Props) -> Html {
-    let groups = [(CheckLevel::Row, "row"), (CheckLevel::Schema, "schema"), (CheckLevel::Aggregate, "aggregate")];
+    let groups = [
+        (CheckLevel::Row, "row"),
+        (CheckLevel::Schema, "schema"),
+        (CheckLevel::Aggregate, "aggregate"),
+    ];
     html! {
         <div class="panel checks" id="checks">
             <h2>{ t(p.lang, "checks") }</h2>

@@ -35,7 +35,11 @@ fn card_name(name: &str) -> Html {
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
     let card = |name: &str, count: usize, layer: &str, extra: Html| {
-        let has_error = p.view.gold.iter().any(|g| g.error.is_some() && format!("gold.{}", g.model.name) == name);
+        let has_error = p
+            .view
+            .gold
+            .iter()
+            .any(|g| g.error.is_some() && format!("gold.{}", g.model.name) == name);
         let on_click = {
             let cb = p.on_select.clone();
             let name = name.to_string();
@@ -53,7 +57,13 @@ pub fn pipeline_strip(p: &Props) -> Html {
             </div>
         }
     };
-    let by_layer = |layer: &str| p.view.tables.iter().filter(|t| t.layer == layer).collect::<Vec<_>>();
+    let by_layer = |layer: &str| {
+        p.view
+            .tables
+            .iter()
+            .filter(|t| t.layer == layer)
+            .collect::<Vec<_>>()
+    };
 
     let bronze: Html = by_layer("bronze")
         .into_iter()
@@ -98,11 +108,23 @@ pub fn pipeline_strip(p: &Props) -> Html {
         .into_iter()
         .map(|tv| {
             let q = tv.name == "silver.quarantine";
-            let extra = if q { html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> } } else { html! {} };
-            card(&tv.name, tv.row_count, if q { "quarantine" } else { "silver" }, extra)
+            let extra = if q {
+                html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> }
+            } else {
+                html! {}
+            };
+            card(
+                &tv.name,
+                tv.row_count,
+                if q { "quarantine" } else { "silver" },
+                extra,
+            )
         })
         .collect();
-    let gold: Html = by_layer("gold").into_iter().map(|tv| card(&tv.name, tv.row_count, "gold", html! {})).collect();
+    let gold: Html = by_layer("gold")
+        .into_iter()
+        .map(|tv| card(&tv.name, tv.row_count, "gold", html! {}))
+        .collect();
 
     html! {
         <div class="strip" id="pipeline">

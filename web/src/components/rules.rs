@@ -26,16 +26,24 @@ fn stat_text(lang: Lang, rule: &Rule, stat: Option<&RuleStat>) -> String {
     let Some(s) = stat else { return String::new() };
     match (s.kind, rule.lookup.is_some()) {
         (RuleKind::Filter, _) => format!("{} {} / {}", t(lang, "rejected"), s.affected, s.rows_in),
-        (RuleKind::Normalize, _) => format!("{} {} / {}", t(lang, "changed"), s.affected, s.rows_in),
-        (RuleKind::Enrich, true) => format!("{} {} / {}", t(lang, "no_match"), s.affected, s.rows_in),
-        (RuleKind::Enrich, false) => format!("{} {} / {}", t(lang, "null_in"), s.affected, s.rows_in),
+        (RuleKind::Normalize, _) => {
+            format!("{} {} / {}", t(lang, "changed"), s.affected, s.rows_in)
+        }
+        (RuleKind::Enrich, true) => {
+            format!("{} {} / {}", t(lang, "no_match"), s.affected, s.rows_in)
+        }
+        (RuleKind::Enrich, false) => {
+            format!("{} {} / {}", t(lang, "null_in"), s.affected, s.rows_in)
+        }
     }
 }
 
 #[function_component(RulesPanel)]
 pub fn rules_panel(p: &Props) -> Html {
     let lang = p.lang;
-    let Some(silver) = &p.silver else { return html! {} };
+    let Some(silver) = &p.silver else {
+        return html! {};
+    };
     let edit = |i: usize, f: fn(&mut Rule, String)| {
         let (draft, cb) = (p.draft.clone(), p.on_change.clone());
         Callback::from(move |value: String| {
@@ -73,7 +81,11 @@ pub fn rules_panel(p: &Props) -> Html {
         Callback::from(move |_: MouseEvent| {
             let mut rules = draft.clone();
             // Keep the registry in execution order: after the last rule of the same kind.
-            let at = rules.iter().rposition(|r| r.kind == kind).map(|i| i + 1).unwrap_or(rules.len());
+            let at = rules
+                .iter()
+                .rposition(|r| r.kind == kind)
+                .map(|i| i + 1)
+                .unwrap_or(rules.len());
             let rule = new_rule(&rules, kind, lang);
             rules.insert(at, rule);
             cb.emit(rules);
@@ -174,14 +186,20 @@ fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang) -> Rule {
     };
     let next = existing
         .iter()
-        .filter_map(|r| r.id.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()))
+        .filter_map(|r| {
+            r.id.strip_prefix(prefix)
+                .and_then(|n| n.parse::<u32>().ok())
+        })
         .max()
         .unwrap_or(0)
         + 1;
     let (column, expression) = match kind {
         RuleKind::Filter => ("trip_distance", "trip_distance > 100"),
         RuleKind::Normalize => ("store_and_fwd_flag", "upper(trim(store_and_fwd_flag))"),
-        RuleKind::Enrich => ("tip_pct", "round(tip_amount / NULLIF(fare_amount, 0) * 100, 1)"),
+        RuleKind::Enrich => (
+            "tip_pct",
+            "round(tip_amount / NULLIF(fare_amount, 0) * 100, 1)",
+        ),
     };
     Rule {
         id: format!("{prefix}{next}"),

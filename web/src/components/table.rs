@@ -26,7 +26,13 @@ pub struct Props {
 fn fmt_ts(micros: i64) -> String {
     let secs = micros.div_euclid(1_000_000);
     let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(secs as f64 * 1000.0));
-    d.to_iso_string().as_string().unwrap_or_default().replace('T', " ").trim_end_matches(".000Z").to_string() + " UTC"
+    d.to_iso_string()
+        .as_string()
+        .unwrap_or_default()
+        .replace('T', " ")
+        .trim_end_matches(".000Z")
+        .to_string()
+        + " UTC"
 }
 
 #[function_component(TablePanel)]
