@@ -8,6 +8,7 @@ use std::rc::Rc;
 use gloo::timers::callback::Timeout;
 use medallion_engine::api::{PipelineView, Request, Response, TableView};
 use medallion_engine::example::DEFAULT_EXAMPLE;
+use medallion_engine::playground::PREVIEW_ROWS;
 use medallion_engine::rules::Rule;
 use medallion_engine::Lang;
 use yew::prelude::*;
@@ -69,79 +70,19 @@ pub fn app() -> Html {
 
     // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
     let on_response = {
-        let (view, page, rules_draft, gold_draft, banner, export, selected, engine) = (
-            view.clone(),
-            page.clone(),
-            rules_draft.clone(),
-            gold_draft.clone(),
-            banner.clone(),
-            export.clone(),
-            selected.clone(),
-            engine.clone(),
-        );
+        let h = Handles {
+            view: view.clone(),
+            page: page.clone(),
+            rules_draft: rules_draft.clone(),
+            gold_draft: gold_draft.clone(),
+            banner: banner.clone(),
+            export: export.clone(),
+            selected: selected.clone(),
+            engine: (*engine).clone(),
+        };
         move |reset_drafts: bool| {
-            let (view, page, rules_draft, gold_draft, banner, export, selected, engine) = (
-                view.clone(),
-                page.clone(),
-                rules_draft.clone(),
-                gold_draft.clone(),
-                banner.clone(),
-                export.clone(),
-                selected.clone(),
-                engine.clone(),
-            );
-            Callback::from(move |resp: Response| match resp {
-                Response::Snapshot(v) => {
-                    if reset_drafts {
-                        rules_draft.set(
-                            v.silver
-                                .first()
-                                .map(|s| s.rules.iter().map(|r| r.rule.clone()).collect())
-                                .unwrap_or_default(),
-                        );
-                        gold_draft.set(
-                            v.gold
-                                .first()
-                                .map(|g| g.model.sql.clone())
-                                .unwrap_or_default(),
-                        );
-                    }
-                    if v.table(&selected).is_none() {
-                        if let Some(first) = v.tables.first() {
-                            selected.set(first.name.clone());
-                        }
-                    }
-                    // Stay on the page the learner was reading: fetch it again from the new results.
-                    match (*page).clone() {
-                        Some(old) if old.offset > 0 && v.table(&old.name).is_some() => {
-                            let page = page.clone();
-                            engine.send(
-                                Request::GetTable {
-                                    table: old.name,
-                                    offset: old.offset,
-                                    limit: 20,
-                                },
-                                Callback::from(move |r: Response| {
-                                    if let Response::Table(t) = r {
-                                        page.set(Some(t));
-                                    }
-                                }),
-                            );
-                        }
-                        _ => page.set(None),
-                    }
-                    view.set(Some(v));
-                }
-                Response::Table(tv) => page.set(Some(tv)),
-                Response::Text { text } => export.set(Some(text)),
-                Response::Error { message } => push_banner(
-                    &banner,
-                    Banner {
-                        text: message,
-                        error: true,
-                    },
-                ),
-            })
+            let h = h.clone();
+            Callback::from(move |resp: Response| apply_response(&h, reset_drafts, resp))
         }
     };
 
@@ -322,7 +263,7 @@ pub fn app() -> Html {
                 Request::GetTable {
                     table,
                     offset,
-                    limit: 20,
+                    limit: PREVIEW_ROWS,
                 },
                 on_response(false),
             );
@@ -497,4 +438,73 @@ fn error_lines(v: &PipelineView) -> Vec<String> {
     }));
     out.extend(v.run.errors.iter().cloned());
     out
+}
+
+/// The state handles a response updates.
+#[derive(Clone)]
+struct Handles {
+    view: UseStateHandle<Option<PipelineView>>,
+    page: UseStateHandle<Option<TableView>>,
+    rules_draft: UseStateHandle<Vec<Rule>>,
+    gold_draft: UseStateHandle<String>,
+    banner: UseStateHandle<Vec<Banner>>,
+    export: UseStateHandle<Option<String>>,
+    selected: UseStateHandle<String>,
+    engine: Engine,
+}
+
+/// Applies one engine response to the UI state.
+fn apply_response(h: &Handles, reset_drafts: bool, resp: Response) {
+    match resp {
+        Response::Snapshot(v) => {
+            if reset_drafts {
+                h.rules_draft.set(
+                    v.silver
+                        .first()
+                        .map(|s| s.rules.iter().map(|r| r.rule.clone()).collect())
+                        .unwrap_or_default(),
+                );
+                h.gold_draft.set(
+                    v.gold
+                        .first()
+                        .map(|g| g.model.sql.clone())
+                        .unwrap_or_default(),
+                );
+            }
+            if v.table(&h.selected).is_none() {
+                if let Some(first) = v.tables.first() {
+                    h.selected.set(first.name.clone());
+                }
+            }
+            // Stay on the page the learner was reading: fetch it again from the new results.
+            match (*h.page).clone() {
+                Some(old) if old.offset > 0 && v.table(&old.name).is_some() => {
+                    let page = h.page.clone();
+                    h.engine.send(
+                        Request::GetTable {
+                            table: old.name,
+                            offset: old.offset,
+                            limit: PREVIEW_ROWS,
+                        },
+                        Callback::from(move |r: Response| {
+                            if let Response::Table(t) = r {
+                                page.set(Some(t));
+                            }
+                        }),
+                    );
+                }
+                _ => h.page.set(None),
+            }
+            h.view.set(Some(v));
+        }
+        Response::Table(tv) => h.page.set(Some(tv)),
+        Response::Text { text } => h.export.set(Some(text)),
+        Response::Error { message } => push_banner(
+            &h.banner,
+            Banner {
+                text: message,
+                error: true,
+            },
+        ),
+    }
 }

@@ -115,6 +115,11 @@ impl SourceSchema {
         }
     }
 
+    /// Declared column names, in order.
+    pub fn column_names(&self) -> Vec<String> {
+        self.columns.iter().map(|c| c.name.clone()).collect()
+    }
+
     /// Arrow schema of a parsed table: the lineage columns, then the declared columns.
     pub fn parsed_arrow_schema(&self) -> SchemaRef {
         let mut fields: Vec<Field> = LINEAGE_COLUMNS
@@ -197,13 +202,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 SourceFormat::Csv if foreign_header => Err(format!(
                     "the file's header ({}) has none of the declared columns ({}){}",
                     short_list(&info.header),
-                    short_list(
-                        &schema
-                            .columns
-                            .iter()
-                            .map(|c| c.name.clone())
-                            .collect::<Vec<_>>()
-                    ),
+                    short_list(&schema.column_names()),
                     match info.header.as_slice() {
                         [one] if one.contains(';') =>
                             "; the file looks ';'-separated, and only ',' is read for now",
@@ -415,13 +414,7 @@ fn read_json_record(
     if !schema.columns.iter().any(|c| field(&c.name).is_some()) {
         return Err(format!(
             "the object has none of the declared columns ({})",
-            short_list(
-                &schema
-                    .columns
-                    .iter()
-                    .map(|c| c.name.clone())
-                    .collect::<Vec<_>>()
-            )
+            short_list(&schema.column_names())
         ));
     }
     Ok(schema

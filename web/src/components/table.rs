@@ -8,8 +8,7 @@ use yew::prelude::*;
 
 use crate::i18n::t;
 
-/// Rows per page.
-const PAGE: usize = 20;
+use medallion_engine::playground::PREVIEW_ROWS as PAGE;
 
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
