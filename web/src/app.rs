@@ -219,6 +219,7 @@ pub fn app() -> Html {
                                     table,
                                     file_name: name,
                                     bytes,
+                                    options: Default::default(),
                                 },
                                 Callback::from(move |r: Response| {
                                     if matches!(r, Response::Snapshot(_)) {
@@ -264,6 +265,7 @@ pub fn app() -> Html {
                     table,
                     offset,
                     limit: PREVIEW_ROWS,
+                    version: None,
                 },
                 on_response(false),
             );
@@ -485,6 +487,7 @@ fn apply_response(h: &Handles, reset_drafts: bool, resp: Response) {
                             table: old.name,
                             offset: old.offset,
                             limit: PREVIEW_ROWS,
+                            version: None,
                         },
                         Callback::from(move |r: Response| {
                             if let Response::Table(t) = r {

@@ -3,13 +3,16 @@
 //! Arrow or DataFusion types, so the engine can move into a web worker
 //! without touching the panels.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use crate::bronze::BatchInfo;
+use crate::bronze::{BatchInfo, IngestOptions};
 use crate::checks::CheckResult;
-use crate::model::{CheckLevel, GoldModelDef};
+use crate::model::{CheckLevel, GoldModelDef, PipelineDef};
 use crate::pipeline::{Diagnostic, RuleStat};
 use crate::rules::Rule;
+use crate::versions::VersionInfo;
 
 /// Language of the texts the engine writes (check observations, example rationales).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -26,13 +29,29 @@ pub enum Lang {
 pub enum Request {
     /// Replace everything with a bundled example (see [`crate::example::EXAMPLES`]) and run it.
     LoadExample { example: String, lang: Lang },
+    /// Replace everything with this pipeline (empty bronze tables) and run it.
+    LoadPipeline { pipeline: PipelineDef },
     /// Append a file to a bronze table as a new batch, then rerun.
     Ingest {
         /// Bronze table, with or without the `bronze.` prefix.
         table: String,
         file_name: String,
         bytes: Vec<u8>,
+        /// Format and CSV dialect overrides; anything unset is detected.
+        #[serde(default)]
+        options: IngestOptions,
     },
+    /// Read a batch's file again from the landing zone with other options and
+    /// append it as a new batch (the old batch stays), then rerun.
+    Reingest {
+        batch_id: String,
+        #[serde(default)]
+        options: IngestOptions,
+    },
+    /// Make an earlier version of a silver or gold table current (a new RESTORE version).
+    Restore { table: String, version: u64 },
+    /// Rebuild silver and gold from bronze alone and compare with the current tables.
+    Replay,
     /// Replace the rule registry of a silver table, then rerun.
     SetRules {
         silver_table: String,
@@ -47,6 +66,9 @@ pub enum Request {
         table: String,
         offset: usize,
         limit: usize,
+        /// An earlier version (time travel); `None` is the current one.
+        #[serde(default)]
+        version: Option<u64>,
     },
     /// The rule registry of a silver table as a markdown table.
     ExportRules { silver_table: String },
@@ -82,6 +104,8 @@ pub struct ColumnView {
 pub struct TableView {
     /// Qualified name: `bronze.nyc_taxi_yellow`.
     pub name: String,
+    /// The table version shown (`None` before the first commit).
+    pub version: Option<u64>,
     /// `bronze`, `silver` or `gold`.
     pub layer: String,
     pub description: String,
@@ -143,7 +167,34 @@ pub struct PipelineView {
     pub gold: Vec<GoldView>,
     pub checks: Vec<CheckResult>,
     pub batches: Vec<BatchInfo>,
+    /// Every table's versions, oldest first, by qualified name.
+    pub history: BTreeMap<String, Vec<VersionInfo>>,
+    /// Result of the last replay, if one was asked for.
+    pub replay: Option<ReplayReport>,
     pub run: RunInfo,
+}
+
+/// One table compared by a replay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayTable {
+    /// Qualified name.
+    pub name: String,
+    pub current_rows: usize,
+    pub replayed_rows: usize,
+    /// Rows of the current table the replay did not produce (multiset difference).
+    pub only_current: usize,
+    /// Rows the replay produced that the current table lacks.
+    pub only_replayed: usize,
+}
+
+/// Result of rebuilding silver and gold from bronze alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayReport {
+    /// Every table equal, row for row, and no error.
+    pub identical: bool,
+    pub tables: Vec<ReplayTable>,
+    /// Why the replay could not build something.
+    pub error: Option<String>,
 }
 
 impl PipelineView {

@@ -72,6 +72,19 @@ impl Lake {
         Ok(len)
     }
 
+    /// Writes `bytes` as they are (the landing zone keeps files as received).
+    pub async fn put_bytes(&self, path: &str, bytes: Vec<u8>) -> Result<()> {
+        self.store
+            .put(&Path::from(path), PutPayload::from(bytes))
+            .await?;
+        Ok(())
+    }
+
+    /// Reads a file's bytes.
+    pub async fn get_bytes(&self, path: &str) -> Result<Bytes> {
+        Ok(self.store.get(&Path::from(path)).await?.bytes().await?)
+    }
+
     /// Reads one Parquet file back into record batches.
     pub async fn read_parquet(&self, path: &str) -> Result<Vec<RecordBatch>> {
         let data = self.store.get(&Path::from(path)).await?.bytes().await?;

@@ -8,6 +8,7 @@
 //! - [`source`]: reading bronze payloads with a declared schema.
 //! - [`rules`]: the rule registry (seed 002 §3).
 //! - [`pipeline`]: filters → normalizations → enrichments → silver, quarantine, gold.
+//! - [`versions`]: table versions, time travel, restore.
 //! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
 //! - [`api`]: serializable requests and views for the UI and JavaScript.
 
@@ -23,6 +24,7 @@ pub mod pipeline;
 pub mod playground;
 pub mod rules;
 pub mod source;
+pub mod versions;
 
 pub use api::{Lang, PipelineView, Request, Response};
 pub use error::{EngineError, Result};

@@ -14,17 +14,20 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::api::{
-    diagnostics_for, ColumnView, GoldView, Lang, PipelineView, Request, Response, RuleView,
-    RunInfo, SilverView, TableView,
+    diagnostics_for, ColumnView, GoldView, Lang, PipelineView, ReplayReport, ReplayTable, Request,
+    Response, RuleView, RunInfo, SilverView, TableView,
 };
-use crate::bronze::{bronze_batch, bronze_schema, decode_utf8, split_records, BatchInfo};
+use crate::bronze::{
+    bronze_batch, bronze_schema, sha256_hex, split_file, Audit, BatchInfo, IngestOptions,
+};
 use crate::checks::{evaluate, CheckResult};
 use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
 use crate::error::{EngineError, Result};
-use crate::lake::{Lake, LAKE_URL};
+use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
 use crate::model::PipelineDef;
 use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
 use crate::source::ColumnType;
+use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
 
 /// Largest file accepted by one ingest (bytes). Larger files are refused
 /// before anything is written: the browser tab holds the whole lake in memory.
@@ -45,6 +48,8 @@ pub struct Playground {
     batches: Vec<BatchInfo>,
     bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
     last_good: Option<RunOutput>,
+    history: History,
+    replay: Option<ReplayReport>,
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
@@ -108,6 +113,8 @@ impl Playground {
             batches: vec![],
             bronze: BTreeMap::new(),
             last_good: None,
+            history: History::default(),
+            replay: None,
             checks: vec![],
             diagnostics: vec![],
             run_info: RunInfo {
@@ -126,14 +133,26 @@ impl Playground {
                 .load_example(&example, lang)
                 .await
                 .map(|_| self.snapshot()),
+            Request::LoadPipeline { pipeline } => {
+                self.load_pipeline(pipeline).await.map(|_| self.snapshot())
+            }
             Request::Ingest {
                 table,
                 file_name,
                 bytes,
+                options,
             } => self
-                .ingest(&table, &file_name, &bytes)
+                .ingest(&table, &file_name, &bytes, &options)
                 .await
                 .map(|_| self.snapshot()),
+            Request::Reingest { batch_id, options } => self
+                .reingest(&batch_id, &options)
+                .await
+                .map(|_| self.snapshot()),
+            Request::Restore { table, version } => {
+                self.restore(&table, version).await.map(|_| self.snapshot())
+            }
+            Request::Replay => self.replay().await.map(|_| self.snapshot()),
             Request::SetRules {
                 silver_table,
                 rules,
@@ -150,7 +169,10 @@ impl Playground {
                 table,
                 offset,
                 limit,
-            } => self.table_view(&table, offset, limit).map(Response::Table),
+                version,
+            } => self
+                .table_view_at(&table, offset, limit, version)
+                .map(Response::Table),
             Request::ExportRules { silver_table } => self
                 .export_rules(&silver_table)
                 .map(|text| Response::Text { text }),
@@ -173,15 +195,36 @@ impl Playground {
                 crate::example::names().join(", ")
             ))
         })?;
+        self.reset(name, (example.definition)(lang), lang).await?;
+        for (table, file, bytes) in (example.files)() {
+            self.append(table, file, bytes, &IngestOptions::default())
+                .await?;
+        }
+        self.run().await;
+        Ok(())
+    }
+
+    /// Replaces everything with `pipeline` and empty bronze tables (the
+    /// scripting entry point: define tables, rules and gold, then ingest).
+    pub async fn load_pipeline(&mut self, pipeline: PipelineDef) -> Result<()> {
+        let lang = self.lang;
+        self.reset("", pipeline, lang).await?;
+        self.run().await;
+        Ok(())
+    }
+
+    async fn reset(&mut self, name: &str, def: PipelineDef, lang: Lang) -> Result<()> {
         let lake = Lake::default();
         self.ctx = new_session(&lake)?;
         self.lake = lake;
         self.lang = lang;
         self.example = name.to_string();
-        self.def = (example.definition)(lang);
+        self.def = def;
         self.batches.clear();
         self.bronze.clear();
         self.last_good = None;
+        self.history = History::default();
+        self.replay = None;
         self.checks.clear();
         self.diagnostics.clear();
         self.run_info = RunInfo {
@@ -190,13 +233,21 @@ impl Playground {
             runs: 0,
             errors: vec![],
         };
+        let created = self.clock.now_micros();
         for b in self.def.bronze.clone() {
             self.register_bronze(&b.name).await?;
+            self.history.commit(
+                &format!("bronze.{}", b.name),
+                Commit {
+                    ts_micros: created,
+                    operation: "CREATE TABLE",
+                    detail: "append-only, raw_payload + audit columns".to_string(),
+                    rows: 0,
+                    rows_added: 0,
+                    rows_removed: 0,
+                },
+            );
         }
-        for (table, file, bytes) in (example.files)() {
-            self.append(table, file, bytes).await?;
-        }
-        self.run().await;
         Ok(())
     }
 
@@ -207,19 +258,27 @@ impl Playground {
 
     /// Appends `bytes` as a new batch of bronze table `table`, then reruns.
     /// Refuses (writing nothing) an unknown table, a file over
-    /// [`MAX_FILE_BYTES`], or bytes that are not UTF-8.
+    /// [`MAX_FILE_BYTES`], bad options or an unreadable Parquet file. Records
+    /// that are not well-formed are kept with a `_corrupt_reason`.
     pub async fn ingest(
         &mut self,
         table: &str,
         file_name: &str,
         bytes: &[u8],
+        options: &IngestOptions,
     ) -> Result<BatchInfo> {
-        let info = self.append(table, file_name, bytes).await?;
+        let info = self.append(table, file_name, bytes, options).await?;
         self.run().await;
         Ok(info)
     }
 
-    async fn append(&mut self, table: &str, file_name: &str, bytes: &[u8]) -> Result<BatchInfo> {
+    async fn append(
+        &mut self,
+        table: &str,
+        file_name: &str,
+        bytes: &[u8],
+        options: &IngestOptions,
+    ) -> Result<BatchInfo> {
         let table = table.strip_prefix("bronze.").unwrap_or(table).to_string();
         let def = self.def.bronze_table(&table).ok_or_else(|| {
             EngineError::Ingest(format!(
@@ -239,49 +298,79 @@ impl Playground {
                 MAX_FILE_BYTES / 1048576
             )));
         }
-        let text = decode_utf8(file_name, bytes)?;
-        let split = split_records(&text)?;
+        // Everything is prepared before the first write, so a refusal leaves no trace.
+        let split = split_file(bytes, options)?;
         let batch_id = self.ids.new_id().to_string();
         let event_ids = (0..split.records.len())
             .map(|_| self.ids.new_id().to_string())
             .collect();
         let ts = self.clock.now_micros();
         let rows = bronze_batch(
-            &split,
-            ts,
-            &def.source_system,
-            file_name,
-            &batch_id,
-            event_ids,
+            &split.records,
+            Audit {
+                ingest_ts_micros: ts,
+                source_system: &def.source_system,
+                source_file: file_name,
+                source_files: vec![],
+                producer_ts: vec![],
+                batch_id: &batch_id,
+                event_ids,
+            },
         )?;
+        let encoded = encode_parquet(bronze_schema(), std::slice::from_ref(&rows))?;
         let seq = self.bronze.get(&table).map(Vec::len).unwrap_or(0) + 1;
         let path = format!(
             "{}/part-{seq:06}.parquet",
             Lake::table_dir("bronze", &table)
         );
-        self.lake
-            .write_parquet(&path, bronze_schema(), std::slice::from_ref(&rows))
-            .await?;
-        // Read the batch back from the lake: what silver sees is what Parquet holds.
-        let stored = concat_batches(&bronze_schema(), &self.lake.read_parquet(&path).await?)?;
-        let mut notes = Vec::new();
-        if text.is_empty() {
-            notes.push("empty file: 0 records".to_string());
-        } else if split.records.is_empty() {
-            notes.push("no records (header only)".to_string());
-        }
+        let landing_path = format!("landing/{table}/{batch_id}/{}", safe_file_name(file_name));
+        // What silver sees is what Parquet holds: decode before committing.
+        let stored = concat_batches(&bronze_schema(), &decode_parquet(encoded.clone())?)?;
+        self.lake.put_bytes(&landing_path, bytes.to_vec()).await?;
+        self.lake.put_bytes(&path, encoded.to_vec()).await?;
+        let qualified = format!("bronze.{table}");
+        let before = self
+            .history
+            .versions(&qualified)
+            .last()
+            .map(|v| v.rows)
+            .unwrap_or(0);
+        let version = self.history.commit(
+            &qualified,
+            Commit {
+                ts_micros: ts,
+                operation: "APPEND",
+                detail: format!("batch {seq}: {file_name}"),
+                rows: before + stored.num_rows(),
+                rows_added: stored.num_rows(),
+                rows_removed: 0,
+            },
+        );
         let info = BatchInfo {
             batch_id,
             table: table.clone(),
             source_system: def.source_system.clone(),
             file_name: file_name.to_string(),
             format: split.format,
+            dialect: split.dialect,
+            encoding: split.encoding,
             header: split.header,
+            header_text: split.header_text,
+            skipped_lines: split.skipped,
             records: stored.num_rows(),
+            corrupt_records: split
+                .records
+                .iter()
+                .filter(|r| r.corrupt_reason.is_some())
+                .count(),
             bytes: bytes.len(),
+            sha256: sha256_hex(bytes),
             ingest_ts_micros: ts,
             path,
-            notes,
+            landing_path: Some(landing_path),
+            options: options.clone(),
+            version,
+            notes: split.notes,
         };
         self.batches.push(info.clone());
         self.bronze
@@ -292,12 +381,35 @@ impl Playground {
         Ok(info)
     }
 
+    /// Reads a batch's file again from the landing zone with other options
+    /// (a delimiter, an encoding) and appends it as a new batch, then reruns.
+    /// The first batch stays: bronze is append-only.
+    pub async fn reingest(&mut self, batch_id: &str, options: &IngestOptions) -> Result<BatchInfo> {
+        let old = self
+            .batches
+            .iter()
+            .find(|b| b.batch_id == batch_id)
+            .cloned()
+            .ok_or_else(|| EngineError::Request(format!("there is no batch {batch_id}")))?;
+        let landing = old.landing_path.clone().ok_or_else(|| {
+            EngineError::Request(format!(
+                "batch {batch_id} did not come from a file, so it cannot be read again"
+            ))
+        })?;
+        let bytes = self.lake.get_bytes(&landing).await?;
+        let info = self
+            .append(&old.table, &old.file_name, &bytes, options)
+            .await?;
+        self.run().await;
+        Ok(info)
+    }
+
     async fn register_bronze(&self, table: &str) -> Result<()> {
         let rows = match self.bronze.get(table) {
             Some(b) => concat_batches(&bronze_schema(), b.iter().map(|(_, r)| r))?,
             None => RecordBatch::new_empty(bronze_schema()),
         };
-        if rows.num_rows() == 0 && self.bronze.get(table).is_none() {
+        if rows.num_rows() == 0 && !self.bronze.contains_key(table) {
             // No file yet: write an empty part so the table exists for SQL.
             let path = format!("{}/part-000000.parquet", Lake::table_dir("bronze", table));
             self.lake.write_parquet(&path, bronze_schema(), &[]).await?;
@@ -362,6 +474,7 @@ impl Playground {
     pub async fn run(&mut self) {
         let started = web_time::Instant::now();
         self.run_info.runs += 1;
+        self.run_info.errors.clear();
         let result = run(RunInput {
             ctx: &self.ctx,
             def: &self.def,
@@ -381,10 +494,19 @@ impl Playground {
                         out.tables.push(old.clone());
                     }
                 }
+                let ts = self.clock.now_micros();
+                let detail = format!("run {}", self.run_info.runs);
+                for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
+                    if let Err(e) =
+                        self.history
+                            .commit_snapshot(&t.name, ts, "WRITE", detail.clone(), &t.batch)
+                    {
+                        self.run_info.errors.push(e.to_string());
+                    }
+                }
                 self.checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
                 self.diagnostics = std::mem::take(&mut out.gold_errors);
-                self.run_info.ok = self.diagnostics.is_empty();
-                self.run_info.errors.clear();
+                self.run_info.ok = self.diagnostics.is_empty() && self.run_info.errors.is_empty();
                 self.last_good = Some(out);
             }
             Err(diags) => {
@@ -398,6 +520,110 @@ impl Playground {
             }
         }
         self.run_info.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    }
+
+    /// Makes version `version` of a silver or gold table current again (a new
+    /// `RESTORE` version). The next run rewrites the table from bronze as usual.
+    /// Bronze cannot be restored: it is append-only.
+    pub async fn restore(&mut self, table: &str, version: u64) -> Result<()> {
+        if table.starts_with("bronze.") {
+            return Err(EngineError::Request(format!(
+                "{table} is append-only: its versions can be read (time travel) but not restored; restore applies to silver and gold tables"
+            )));
+        }
+        let data = self.table_batch_at(table, version)?;
+        let out = self
+            .last_good
+            .as_mut()
+            .ok_or_else(|| EngineError::Request("nothing has run yet".into()))?;
+        let slot = out
+            .tables
+            .iter_mut()
+            .find(|t| t.name == table)
+            .ok_or_else(|| EngineError::Request(format!("there is no table {table}")))?;
+        slot.batch = data.clone();
+        register_table(&self.ctx, table, &data).await?;
+        let ts = self.clock.now_micros();
+        self.history.commit_snapshot(
+            table,
+            ts,
+            "RESTORE",
+            format!("restore of version {version}"),
+            &data,
+        )?;
+        if let Some(out) = &self.last_good {
+            self.checks = evaluate(&self.ctx, &self.def, out, self.lang).await;
+        }
+        Ok(())
+    }
+
+    /// Rebuilds every silver and gold table from bronze alone, in a fresh lake
+    /// and session, and compares the result with the current tables row by
+    /// row (as multisets). The current tables are not changed.
+    pub async fn replay(&mut self) -> Result<ReplayReport> {
+        let lake = Lake::default();
+        let ctx = new_session(&lake)?;
+        for b in &self.def.bronze {
+            let batches = self.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
+            let rows: Vec<RecordBatch> = batches.iter().map(|(_, r)| r.clone()).collect();
+            let path = format!("{}/part-000001.parquet", Lake::table_dir("bronze", &b.name));
+            lake.write_parquet(&path, bronze_schema(), &rows).await?;
+            let all = concat_batches(&bronze_schema(), &rows)?;
+            register_table(&ctx, &format!("bronze.{}", b.name), &all).await?;
+        }
+        let report = match run(RunInput {
+            ctx: &ctx,
+            def: &self.def,
+            bronze: &self.bronze,
+        })
+        .await
+        {
+            Err(diags) => ReplayReport {
+                identical: false,
+                tables: vec![],
+                error: Some(
+                    diags
+                        .iter()
+                        .map(|d| d.message.clone())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+            },
+            Ok(out) => {
+                let mut tables = Vec::new();
+                for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
+                    let current = self.table_batch(&t.name);
+                    let (only_replayed, only_current) = match &current {
+                        Some(c) => row_diff(c, &t.batch)?,
+                        None => (t.batch.num_rows(), 0),
+                    };
+                    tables.push(ReplayTable {
+                        name: t.name.clone(),
+                        current_rows: current.as_ref().map(|c| c.num_rows()).unwrap_or(0),
+                        replayed_rows: t.batch.num_rows(),
+                        only_current,
+                        only_replayed,
+                    });
+                }
+                let error = (!out.gold_errors.is_empty()).then(|| {
+                    out.gold_errors
+                        .iter()
+                        .map(|d| format!("gold.{}: {}", d.id, d.message))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                });
+                ReplayReport {
+                    identical: error.is_none()
+                        && tables
+                            .iter()
+                            .all(|t| t.only_current == 0 && t.only_replayed == 0),
+                    tables,
+                    error,
+                }
+            }
+        };
+        self.replay = Some(report.clone());
+        Ok(report)
     }
 
     /// Everything the UI shows, with the first [`PREVIEW_ROWS`] rows of each table.
@@ -462,6 +688,8 @@ impl Playground {
             gold,
             checks: self.checks.clone(),
             batches: self.batches.clone(),
+            history: self.history.all(),
+            replay: self.replay.clone(),
             run: self.run_info.clone(),
         }
     }
@@ -479,11 +707,57 @@ impl Playground {
         self.last_good.as_ref()?.table(name).cloned()
     }
 
-    /// Rows `offset..offset+limit` of table `name` (qualified) as text.
+    /// Rows `offset..offset+limit` of the current version of table `name` (qualified) as text.
     pub fn table_view(&self, name: &str, offset: usize, limit: usize) -> Result<TableView> {
-        let batch = self
-            .table_batch(name)
+        self.table_view_at(name, offset, limit, None)
+    }
+
+    /// The data of `name` at `version` (time travel), as kept in its history.
+    fn table_batch_at(&self, name: &str, version: u64) -> Result<RecordBatch> {
+        let versions = self.history.versions(name);
+        let newest = versions
+            .last()
+            .map(|v| v.version)
             .ok_or_else(|| EngineError::Request(format!("there is no table {name}")))?;
+        if version > newest {
+            return Err(EngineError::Request(format!(
+                "{name} has no version {version}; the newest is {newest}"
+            )));
+        }
+        if let Some(t) = name.strip_prefix("bronze.") {
+            let rows: Vec<&RecordBatch> = self
+                .bronze
+                .get(t)
+                .map(|b| {
+                    b.iter()
+                        .filter(|(i, _)| i.version <= version)
+                        .map(|(_, r)| r)
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Ok(concat_batches(&bronze_schema(), rows)?);
+        }
+        self.history.snapshot(name, version).cloned().ok_or_else(|| {
+            EngineError::Request(format!(
+                "version {version} of {name} has expired: only the newest {KEEP_SNAPSHOTS} snapshots of a table keep their data"
+            ))
+        })
+    }
+
+    /// Like [`Self::table_view`], at an earlier `version` when given (time travel).
+    pub fn table_view_at(
+        &self,
+        name: &str,
+        offset: usize,
+        limit: usize,
+        version: Option<u64>,
+    ) -> Result<TableView> {
+        let batch = match version {
+            Some(v) => self.table_batch_at(name, v)?,
+            None => self
+                .table_batch(name)
+                .ok_or_else(|| EngineError::Request(format!("there is no table {name}")))?,
+        };
         let layer = name.split('.').next().unwrap_or_default().to_string();
         let description = self.describe(name);
         let schema = batch.schema();
@@ -525,6 +799,7 @@ impl Playground {
             .collect();
         Ok(TableView {
             name: name.to_string(),
+            version: version.or_else(|| self.history.current(name)),
             layer,
             description,
             columns,
@@ -588,5 +863,24 @@ fn sql_type_name(dt: &datafusion::arrow::datatypes::DataType) -> String {
         D::Float32 => "FLOAT".into(),
         D::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
         other => other.to_string(),
+    }
+}
+
+/// A file name usable as one object-store path segment.
+fn safe_file_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if cleaned.is_empty() {
+        "file".to_string()
+    } else {
+        cleaned
     }
 }

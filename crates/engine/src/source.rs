@@ -17,7 +17,7 @@ use datafusion::arrow::compute::{cast_with_options, CastOptions};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
-use crate::bronze::{BatchInfo, SourceFormat};
+use crate::bronze::{csv_reader, BatchInfo, CsvDialect, SourceFormat};
 use crate::error::Result;
 
 /// Rule id under which unreadable records and unconvertible values are quarantined.
@@ -41,6 +41,14 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
+    /// Is this a number type (where a decimal separator applies)?
+    pub fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            ColumnType::Int | ColumnType::Bigint | ColumnType::Double
+        )
+    }
+
     /// SQL name shown to users (`BIGINT`, `DOUBLE`, ...).
     pub fn sql_name(self) -> &'static str {
         match self {
@@ -178,12 +186,16 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         let event_ids = string_column(batch, "_event_id")?;
         let batch_ids = string_column(batch, "_batch_id")?;
         let files = string_column(batch, "_source_file")?;
+        let corrupt = batch
+            .column_by_name("_corrupt_reason")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>());
         let header_index = header_positions(&info.header, schema);
+        let csv = info.format == SourceFormat::Csv;
+        let dialect = info.dialect.clone().unwrap_or_else(default_dialect);
         // A CSV whose header shares no column with the declared schema is some
         // other data set: its rows are quarantined rather than read as all-NULL rows.
-        let foreign_header =
-            info.format == SourceFormat::Csv && !header_index.values().any(Option::is_some);
-        if info.format == SourceFormat::Csv && batch.num_rows() > 0 && !foreign_header {
+        let foreign_header = csv && !header_index.values().any(Option::is_some);
+        if csv && batch.num_rows() > 0 && !foreign_header {
             for (c, col) in schema.columns.iter().enumerate() {
                 if header_index
                     .get(col.name.as_str())
@@ -198,24 +210,27 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         let mut json_seen = vec![false; ncols];
         for row in 0..batch.num_rows() {
             let raw = payloads.value(row);
-            let fields = match info.format {
-                SourceFormat::Csv if foreign_header => Err(format!(
+            let flagged = corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
+            let fields = match (flagged, info.format) {
+                (Some(reason), _) => Err(reason.to_string()),
+                (None, SourceFormat::Csv) if foreign_header => Err(format!(
                     "the file's header ({}) has none of the declared columns ({}){}",
                     short_list(&info.header),
                     short_list(&schema.column_names()),
                     match info.header.as_slice() {
                         [one] if one.contains(';') =>
-                            "; the file looks ';'-separated, and only ',' is read for now",
+                            "; the file looks ';'-separated: set the delimiter to ';' and ingest it again",
                         [one] if one.contains('\t') =>
-                            "; the file looks tab-separated, and only ',' is read for now",
+                            "; the file looks tab-separated: set the delimiter to tab and ingest it again",
                         _ => "",
                     }
                 )),
-                SourceFormat::Csv => read_csv_record(raw, &info.header, &header_index, schema),
-                SourceFormat::JsonLines | SourceFormat::JsonArray => {
-                    read_json_record(raw, schema, &mut json_seen)
+                (None, SourceFormat::Csv) => {
+                    read_csv_record(raw, &dialect, &info.header, &header_index, schema)
                 }
+                (None, _) => read_json_record(raw, schema, &mut json_seen),
             };
+            let fields = fields.map(|values| normalize_texts(values, schema, &dialect));
             match fields {
                 Ok(values) => {
                     for (c, v) in values.into_iter().enumerate() {
@@ -236,7 +251,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 }),
             }
         }
-        if info.format != SourceFormat::Csv && batch.num_rows() > 0 {
+        if !csv && batch.num_rows() > 0 {
             for (c, seen) in json_seen.iter().enumerate() {
                 if !seen {
                     missing_counts[c] += 1;
@@ -352,17 +367,49 @@ fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArr
         })
 }
 
-/// One CSV payload → the declared columns' texts (empty field = NULL).
+fn default_dialect() -> CsvDialect {
+    CsvDialect {
+        delimiter: ',',
+        quote: '"',
+        has_header: true,
+        skip_rows: 0,
+        null_tokens: vec![String::new()],
+        decimal_separator: '.',
+        detected: vec![],
+    }
+}
+
+/// Applies the batch's null tokens (a matching text is NULL) and decimal
+/// separator (`,` becomes `.` in numeric columns) to one record's texts.
+fn normalize_texts(
+    values: Vec<Option<String>>,
+    schema: &SourceSchema,
+    dialect: &CsvDialect,
+) -> Vec<Option<String>> {
+    values
+        .into_iter()
+        .zip(&schema.columns)
+        .map(|(v, col)| {
+            let v = v.filter(|t| !dialect.null_tokens.iter().any(|n| n == t))?;
+            if dialect.decimal_separator == ',' && col.data_type.is_numeric() {
+                Some(v.replace(',', "."))
+            } else {
+                Some(v)
+            }
+        })
+        .collect()
+}
+
+/// One CSV payload → the declared columns' texts, read with the batch's
+/// delimiter and quote (an empty field is NULL unless the null tokens say otherwise).
 fn read_csv_record(
     raw: &str,
+    dialect: &CsvDialect,
     header: &[String],
     header_index: &HashMap<&str, Option<usize>>,
     schema: &SourceSchema,
 ) -> std::result::Result<Vec<Option<String>>, String> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(raw.as_bytes());
+    let mut reader = csv_reader(raw.as_bytes(), dialect.delimiter as u8, dialect.quote as u8);
     let mut record = csv::StringRecord::new();
     match reader.read_record(&mut record) {
         Ok(true) => {}
@@ -385,7 +432,6 @@ fn read_csv_record(
                 .copied()
                 .flatten()
                 .and_then(|i| record.get(i))
-                .filter(|v| !v.is_empty())
                 .map(str::to_string)
         })
         .collect())
@@ -436,23 +482,44 @@ fn read_json_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bronze::{bronze_batch, split_records};
+    use crate::bronze::{bronze_batch, split_file, Audit};
 
     fn batch_of(text: &str, file: &str) -> (BatchInfo, RecordBatch) {
-        let split = split_records(text).unwrap();
+        let split = split_file(text.as_bytes(), &Default::default()).unwrap();
         let ids = (0..split.records.len()).map(|i| format!("e{i}")).collect();
-        let rb = bronze_batch(&split, 0, "test", file, "b1", ids).unwrap();
+        let rb = bronze_batch(
+            &split.records,
+            Audit {
+                ingest_ts_micros: 0,
+                source_system: "test",
+                source_file: file,
+                source_files: vec![],
+                producer_ts: vec![],
+                batch_id: "b1",
+                event_ids: ids,
+            },
+        )
+        .unwrap();
         let info = BatchInfo {
             batch_id: "b1".into(),
             table: "t".into(),
             source_system: "test".into(),
             file_name: file.into(),
             format: split.format,
+            dialect: split.dialect.clone(),
+            encoding: split.encoding.clone(),
             header: split.header.clone(),
+            header_text: split.header_text.clone(),
+            skipped_lines: split.skipped.clone(),
             records: split.records.len(),
+            corrupt_records: 0,
             bytes: text.len(),
+            sha256: String::new(),
             ingest_ts_micros: 0,
             path: String::new(),
+            landing_path: None,
+            options: Default::default(),
+            version: 1,
             notes: vec![],
         };
         (info, rb)
@@ -482,7 +549,7 @@ mod tests {
         assert_eq!(
             reasons,
             [
-                ("e3", "expected 3 fields (as in the header), found 2"),
+                ("e3", "2 fields, the header has 3"),
                 ("e1", "qty: 'three' is not INT")
             ]
         );
@@ -503,13 +570,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(parsed.rows.num_rows(), 2);
-        assert_eq!(parsed.rejected[0].reason, "JSON value is not an object");
-        assert!(
-            parsed.rejected[1]
-                .reason
-                .starts_with("invalid JSON at column 2"),
-            "{}",
-            parsed.rejected[1].reason
+        assert_eq!(parsed.rejected[0].reason, "not a JSON object: an array [1]");
+        assert_eq!(
+            parsed.rejected[1].reason,
+            "invalid JSON at byte 27 (line 4, column 2): key must be a string"
         );
         assert_eq!(
             parsed.missing,

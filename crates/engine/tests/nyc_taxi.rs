@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, TableView};
+use medallion_engine::bronze::IngestOptions;
 use medallion_engine::checks::CheckStatus;
 use medallion_engine::env::{FixedClock, SequentialIds};
 use medallion_engine::rules::Rule;
@@ -105,9 +106,15 @@ async fn bronze_keeps_raw_text_and_audit_columns() {
             "_source_system",
             "_source_file",
             "_event_id",
-            "_batch_id"
+            "_batch_id",
+            "_source_line",
+            "_corrupt_reason",
+            "_raw_bytes",
+            "_producer_ts"
         ]
     );
+    assert_eq!(cell(b, 0, "_source_line"), Some("2"));
+    assert_eq!(cell(b, 0, "_corrupt_reason"), None);
     assert_eq!(
         cell(b, 0, "raw_payload"),
         Some(
@@ -132,7 +139,8 @@ async fn bronze_keeps_raw_text_and_audit_columns() {
         cell(b, 1, "_event_id"),
         Some("00000000-0000-4000-8000-00000000010d")
     );
-    assert_eq!(cell(b, 0, "_ingest_ts"), Some("2023-11-14 22:13:21 UTC"));
+    // (the clock ticked once for CREATE TABLE, once for the lookup batch)
+    assert_eq!(cell(b, 0, "_ingest_ts"), Some("2023-11-14 22:13:22 UTC"));
     assert_eq!(v.batches.len(), 2);
     assert_eq!(v.batches[1].records, 266);
     assert_eq!(v.batches[1].header.len(), 18);
@@ -419,17 +427,22 @@ async fn bad_input_gets_a_clear_message_and_changes_nothing() {
             table: "nyc_taxi_yellow".into(),
             file_name: "latin1.csv".into(),
             bytes: b"a,b\n\xe9,1\n".to_vec(),
+            options: IngestOptions {
+                encoding: Some("klingon".into()),
+                ..Default::default()
+            },
         })
         .await
     else {
         panic!()
     };
-    assert_eq!(message, "ingest failed: latin1.csv is not UTF-8 text (invalid byte at offset 4); nothing was written. Save it as UTF-8 and drop it again.");
+    assert_eq!(message, "ingest failed: unknown encoding 'klingon'; use a name such as utf-8, windows-1251, latin1 or utf-16le. Nothing was written.");
     let Response::Error { message } = p
         .handle(Request::Ingest {
             table: "orders".into(),
             file_name: "o.csv".into(),
             bytes: b"a\n1\n".to_vec(),
+            options: Default::default(),
         })
         .await
     else {
@@ -475,6 +488,7 @@ async fn every_csv_record_reaches_bronze_even_when_silver_cannot_read_it() {
             table: "bronze.nyc_taxi_yellow".into(),
             offset: 266,
             limit: 10,
+            version: None,
         })
         .await
     else {
@@ -495,10 +509,7 @@ async fn every_csv_record_reaches_bronze_even_when_silver_cannot_read_it() {
     let reasons: Vec<&str> = (0..q.row_count)
         .filter_map(|r| cell(q, r, "reason"))
         .collect();
-    assert_eq!(
-        reasons[0],
-        "parse: expected 18 fields (as in the header), found 5"
-    );
+    assert_eq!(reasons[0], "parse: 5 fields, the header has 18");
     assert_eq!(reasons[1], "parse: passenger_count: 'one' is not DOUBLE");
     assert_eq!(
         check(&v, "A1").observed,
@@ -557,6 +568,7 @@ async fn ingest(p: &mut Playground, table: &str, name: &str, bytes: &[u8]) -> Pi
             table: table.into(),
             file_name: name.into(),
             bytes: bytes.to_vec(),
+            options: Default::default(),
         })
         .await
     {
@@ -646,6 +658,7 @@ async fn json_array_files_and_lower_case_headers_are_read() {
             table: SILVER.into(),
             offset: 262,
             limit: 1,
+            version: None,
         })
         .await
     else {
@@ -736,19 +749,53 @@ async fn very_long_sql_is_refused_before_it_can_overflow_the_stack() {
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
-async fn a_semicolon_file_gets_a_hint() {
+async fn a_semicolon_file_is_read_with_its_dialect_and_a_wrong_override_gets_a_hint() {
     let mut p = example().await;
     let v = ingest(
         &mut p,
         "nyc_taxi_yellow",
         "semi.csv",
-        b"VendorID;fare_amount\n1;5\n",
+        b"VendorID;tpep_pickup_datetime;fare_amount;total_amount\n1;2020-07-09 10:00:00;-5;-5\n",
     )
     .await;
-    let q = table(&v, "silver.quarantine");
+    let batch = v.batches.last().unwrap();
+    assert_eq!(batch.dialect.as_ref().unwrap().delimiter, ';');
     assert_eq!(
-        cell(q, 0, "reason"),
-        Some("parse: the file's header (VendorID;fare_amount) has none of the declared columns (VendorID, tpep_pickup_datetime, tpep_dropoff_datetime, passenger_count, trip_distance, … (19 in all)); the file looks ';'-separated, and only ',' is read for now")
+        batch.header,
+        [
+            "VendorID",
+            "tpep_pickup_datetime",
+            "fare_amount",
+            "total_amount"
+        ]
+    );
+    let q = table(&v, "silver.quarantine");
+    assert_eq!(q.row_count, 7);
+    // Forcing ',' re-reads the landed file as a new batch; the hint names the fix.
+    let id = batch.batch_id.clone();
+    let Response::Snapshot(v) = p
+        .handle(Request::Reingest {
+            batch_id: id,
+            options: IngestOptions {
+                delimiter: Some(','),
+                ..Default::default()
+            },
+        })
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(v.batches.len(), 4);
+    assert_eq!(v.batches[3].file_name, "semi.csv");
+    assert_eq!(table(&v, "bronze.nyc_taxi_yellow").row_count, 268);
+    let q = table(&v, "silver.quarantine");
+    assert_eq!(q.row_count, 8);
+    let parse_row = (0..q.rows.len())
+        .find(|r| cell(q, *r, "rule_id") == Some("parse"))
+        .unwrap();
+    assert_eq!(
+        cell(q, parse_row, "reason"),
+        Some("parse: the file's header (VendorID;tpep_pickup_datetime;fare_amount;total_amount) has none of the declared columns (VendorID, tpep_pickup_datetime, tpep_dropoff_datetime, passenger_count, trip_distance, … (19 in all)); the file looks ';'-separated: set the delimiter to ';' and ingest it again")
     );
 }
 

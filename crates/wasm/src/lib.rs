@@ -87,6 +87,7 @@ impl Playground {
                 table,
                 file_name,
                 bytes,
+                options: Default::default(),
             })
             .await;
         respond(response)
