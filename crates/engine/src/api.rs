@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bronze::{BatchInfo, IngestOptions};
 use crate::checks::CheckResult;
+use crate::kafka::{KafkaMessage, TopicView};
 use crate::model::{CheckLevel, GoldModelDef, PipelineDef};
 use crate::pipeline::{Diagnostic, RuleStat};
 use crate::rules::Rule;
@@ -52,6 +53,29 @@ pub enum Request {
     Restore { table: String, version: u64 },
     /// Rebuild silver and gold from bronze alone and compare with the current tables.
     Replay,
+    /// Append messages to the Kafka topic in front of a bronze table (nothing reaches bronze yet).
+    KafkaProduce {
+        table: String,
+        messages: Vec<KafkaMessage>,
+    },
+    /// Poll up to `max` messages from the committed offset into bronze as one
+    /// micro-batch, then commit, then rerun. With `crash_before_commit` the
+    /// consumer dies after writing and before committing: the next poll
+    /// delivers the same messages again.
+    KafkaPoll {
+        table: String,
+        #[serde(default)]
+        max: Option<usize>,
+        #[serde(default)]
+        crash_before_commit: bool,
+    },
+    /// Choose how runs process bronze: everything, or only batches past the watermark.
+    SetRunMode { mode: RunMode },
+    /// Run now, in the current mode; `full_refresh` rebuilds from all of bronze once.
+    Run {
+        #[serde(default)]
+        full_refresh: bool,
+    },
     /// Replace the rule registry of a silver table, then rerun.
     SetRules {
         silver_table: String,
@@ -171,7 +195,41 @@ pub struct PipelineView {
     pub history: BTreeMap<String, Vec<VersionInfo>>,
     /// Result of the last replay, if one was asked for.
     pub replay: Option<ReplayReport>,
+    pub run_mode: RunMode,
+    /// `meta.bronze_checkpoints`, oldest first.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Kafka topics in front of bronze tables.
+    pub topics: Vec<TopicView>,
     pub run: RunInfo,
+}
+
+/// How a run reads bronze (seed 000 §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RunMode {
+    /// Every run rebuilds silver and gold from all of bronze (what a learner
+    /// editing rules wants: every edit shows on all the data).
+    #[default]
+    Full,
+    /// A run processes only batches whose `_ingest_ts` is past the watermark
+    /// and appends their rows to silver and the quarantine; the watermark
+    /// advances only after the run succeeds.
+    Incremental,
+}
+
+/// One row of `meta.bronze_checkpoints`: the watermark a successful run saved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Bronze table (qualified).
+    pub bronze_table: String,
+    /// The new watermark: the largest `_ingest_ts` processed, µs since the Unix epoch (UTC).
+    pub last_ingest_ts_micros: i64,
+    /// Batches and rows processed past the previous watermark.
+    pub batches: usize,
+    pub rows: usize,
+    pub mode: RunMode,
+    /// Run number that saved it.
+    pub run: u64,
 }
 
 /// One table compared by a replay.

@@ -388,12 +388,14 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                     en: "Yellow-taxi trips as the TLC files sent them: each CSV line in raw_payload, plus audit columns.",
                     ru: "Поездки жёлтого такси как их прислал TLC: каждая строка CSV в raw_payload плюс аудит-колонки.",
                 }),
+                kafka_topic: None,
             },
             BronzeTableDef {
                 name: "taxi_zone_lookup".into(),
                 source_system: "tlc_reference_files".into(),
                 schema: zone_schema,
                 description: tr(lang, Tr { en: "TLC zone lookup (265 zones), raw.", ru: "Справочник зон TLC (265 зон), как есть." }),
+                kafka_topic: None,
             },
         ],
         silver: vec![SilverTableDef {

@@ -8,6 +8,7 @@
 //! - [`source`]: reading bronze payloads with a declared schema.
 //! - [`rules`]: the rule registry (seed 002 §3).
 //! - [`pipeline`]: filters → normalizations → enrichments → silver, quarantine, gold.
+//! - [`kafka`]: a simulated Kafka topic with at-least-once delivery.
 //! - [`versions`]: table versions, time travel, restore.
 //! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
 //! - [`api`]: serializable requests and views for the UI and JavaScript.
@@ -18,6 +19,7 @@ pub mod checks;
 pub mod env;
 pub mod error;
 pub mod example;
+pub mod kafka;
 pub mod lake;
 pub mod model;
 pub mod pipeline;

@@ -16,6 +16,9 @@ pub struct BronzeTableDef {
     pub source_system: String,
     pub schema: SourceSchema,
     pub description: String,
+    /// Fed by this (simulated) Kafka topic as well as by files.
+    #[serde(default)]
+    pub kafka_topic: Option<String>,
 }
 
 /// A silver table built from one bronze table by a rule registry.

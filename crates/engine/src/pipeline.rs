@@ -126,6 +126,17 @@ pub struct RunInput<'a> {
     pub def: &'a PipelineDef,
     /// Per bronze table (name without layer): its batches with their rows, in ingest order.
     pub bronze: &'a BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+    /// An incremental run: only these batches go through the rules, and their
+    /// silver and quarantine rows are appended to `base`'s tables.
+    pub incremental: Option<Incremental<'a>>,
+}
+
+/// What an incremental run starts from (seed 000 §5: only batches past the watermark).
+pub struct Incremental<'a> {
+    /// `_batch_id`s past the watermark.
+    pub new_batches: &'a std::collections::HashSet<String>,
+    /// The current silver and quarantine tables, to append to.
+    pub base: &'a RunOutput,
 }
 
 /// Runs silver and gold. Returns the output tables (written to the lake), or
@@ -161,7 +172,25 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut rule_stats = Vec::new();
     let mut silver_out = Vec::new();
     for s in &def.silver {
-        let Some(parsed) = parsed_tables.get(&s.source) else {
+        // An incremental run reads only the new batches of the silver table's
+        // own source; lookups still see their whole bronze table.
+        let filtered = match (&input.incremental, def.bronze_table(&s.source)) {
+            (Some(inc), Some(b)) => {
+                let batches: Vec<(BatchInfo, RecordBatch)> = input
+                    .bronze
+                    .get(&s.source)
+                    .map(|v| {
+                        v.iter()
+                            .filter(|(i, _)| inc.new_batches.contains(&i.batch_id))
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Some(parse_bronze(&b.schema, &batches).map_err(|e| vec![pipeline_diag(e)])?)
+            }
+            _ => None,
+        };
+        let Some(parsed) = filtered.as_ref().or_else(|| parsed_tables.get(&s.source)) else {
             diagnostics.push(Diagnostic {
                 scope: "pipeline".into(),
                 id: s.name.clone(),
@@ -196,6 +225,13 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         name: "silver.quarantine".into(),
         batch: quarantine_batch(&quarantine).map_err(|e| vec![pipeline_diag(e)])?,
     });
+    if let Some(inc) = &input.incremental {
+        for t in tables.iter_mut().filter(|t| t.name.starts_with("silver.")) {
+            if let Some(old) = inc.base.table(&t.name) {
+                t.batch = append_rows(&t.name, old, &t.batch).map_err(|e| vec![e])?;
+            }
+        }
+    }
 
     // Silver goes to the lake before gold runs: gold reads silver's Parquet files.
     // (Bronze files are written and registered at ingest.)
@@ -229,6 +265,34 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         missing_columns,
         gold_errors: diagnostics,
     })
+}
+
+/// `old` rows then `new` rows; refused when the rules changed the table's columns.
+fn append_rows(
+    name: &str,
+    old: &RecordBatch,
+    new: &RecordBatch,
+) -> std::result::Result<RecordBatch, Diagnostic> {
+    if old.schema().fields() != new.schema().fields() {
+        let names = |b: &RecordBatch| {
+            b.schema()
+                .fields()
+                .iter()
+                .map(|f| format!("{} {}", f.name(), f.data_type()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(Diagnostic {
+            scope: "pipeline".into(),
+            id: String::new(),
+            message: format!(
+                "an incremental run cannot append to {name}: the rules changed its columns (now: {}; before: {}). Run a full refresh to rebuild it from bronze.",
+                names(new),
+                names(old)
+            ),
+        });
+    }
+    concat_batches(&old.schema(), [old, new]).map_err(|e| pipeline_diag(e.into()))
 }
 
 fn pipeline_diag(e: EngineError) -> Diagnostic {

@@ -1,7 +1,7 @@
 //! The playground: one pipeline, its lake and its last good results, driven
 //! by [`Request`]s. This is the only stateful type callers hold.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
@@ -14,18 +14,19 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::api::{
-    diagnostics_for, ColumnView, GoldView, Lang, PipelineView, ReplayReport, ReplayTable, Request,
-    Response, RuleView, RunInfo, SilverView, TableView,
+    diagnostics_for, Checkpoint, ColumnView, GoldView, Lang, PipelineView, ReplayReport,
+    ReplayTable, Request, Response, RuleView, RunInfo, RunMode, SilverView, TableView,
 };
 use crate::bronze::{
-    bronze_batch, bronze_schema, sha256_hex, split_file, Audit, BatchInfo, IngestOptions,
+    bronze_batch, bronze_schema, sha256_hex, split_file, Audit, BatchInfo, IngestOptions, SplitFile,
 };
 use crate::checks::{evaluate, CheckResult};
 use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
 use crate::error::{EngineError, Result};
+use crate::kafka::{KafkaMessage, Topic};
 use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
 use crate::model::PipelineDef;
-use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
+use crate::pipeline::{register_table, run, Diagnostic, Incremental, RunInput, RunOutput};
 use crate::source::ColumnType;
 use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
 
@@ -50,6 +51,10 @@ pub struct Playground {
     last_good: Option<RunOutput>,
     history: History,
     replay: Option<ReplayReport>,
+    mode: RunMode,
+    checkpoints: Vec<Checkpoint>,
+    /// Kafka topics by bronze table (name without the layer).
+    topics: BTreeMap<String, Topic>,
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
@@ -115,6 +120,9 @@ impl Playground {
             last_good: None,
             history: History::default(),
             replay: None,
+            mode: RunMode::Full,
+            checkpoints: vec![],
+            topics: BTreeMap::new(),
             checks: vec![],
             diagnostics: vec![],
             run_info: RunInfo {
@@ -153,6 +161,26 @@ impl Playground {
                 self.restore(&table, version).await.map(|_| self.snapshot())
             }
             Request::Replay => self.replay().await.map(|_| self.snapshot()),
+            Request::KafkaProduce { table, messages } => self
+                .kafka_produce(&table, messages)
+                .map(|_| self.snapshot()),
+            Request::KafkaPoll {
+                table,
+                max,
+                crash_before_commit,
+            } => self
+                .kafka_poll(&table, max, crash_before_commit)
+                .await
+                .map(|_| self.snapshot()),
+            Request::SetRunMode { mode } => {
+                self.mode = mode;
+                Ok(self.snapshot())
+            }
+            Request::Run { full_refresh } => {
+                self.run_with(self.mode == RunMode::Incremental && !full_refresh)
+                    .await;
+                Ok(self.snapshot())
+            }
             Request::SetRules {
                 silver_table,
                 rules,
@@ -225,6 +253,24 @@ impl Playground {
         self.last_good = None;
         self.history = History::default();
         self.replay = None;
+        self.mode = RunMode::Full;
+        self.checkpoints.clear();
+        self.topics = self
+            .def
+            .bronze
+            .iter()
+            .filter_map(|b| {
+                b.kafka_topic.as_ref().map(|t| {
+                    (
+                        b.name.clone(),
+                        Topic {
+                            name: t.clone(),
+                            ..Default::default()
+                        },
+                    )
+                })
+            })
+            .collect();
         self.checks.clear();
         self.diagnostics.clear();
         self.run_info = RunInfo {
@@ -280,7 +326,7 @@ impl Playground {
         options: &IngestOptions,
     ) -> Result<BatchInfo> {
         let table = table.strip_prefix("bronze.").unwrap_or(table).to_string();
-        let def = self.def.bronze_table(&table).ok_or_else(|| {
+        self.def.bronze_table(&table).ok_or_else(|| {
             EngineError::Ingest(format!(
                 "there is no bronze table {table}; drop the file on one of: {}",
                 self.def
@@ -300,6 +346,38 @@ impl Playground {
         }
         // Everything is prepared before the first write, so a refusal leaves no trace.
         let split = split_file(bytes, options)?;
+        self.commit_batch(NewBatch {
+            table,
+            file_name: file_name.to_string(),
+            split,
+            bytes,
+            landing: true,
+            options: options.clone(),
+            source_files: vec![],
+            producer_ts: vec![],
+            notes: vec![],
+        })
+        .await
+    }
+
+    /// Writes one batch to bronze: Parquet file, version, batch log entry.
+    async fn commit_batch(&mut self, nb: NewBatch<'_>) -> Result<BatchInfo> {
+        let NewBatch {
+            table,
+            file_name,
+            split,
+            bytes,
+            landing,
+            options,
+            source_files,
+            producer_ts,
+            notes,
+        } = nb;
+        let source_system = self
+            .def
+            .bronze_table(&table)
+            .map(|d| d.source_system.clone())
+            .ok_or_else(|| EngineError::Ingest(format!("there is no bronze table {table}")))?;
         let batch_id = self.ids.new_id().to_string();
         let event_ids = (0..split.records.len())
             .map(|_| self.ids.new_id().to_string())
@@ -309,10 +387,10 @@ impl Playground {
             &split.records,
             Audit {
                 ingest_ts_micros: ts,
-                source_system: &def.source_system,
-                source_file: file_name,
-                source_files: vec![],
-                producer_ts: vec![],
+                source_system: &source_system,
+                source_file: &file_name,
+                source_files,
+                producer_ts,
                 batch_id: &batch_id,
                 event_ids,
             },
@@ -323,10 +401,15 @@ impl Playground {
             "{}/part-{seq:06}.parquet",
             Lake::table_dir("bronze", &table)
         );
-        let landing_path = format!("landing/{table}/{batch_id}/{}", safe_file_name(file_name));
         // What silver sees is what Parquet holds: decode before committing.
         let stored = concat_batches(&bronze_schema(), &decode_parquet(encoded.clone())?)?;
-        self.lake.put_bytes(&landing_path, bytes.to_vec()).await?;
+        let landing_path = if landing {
+            let p = format!("landing/{table}/{batch_id}/{}", safe_file_name(&file_name));
+            self.lake.put_bytes(&p, bytes.to_vec()).await?;
+            Some(p)
+        } else {
+            None
+        };
         self.lake.put_bytes(&path, encoded.to_vec()).await?;
         let qualified = format!("bronze.{table}");
         let before = self
@@ -346,11 +429,13 @@ impl Playground {
                 rows_removed: 0,
             },
         );
+        let mut all_notes = split.notes;
+        all_notes.extend(notes);
         let info = BatchInfo {
             batch_id,
             table: table.clone(),
-            source_system: def.source_system.clone(),
-            file_name: file_name.to_string(),
+            source_system,
+            file_name,
             format: split.format,
             dialect: split.dialect,
             encoding: split.encoding,
@@ -367,10 +452,10 @@ impl Playground {
             sha256: sha256_hex(bytes),
             ingest_ts_micros: ts,
             path,
-            landing_path: Some(landing_path),
-            options: options.clone(),
+            landing_path,
+            options,
             version,
-            notes: split.notes,
+            notes: all_notes,
         };
         self.batches.push(info.clone());
         self.bronze
@@ -378,6 +463,96 @@ impl Playground {
             .or_default()
             .push((info.clone(), stored));
         self.register_bronze(&table).await?;
+        Ok(info)
+    }
+
+    fn topic_mut(&mut self, table: &str) -> Result<(String, &mut Topic)> {
+        let table = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        if !self.topics.contains_key(&table) {
+            let known: Vec<String> = self.topics.keys().map(|t| format!("bronze.{t}")).collect();
+            return Err(EngineError::Request(format!(
+                "bronze.{table} has no Kafka topic{}",
+                if known.is_empty() {
+                    String::new()
+                } else {
+                    format!("; tables with one: {}", known.join(", "))
+                }
+            )));
+        }
+        let topic = self
+            .topics
+            .get_mut(&table)
+            .ok_or_else(|| EngineError::Internal("topic vanished".into()))?;
+        Ok((table, topic))
+    }
+
+    /// Appends messages to the topic of bronze table `table` (producer side).
+    pub fn kafka_produce(&mut self, table: &str, messages: Vec<KafkaMessage>) -> Result<()> {
+        let now = self.clock.now_micros();
+        let (_, topic) = self.topic_mut(table)?;
+        topic.log.extend(messages.into_iter().map(|mut m| {
+            m.producer_ts_micros.get_or_insert(now);
+            m
+        }));
+        Ok(())
+    }
+
+    /// Polls up to `max` messages (all waiting ones by default) from the
+    /// committed offset into bronze as one micro-batch, commits the offset
+    /// unless `crash_before_commit`, then reruns. Nothing waiting: an error
+    /// that says so, and nothing is written.
+    pub async fn kafka_poll(
+        &mut self,
+        table: &str,
+        max: Option<usize>,
+        crash_before_commit: bool,
+    ) -> Result<BatchInfo> {
+        let (table, topic) = self.topic_mut(table)?;
+        let from = topic.committed;
+        let to = topic
+            .log
+            .len()
+            .min(from.saturating_add(max.unwrap_or(usize::MAX).max(1)));
+        if from >= to {
+            return Err(EngineError::Request(format!(
+                "topic {} has no messages after offset {from}: produce some first",
+                topic.name
+            )));
+        }
+        let name = format!("{}:0:{from}-{}", topic.name, to - 1);
+        let (split, files, producer) = topic.micro_batch(from, to);
+        let payload: Vec<u8> = split
+            .records
+            .iter()
+            .flat_map(|r| r.text.bytes().chain(std::iter::once(b'\n')))
+            .collect();
+        let notes = if crash_before_commit {
+            vec![format!(
+                "the consumer crashed after writing this micro-batch and before committing offset {to}: the next poll delivers offsets {from}-{} again (at-least-once)",
+                to - 1
+            )]
+        } else {
+            vec![format!("offsets {from}-{} committed", to - 1)]
+        };
+        let info = self
+            .commit_batch(NewBatch {
+                table: table.clone(),
+                file_name: name,
+                split,
+                bytes: &payload,
+                landing: false,
+                options: IngestOptions::default(),
+                source_files: files,
+                producer_ts: producer,
+                notes,
+            })
+            .await?;
+        if !crash_before_commit {
+            if let Some(t) = self.topics.get_mut(&table) {
+                t.committed = to;
+            }
+        }
+        self.run().await;
         Ok(info)
     }
 
@@ -472,13 +647,48 @@ impl Playground {
     /// last good ones; on failure the last good results stay and the errors are
     /// kept for display.
     pub async fn run(&mut self) {
+        self.run_with(self.mode == RunMode::Incremental).await
+    }
+
+    /// The watermark of each bronze table: the largest `_ingest_ts` a
+    /// successful run has processed.
+    pub fn watermarks(&self) -> BTreeMap<String, i64> {
+        let mut w = BTreeMap::new();
+        for c in &self.checkpoints {
+            w.insert(c.bronze_table.clone(), c.last_ingest_ts_micros);
+        }
+        w
+    }
+
+    /// Batches past the watermark of their table.
+    fn batches_past_watermark(&self) -> HashSet<String> {
+        let w = self.watermarks();
+        self.batches
+            .iter()
+            .filter(|b| {
+                w.get(&format!("bronze.{}", b.table))
+                    .is_none_or(|ts| b.ingest_ts_micros > *ts)
+            })
+            .map(|b| b.batch_id.clone())
+            .collect()
+    }
+
+    async fn run_with(&mut self, incremental: bool) {
         let started = web_time::Instant::now();
         self.run_info.runs += 1;
         self.run_info.errors.clear();
+        let new_batches = self.batches_past_watermark();
         let result = run(RunInput {
             ctx: &self.ctx,
             def: &self.def,
             bronze: &self.bronze,
+            incremental: match (&self.last_good, incremental) {
+                (Some(base), true) => Some(Incremental {
+                    new_batches: &new_batches,
+                    base,
+                }),
+                _ => None,
+            },
         })
         .await;
         match result {
@@ -495,7 +705,12 @@ impl Playground {
                     }
                 }
                 let ts = self.clock.now_micros();
-                let detail = format!("run {}", self.run_info.runs);
+                let detail = format!(
+                    "run {}{}",
+                    self.run_info.runs,
+                    if incremental { " (incremental)" } else { "" }
+                );
+                self.save_watermarks(&new_batches, incremental);
                 for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
                     if let Err(e) =
                         self.history
@@ -557,6 +772,37 @@ impl Playground {
         Ok(())
     }
 
+    /// Appends a checkpoint row for every bronze table whose watermark moves.
+    fn save_watermarks(&mut self, processed: &HashSet<String>, incremental: bool) {
+        let mut per_table: BTreeMap<String, (i64, usize, usize)> = BTreeMap::new();
+        for b in self
+            .batches
+            .iter()
+            .filter(|b| processed.contains(&b.batch_id))
+        {
+            let e = per_table
+                .entry(format!("bronze.{}", b.table))
+                .or_insert((i64::MIN, 0, 0));
+            e.0 = e.0.max(b.ingest_ts_micros);
+            e.1 += 1;
+            e.2 += b.records;
+        }
+        for (table, (ts, batches, rows)) in per_table {
+            self.checkpoints.push(Checkpoint {
+                bronze_table: table,
+                last_ingest_ts_micros: ts,
+                batches,
+                rows,
+                mode: if incremental {
+                    RunMode::Incremental
+                } else {
+                    RunMode::Full
+                },
+                run: self.run_info.runs,
+            });
+        }
+    }
+
     /// Rebuilds every silver and gold table from bronze alone, in a fresh lake
     /// and session, and compares the result with the current tables row by
     /// row (as multisets). The current tables are not changed.
@@ -575,6 +821,7 @@ impl Playground {
             ctx: &ctx,
             def: &self.def,
             bronze: &self.bronze,
+            incremental: None,
         })
         .await
         {
@@ -690,6 +937,9 @@ impl Playground {
             batches: self.batches.clone(),
             history: self.history.all(),
             replay: self.replay.clone(),
+            run_mode: self.mode,
+            checkpoints: self.checkpoints.clone(),
+            topics: self.topics.iter().map(|(t, topic)| topic.view(t)).collect(),
             run: self.run_info.clone(),
         }
     }
@@ -864,6 +1114,24 @@ fn sql_type_name(dt: &datafusion::arrow::datatypes::DataType) -> String {
         D::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
         other => other.to_string(),
     }
+}
+
+/// One batch about to be written to bronze.
+struct NewBatch<'a> {
+    /// Bronze table without the layer.
+    table: String,
+    file_name: String,
+    split: SplitFile,
+    /// What arrived (its size and SHA-256 go to the batch log).
+    bytes: &'a [u8],
+    /// Keep `bytes` in the landing zone (files), so they can be read again.
+    landing: bool,
+    options: IngestOptions,
+    /// Per-record `_source_file` (Kafka `topic:partition:offset`), or empty.
+    source_files: Vec<String>,
+    /// Per-record producer time (Kafka), or empty.
+    producer_ts: Vec<Option<i64>>,
+    notes: Vec<String>,
 }
 
 /// A file name usable as one object-store path segment.

@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::Result;
 
-pub(crate) use split::csv_reader;
+pub(crate) use split::{csv_reader, json_record};
 pub use split::{split_file, CsvDialect, IngestOptions, RawRecord, SourceFormat, SplitFile};
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
@@ -150,7 +150,9 @@ pub fn bronze_batch(records: &[RawRecord], audit: Audit<'_>) -> Result<RecordBat
         files,
         Arc::new(StringArray::from(audit.event_ids)),
         Arc::new(StringArray::from(vec![audit.batch_id; n])),
-        Arc::new(Int64Array::from_iter(records.iter().map(|r| Some(r.line)))),
+        Arc::new(Int64Array::from_iter(
+            records.iter().map(|r| Some(r.line).filter(|l| *l > 0)),
+        )),
         Arc::new(StringArray::from_iter(
             records.iter().map(|r| r.corrupt_reason.as_deref()),
         )),

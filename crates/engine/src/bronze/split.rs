@@ -31,6 +31,8 @@ pub enum SourceFormat {
     Json,
     /// Apache Parquet; each row becomes a JSON-object record.
     Parquet,
+    /// Messages polled from a (simulated) Kafka topic; values are JSON.
+    Kafka,
 }
 
 impl SourceFormat {
@@ -42,6 +44,7 @@ impl SourceFormat {
             SourceFormat::JsonArray => "JSON array",
             SourceFormat::Json => "JSON (pretty-printed)",
             SourceFormat::Parquet => "Parquet",
+            SourceFormat::Kafka => "Kafka",
         }
     }
 
@@ -120,7 +123,8 @@ pub struct RawRecord {
     pub text: String,
     /// The original bytes, only when they are not valid UTF-8.
     pub bytes: Option<Vec<u8>>,
-    /// 1-based line of the file where the record starts (row number for Parquet).
+    /// 1-based line of the file where the record starts (row number for
+    /// Parquet); 0 when the record has no line (a Kafka message).
     pub line: i64,
     /// Why silver cannot read this record as it is (`None`: well-formed).
     pub corrupt_reason: Option<String>,
@@ -195,7 +199,7 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
         SourceFormat::JsonLines => split_json_lines(body),
         SourceFormat::JsonArray => split_json_array(body, &mut notes),
         SourceFormat::Json => split_json_stream(body),
-        SourceFormat::Parquet => unreachable_parquet()?,
+        SourceFormat::Parquet | SourceFormat::Kafka => unreachable_parquet()?,
     };
     split.encoding = encoding;
     let corrupt = split
@@ -599,7 +603,8 @@ fn short(s: &str) -> String {
     }
 }
 
-fn record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
+/// A JSON record with its reason, if it is not a readable object.
+pub(crate) fn json_record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
     let (text, bytes, reason) = text_of(raw, offset, line);
     let reason = reason.or_else(|| json_reason(raw, offset, line));
     RawRecord {
@@ -633,7 +638,7 @@ fn split_json_lines(body: &[u8]) -> SplitFile {
         if is_blank(line) {
             continue;
         }
-        records.push(record(line, this, i as i64 + 1));
+        records.push(json_record(line, this, i as i64 + 1));
     }
     empty_json(SourceFormat::JsonLines, records)
 }
@@ -673,7 +678,7 @@ fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
         "the file starts like a JSON array but is not valid JSON: kept as one corrupt record"
             .to_string(),
     );
-    let mut rec = record(body, 0, 1);
+    let mut rec = json_record(body, 0, 1);
     if rec.corrupt_reason.is_none() {
         rec.corrupt_reason = Some("not a valid JSON array".to_string());
     }
@@ -703,7 +708,7 @@ fn split_json_stream(body: &[u8]) -> SplitFile {
                 }
                 Some(Ok(_)) => {
                     let end = pos + stream.byte_offset();
-                    records.push(record(&body[start..end], start, line_at(body, start)));
+                    records.push(json_record(&body[start..end], start, line_at(body, start)));
                 }
                 Some(Err(_)) => {
                     // The bad value runs to the next line that opens an object.
@@ -716,7 +721,7 @@ fn split_json_stream(body: &[u8]) -> SplitFile {
                     while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = raw {
                         raw = rest;
                     }
-                    records.push(record(raw, start, line_at(body, start)));
+                    records.push(json_record(raw, start, line_at(body, start)));
                     pos = next;
                     break;
                 }

@@ -1,0 +1,110 @@
+//! A simulated Kafka topic in front of a bronze table (seed
+//! `000_87b8dd7200a8cd99.txt` §3): a producer appends messages to a log; a
+//! consumer polls a micro-batch from its committed offset, writes it to
+//! bronze, then commits the new offset. If the consumer crashes after the
+//! write and before the commit, the next poll delivers the same messages
+//! again: at-least-once delivery, so bronze holds duplicates that silver
+//! must deduplicate.
+//!
+//! Each bronze row from Kafka has `_source_file` = `topic:partition:offset`
+//! and `_producer_ts` = the producer's timestamp, kept apart from
+//! `_ingest_ts` (their difference is the pipeline's end-to-end latency).
+//! One partition (0) per topic.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bronze::{RawRecord, SourceFormat, SplitFile};
+
+/// One message as produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KafkaMessage {
+    /// Message key (a Debezium key, an order id), if any.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Message value; `None` is a tombstone (a delete marker for log compaction).
+    pub value: Option<String>,
+    /// Producer time, µs since the Unix epoch (UTC); the engine's clock when not given.
+    #[serde(default)]
+    pub producer_ts_micros: Option<i64>,
+}
+
+/// A topic's log and its consumer's committed offset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicView {
+    /// Bronze table the consumer writes to (qualified).
+    pub table: String,
+    pub topic: String,
+    pub partition: u32,
+    /// Offset the next produced message gets (= messages in the log).
+    pub end_offset: u64,
+    /// Offset the consumer resumes from.
+    pub committed_offset: u64,
+    /// Messages waiting: `end_offset - committed_offset`.
+    pub lag: u64,
+}
+
+/// A topic: its messages (offset = index) and the committed offset.
+#[derive(Debug, Clone, Default)]
+pub struct Topic {
+    pub name: String,
+    pub log: Vec<KafkaMessage>,
+    pub committed: usize,
+}
+
+impl Topic {
+    /// The view for callers.
+    pub fn view(&self, table: &str) -> TopicView {
+        TopicView {
+            table: format!("bronze.{table}"),
+            topic: self.name.clone(),
+            partition: 0,
+            end_offset: self.log.len() as u64,
+            committed_offset: self.committed as u64,
+            lag: (self.log.len() - self.committed.min(self.log.len())) as u64,
+        }
+    }
+
+    /// Messages `from..to` as bronze records, with their `_source_file`s and
+    /// producer times. Values are JSON (checked like JSON Lines records); a
+    /// tombstone is kept as an empty payload with a reason naming its key.
+    pub fn micro_batch(
+        &self,
+        from: usize,
+        to: usize,
+    ) -> (SplitFile, Vec<String>, Vec<Option<i64>>) {
+        let mut records = Vec::new();
+        let mut files = Vec::new();
+        let mut producer = Vec::new();
+        for (offset, m) in self.log.iter().enumerate().take(to).skip(from) {
+            files.push(format!("{}:0:{offset}", self.name));
+            producer.push(m.producer_ts_micros);
+            records.push(match &m.value {
+                Some(v) => {
+                    let mut r = crate::bronze::json_record(v.as_bytes(), 0, 0);
+                    r.line = 0;
+                    r
+                }
+                None => RawRecord {
+                    text: String::new(),
+                    bytes: None,
+                    line: 0,
+                    corrupt_reason: Some(format!(
+                        "tombstone: Kafka message with a null value (key {})",
+                        m.key.as_deref().unwrap_or("none")
+                    )),
+                },
+            });
+        }
+        let split = SplitFile {
+            format: SourceFormat::Kafka,
+            dialect: None,
+            encoding: "utf-8".into(),
+            header: vec![],
+            header_text: None,
+            skipped: vec![],
+            records,
+            notes: vec![],
+        };
+        (split, files, producer)
+    }
+}
