@@ -266,6 +266,7 @@ pub fn app() -> Html {
                     offset,
                     limit: PREVIEW_ROWS,
                     version: None,
+                    corrupt_only: false,
                 },
                 on_response(false),
             );
@@ -488,6 +489,7 @@ fn apply_response(h: &Handles, reset_drafts: bool, resp: Response) {
                             offset: old.offset,
                             limit: PREVIEW_ROWS,
                             version: None,
+                            corrupt_only: false,
                         },
                         Callback::from(move |r: Response| {
                             if let Response::Table(t) = r {

@@ -93,6 +93,9 @@ pub enum Request {
         /// An earlier version (time travel); `None` is the current one.
         #[serde(default)]
         version: Option<u64>,
+        /// Only bronze rows with a `_corrupt_reason`.
+        #[serde(default)]
+        corrupt_only: bool,
     },
     /// The rule registry of a silver table as a markdown table.
     ExportRules { silver_table: String },
@@ -130,6 +133,10 @@ pub struct TableView {
     pub name: String,
     /// The table version shown (`None` before the first commit).
     pub version: Option<u64>,
+    /// Rows with a `_corrupt_reason` in the whole table (bronze; 0 elsewhere).
+    pub corrupt_rows: usize,
+    /// Are only those rows listed (`row_count` then counts them)?
+    pub corrupt_only: bool,
     /// `bronze`, `silver` or `gold`.
     pub layer: String,
     pub description: String,

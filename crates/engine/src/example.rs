@@ -388,7 +388,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                     en: "Yellow-taxi trips as the TLC files sent them: each CSV line in raw_payload, plus audit columns.",
                     ru: "Поездки жёлтого такси как их прислал TLC: каждая строка CSV в raw_payload плюс аудит-колонки.",
                 }),
-                kafka_topic: None,
+                kafka_topic: Some("tlc_yellow_trips".into()),
             },
             BronzeTableDef {
                 name: "taxi_zone_lookup".into(),

@@ -198,8 +198,9 @@ impl Playground {
                 offset,
                 limit,
                 version,
+                corrupt_only,
             } => self
-                .table_view_at(&table, offset, limit, version)
+                .table_view_at(&table, offset, limit, version, corrupt_only)
                 .map(Response::Table),
             Request::ExportRules { silver_table } => self
                 .export_rules(&silver_table)
@@ -959,7 +960,7 @@ impl Playground {
 
     /// Rows `offset..offset+limit` of the current version of table `name` (qualified) as text.
     pub fn table_view(&self, name: &str, offset: usize, limit: usize) -> Result<TableView> {
-        self.table_view_at(name, offset, limit, None)
+        self.table_view_at(name, offset, limit, None, false)
     }
 
     /// The data of `name` at `version` (time travel), as kept in its history.
@@ -1001,12 +1002,23 @@ impl Playground {
         offset: usize,
         limit: usize,
         version: Option<u64>,
+        corrupt_only: bool,
     ) -> Result<TableView> {
         let batch = match version {
             Some(v) => self.table_batch_at(name, v)?,
             None => self
                 .table_batch(name)
                 .ok_or_else(|| EngineError::Request(format!("there is no table {name}")))?,
+        };
+        // Bronze rows flagged at ingest (the `_corrupt_reason` column is set).
+        let flagged = batch
+            .column_by_name("_corrupt_reason")
+            .map(|c| datafusion::arrow::compute::is_not_null(c.as_ref()))
+            .transpose()?;
+        let corrupt_rows = flagged.as_ref().map(|f| f.true_count()).unwrap_or(0);
+        let batch = match (&flagged, corrupt_only) {
+            (Some(mask), true) => datafusion::arrow::compute::filter_record_batch(&batch, mask)?,
+            _ => batch,
         };
         let layer = name.split('.').next().unwrap_or_default().to_string();
         let description = self.describe(name);
@@ -1050,6 +1062,8 @@ impl Playground {
         Ok(TableView {
             name: name.to_string(),
             version: version.or_else(|| self.history.current(name)),
+            corrupt_rows,
+            corrupt_only,
             layer,
             description,
             columns,

@@ -96,6 +96,7 @@ async fn rows_at(p: &mut Playground, table: &str, version: Option<u64>) -> Table
             offset: 0,
             limit: 1000,
             version,
+            corrupt_only: false,
         })
         .await
     {
@@ -440,6 +441,24 @@ async fn rw19_nan_and_infinity_literals_are_invalid_json_kept_raw() {
     assert_eq!(
         col(&bronze, "_corrupt_reason")[1],
         Some("invalid JSON at byte 56 (line 2, column 26): expected value")
+    );
+    // Only the flagged rows, as the UI's "corrupt records" view lists them.
+    let Response::Table(flagged) = p
+        .handle(Request::GetTable {
+            table: "bronze.t".into(),
+            offset: 0,
+            limit: 10,
+            version: None,
+            corrupt_only: true,
+        })
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!((flagged.row_count, flagged.corrupt_rows), (3, 3));
+    assert_eq!(
+        col(&flagged, "raw_payload")[2],
+        Some("{\"sensor\":\"s4\",\"reading\":-Infinity}")
     );
     let silver = rows(&mut p, "silver.t").await;
     assert_eq!(col(&silver, "sensor"), [Some("s1"), Some("s5")]);
@@ -802,6 +821,7 @@ async fn versions_time_travel_restore_and_replay() {
             offset: 0,
             limit: 1,
             version: Some(99),
+            corrupt_only: false,
         })
         .await
     else {

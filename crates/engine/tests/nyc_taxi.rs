@@ -489,6 +489,7 @@ async fn every_csv_record_reaches_bronze_even_when_silver_cannot_read_it() {
             offset: 266,
             limit: 10,
             version: None,
+            corrupt_only: false,
         })
         .await
     else {
@@ -659,6 +660,7 @@ async fn json_array_files_and_lower_case_headers_are_read() {
             offset: 262,
             limit: 1,
             version: None,
+            corrupt_only: false,
         })
         .await
     else {
