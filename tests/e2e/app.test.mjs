@@ -55,7 +55,7 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     // quarantine rows carry rule ids
     await page.click('#card-silver-quarantine');
     await page.waitForFunction(() => document.querySelector('#table-title')?.textContent === 'silver.quarantine');
-    assert.match(await page.locator('#table-view tbody').innerText(), /F1: fare_amount < 0 \(fare_amount = -21\.0\)/);
+    assert.match(await page.locator('#rows-grid tbody').innerText(), /F1: fare_amount < 0 \(fare_amount = -21\.0\)/);
 
     // 2. edit F2: > 1000 → > 50
     await setExpression(page, 'F2', 'total_amount > 50');
@@ -101,7 +101,74 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await waitForCount(page, 'silver.quarantine', 7);
     assert.match(await page.locator('#batch-log').innerText(), /more_trips\.csv/);
 
-    // 5. Russian
+    // 5. a ';' file with a banner line: dialect detected, banner kept aside in the batch log
+    const semi = 'Exported by TLC portal 2020-07-03\nVendorID;tpep_pickup_datetime;tpep_dropoff_datetime;fare_amount;total_amount\n1;2020-07-03 10:00:00;2020-07-03 10:10:00;9;12.3\n';
+    await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'semi.csv', mimeType: 'text/csv', buffer: Buffer.from(semi) });
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 269);
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 262);
+    const log = await page.locator('#batch-log').innerText();
+    assert.match(log, /delimiter ';'/);
+    assert.match(log, /kept aside: Exported by TLC portal 2020-07-03/);
+    // read it again with a wrong delimiter: a new batch, quarantined with a hint
+    await page.locator('#batch-log .reread').last().click();
+    await page.selectOption('#opt-delimiter', ',');
+    await page.click('#reingest-submit');
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 270);
+    await waitForCount(page, 'silver.quarantine', 8);
+
+    // 6. a record that is not valid JSON is kept in bronze and flagged
+    const jsonl = [
+      '{"VendorID": 2, "tpep_pickup_datetime": "2020-07-04 10:00:00", "tpep_dropoff_datetime": "2020-07-04 10:20:00", "fare_amount": 11, "total_amount": 14.3}',
+      '{"VendorID": 1, "tpep_pickup_datetime": "2020-07-04 11:00:00", "fare_amount": NaN}',
+    ].join('\n');
+    await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'feed.jsonl', mimeType: 'application/json', buffer: Buffer.from(jsonl) });
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 272);
+    await waitForCount(page, 'silver.quarantine', 9);
+    await page.click('#card-bronze-nyc_taxi_yellow');
+    await page.check('#corrupt-only');
+    await page.waitForFunction(() => /of 1 /.test(document.querySelector('#table-range')?.textContent ?? ''), null, { timeout: 30_000 });
+    assert.match(await page.locator('#rows-grid tbody').innerText(), /invalid JSON at byte \d+ \(line 2, column \d+\): expected value/);
+
+    // 7. time travel: read silver's first version, restore it, replay shows the drift
+    await page.click('#card-silver-nyc_taxi_yellow');
+    await page.selectOption('#version-select', '0');
+    await page.waitForSelector('#time-travel');
+    await page.waitForFunction(() => /of 260 /.test(document.querySelector('#table-range')?.textContent ?? ''), null, { timeout: 30_000 });
+    await page.click('#restore-version');
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
+    await page.click('#replay');
+    await page.waitForFunction(() => /differ/.test(document.querySelector('#replay-result')?.textContent ?? ''), null, { timeout: 60_000 });
+    assert.match(await page.locator('#replay-result').innerText(), /silver\.nyc_taxi_yellow: 0 rows only in the current table \/ 3 only in the rebuild/);
+    await page.click('#run-now');
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 263);
+    await page.click('#replay');
+    await page.waitForFunction(() => /identical/.test(document.querySelector('#replay-result')?.textContent ?? ''), null, { timeout: 60_000 });
+
+    // 8. Kafka: produce two trips, the consumer crashes before committing, the next poll re-delivers them
+    await page.click('#card-bronze-nyc_taxi_yellow');
+    await page.click('#kafka-panel summary');
+    await page.click('#kafka-produce');
+    await page.waitForFunction(() => /end offset 2 · committed 0/.test(document.querySelector('#kafka-offsets')?.textContent ?? ''), null, { timeout: 30_000 });
+    await page.click('#kafka-crash');
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 274);
+    assert.match(await page.locator('#kafka-offsets').innerText(), /committed 0 · lag 2/);
+    await page.click('#kafka-poll');
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 276);
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 267);
+    assert.match(await page.locator('#kafka-offsets').innerText(), /committed 2 · lag 0/);
+    assert.match(await page.locator('#batch-log').innerText(), /tlc_yellow_trips:0:0-1[\s\S]*at-least-once/);
+
+    // 9. incremental: a rule edit touches only new batches until a full refresh
+    await page.selectOption('#run-mode', 'incremental');
+    await setExpression(page, 'F2', 'total_amount > 50');
+    // the incremental run had no new batch to apply the edit to
+    await page.waitForFunction(() => document.querySelector('#rule-F2 .rule-stat')?.textContent.trim().endsWith('/ 0'), null, { timeout: 60_000 });
+    assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 267);
+    await page.click('#full-refresh');
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 254);
+    await page.selectOption('#run-mode', 'full');
+
+    // 10. Russian
     await page.click('#lang-switch');
     await page.waitForFunction(() => document.querySelector('#checks h2')?.textContent === 'Проверки качества', null, { timeout: 60_000 });
 

@@ -6,19 +6,27 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
-use medallion_engine::api::{PipelineView, Request, Response, TableView};
+use medallion_engine::api::{PipelineView, Request, Response, RunMode, TableView};
+use medallion_engine::bronze::{BatchInfo, IngestOptions};
 use medallion_engine::example::DEFAULT_EXAMPLE;
+use medallion_engine::kafka::KafkaMessage;
 use medallion_engine::playground::PREVIEW_ROWS;
 use medallion_engine::rules::Rule;
 use medallion_engine::Lang;
 use yew::prelude::*;
 
+use crate::components::batches::ReingestDialog;
 use crate::components::checks::ChecksPanel;
 use crate::components::pipeline::PipelineStrip;
 use crate::components::rules::RulesPanel;
+use crate::components::runbar::RunBar;
 use crate::components::table::TablePanel;
 use crate::engine::Engine;
 use crate::i18n::t;
+
+/// Messages offered in the Kafka panel of the taxi example: two trips in July 2020.
+const KAFKA_SAMPLE: &str = r#"{"VendorID": 2, "tpep_pickup_datetime": "2020-07-15 08:00:00", "tpep_dropoff_datetime": "2020-07-15 08:20:00", "passenger_count": 1, "trip_distance": 3.2, "RatecodeID": 1, "store_and_fwd_flag": "N", "PULocationID": 142, "DOLocationID": 236, "payment_type": 1, "fare_amount": 14.5, "extra": 0.5, "mta_tax": 0.5, "tip_amount": 3.0, "tolls_amount": 0, "improvement_surcharge": 0.3, "total_amount": 21.3, "congestion_surcharge": 2.5}
+{"VendorID": 1, "tpep_pickup_datetime": "2020-07-15 08:05:00", "tpep_dropoff_datetime": "2020-07-15 08:11:00", "passenger_count": 2, "trip_distance": 1.1, "RatecodeID": 1, "store_and_fwd_flag": "N", "PULocationID": 161, "DOLocationID": 162, "payment_type": 2, "fare_amount": 6.5, "extra": 0.5, "mta_tax": 0.5, "tip_amount": 0, "tolls_amount": 0, "improvement_surcharge": 0.3, "total_amount": 10.3, "congestion_surcharge": 2.5}"#;
 
 /// Delay between the last keystroke in an editor and the rerun it triggers.
 const EDIT_DEBOUNCE_MS: u32 = 300;
@@ -64,6 +72,10 @@ pub fn app() -> Html {
     let gold_draft = use_state(String::new);
     let banner = use_state(Vec::<Banner>::new);
     let export = use_state(|| None::<String>);
+    // Time travel: the earlier version of the selected table being read.
+    let travel = use_state(|| None::<u64>);
+    let corrupt_only = use_state(|| false);
+    let reingest = use_state(|| None::<BatchInfo>);
     // One pending timer per editor, so a gold edit never cancels a rule edit.
     let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
     let gold_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
@@ -78,6 +90,8 @@ pub fn app() -> Html {
             banner: banner.clone(),
             export: export.clone(),
             selected: selected.clone(),
+            travel: travel.clone(),
+            corrupt_only: corrupt_only.clone(),
             engine: (*engine).clone(),
         };
         move |reset_drafts: bool| {
@@ -250,26 +264,177 @@ pub fn app() -> Html {
     };
 
     let on_select = {
-        let (selected, page) = (selected.clone(), page.clone());
+        let (selected, page, travel, corrupt_only) = (
+            selected.clone(),
+            page.clone(),
+            travel.clone(),
+            corrupt_only.clone(),
+        );
         Callback::from(move |name: String| {
             page.set(None);
+            travel.set(None);
+            corrupt_only.set(false);
             selected.set(name);
         })
     };
 
     let on_page = {
-        let (engine, on_response) = (engine.clone(), on_response.clone());
+        let (engine, on_response, travel, corrupt_only) = (
+            engine.clone(),
+            on_response.clone(),
+            travel.clone(),
+            corrupt_only.clone(),
+        );
         Callback::from(move |(table, offset): (String, usize)| {
             engine.send(
                 Request::GetTable {
                     table,
                     offset,
                     limit: PREVIEW_ROWS,
-                    version: None,
-                    corrupt_only: false,
+                    version: *travel,
+                    corrupt_only: *corrupt_only,
                 },
                 on_response(false),
             );
+        })
+    };
+
+    // Reading another version or only the corrupt records fetches page one again.
+    let refetch = {
+        let (engine, on_response, selected) =
+            (engine.clone(), on_response.clone(), selected.clone());
+        move |version: Option<u64>, corrupt: bool| {
+            engine.send(
+                Request::GetTable {
+                    table: (*selected).clone(),
+                    offset: 0,
+                    limit: PREVIEW_ROWS,
+                    version,
+                    corrupt_only: corrupt,
+                },
+                on_response(false),
+            );
+        }
+    };
+    let on_travel = {
+        let (travel, corrupt_only, refetch) =
+            (travel.clone(), corrupt_only.clone(), refetch.clone());
+        Callback::from(move |v: Option<u64>| {
+            travel.set(v);
+            refetch(v, *corrupt_only);
+        })
+    };
+    let on_corrupt_only = {
+        let (travel, corrupt_only, refetch) = (travel.clone(), corrupt_only.clone(), refetch);
+        Callback::from(move |on: bool| {
+            corrupt_only.set(on);
+            refetch(*travel, on);
+        })
+    };
+    let on_restore = {
+        let (engine, on_response, travel, banner, lang) = (
+            engine.clone(),
+            on_response.clone(),
+            travel.clone(),
+            banner.clone(),
+            lang.clone(),
+        );
+        Callback::from(move |(table, version): (String, u64)| {
+            travel.set(None);
+            let (done, banner, lang) = (on_response(false), banner.clone(), *lang);
+            let msg = format!("{table} v{version}: {}", t(lang, "restored"));
+            engine.send(
+                Request::Restore { table, version },
+                Callback::from(move |r: Response| {
+                    if matches!(r, Response::Snapshot(_)) {
+                        push_banner(
+                            &banner,
+                            Banner {
+                                text: msg.clone(),
+                                error: false,
+                            },
+                        );
+                    }
+                    done.emit(r);
+                }),
+            );
+        })
+    };
+    let on_reread = {
+        let reingest = reingest.clone();
+        Callback::from(move |b: BatchInfo| reingest.set(Some(b)))
+    };
+    let close_reingest = {
+        let reingest = reingest.clone();
+        Callback::from(move |_| reingest.set(None))
+    };
+    let on_reingest = {
+        let (engine, on_response, reingest) =
+            (engine.clone(), on_response.clone(), reingest.clone());
+        Callback::from(move |(batch_id, options): (String, IngestOptions)| {
+            reingest.set(None);
+            engine.send(Request::Reingest { batch_id, options }, on_response(false));
+        })
+    };
+    let on_mode = {
+        let (engine, on_response) = (engine.clone(), on_response.clone());
+        Callback::from(move |mode: RunMode| {
+            engine.send(Request::SetRunMode { mode }, on_response(false))
+        })
+    };
+    let on_run = {
+        let (engine, on_response) = (engine.clone(), on_response.clone());
+        Callback::from(move |full_refresh: bool| {
+            engine.send(Request::Run { full_refresh }, on_response(false))
+        })
+    };
+    let on_replay = {
+        let (engine, on_response) = (engine.clone(), on_response.clone());
+        Callback::from(move |_| engine.send(Request::Replay, on_response(false)))
+    };
+    let on_produce = {
+        let (engine, on_response, selected, banner, lang) = (
+            engine.clone(),
+            on_response.clone(),
+            selected.clone(),
+            banner.clone(),
+            lang.clone(),
+        );
+        Callback::from(move |messages: Vec<KafkaMessage>| {
+            let (done, banner) = (on_response(false), banner.clone());
+            let msg = format!("{} {}", messages.len(), t(*lang, "produced"));
+            engine.send(
+                Request::KafkaProduce {
+                    table: (*selected).clone(),
+                    messages,
+                },
+                Callback::from(move |r: Response| {
+                    if matches!(r, Response::Snapshot(_)) {
+                        push_banner(
+                            &banner,
+                            Banner {
+                                text: msg.clone(),
+                                error: false,
+                            },
+                        );
+                    }
+                    done.emit(r);
+                }),
+            );
+        })
+    };
+    let on_poll = {
+        let (engine, on_response, selected) =
+            (engine.clone(), on_response.clone(), selected.clone());
+        Callback::from(move |crash_before_commit: bool| {
+            engine.send(
+                Request::KafkaPoll {
+                    table: (*selected).clone(),
+                    max: None,
+                    crash_before_commit,
+                },
+                on_response(false),
+            )
         })
     };
 
@@ -345,6 +510,7 @@ pub fn app() -> Html {
             }
             <main class="workspace">
                 <section class="left">
+                    <RunBar view={v.clone()} lang={lang_v} on_mode={on_mode} on_run={on_run} on_replay={on_replay} />
                     <PipelineStrip view={v.clone()} lang={lang_v} selected={(*selected).clone()} on_select={on_select} on_files={on_files} />
                     if let Some(tv) = table_view {
                         <TablePanel
@@ -355,6 +521,16 @@ pub fn app() -> Html {
                             gold_draft={(*gold_draft).clone()}
                             on_gold_sql={on_gold_sql}
                             on_page={on_page}
+                            versions={v.history.get(&*selected).cloned().unwrap_or_default()}
+                            viewing={*travel}
+                            on_travel={on_travel}
+                            on_restore={on_restore}
+                            on_corrupt_only={on_corrupt_only}
+                            on_reread={on_reread}
+                            topic={v.topics.iter().find(|tp| tp.table == *selected).cloned()}
+                            kafka_sample={KAFKA_SAMPLE}
+                            on_produce={on_produce}
+                            on_poll={on_poll}
                         />
                     }
                 </section>
@@ -369,6 +545,9 @@ pub fn app() -> Html {
                     <ChecksPanel checks={v.checks.clone()} lang={lang_v} />
                 </section>
             </main>
+            if let Some(b) = (*reingest).clone() {
+                <ReingestDialog batch={b} lang={lang_v} on_submit={on_reingest} on_close={close_reingest} />
+            }
             if let Some(md) = (*export).clone() {
                 <div class="modal-backdrop">
                     <div class="modal">
@@ -453,6 +632,8 @@ struct Handles {
     banner: UseStateHandle<Vec<Banner>>,
     export: UseStateHandle<Option<String>>,
     selected: UseStateHandle<String>,
+    travel: UseStateHandle<Option<u64>>,
+    corrupt_only: UseStateHandle<bool>,
     engine: Engine,
 }
 
@@ -479,17 +660,29 @@ fn apply_response(h: &Handles, reset_drafts: bool, resp: Response) {
                     h.selected.set(first.name.clone());
                 }
             }
-            // Stay on the page the learner was reading: fetch it again from the new results.
+            // Stay on the page (and version, and filter) the learner was
+            // reading: fetch it again from the new results.
+            let travel = (*h.travel).filter(|ver| {
+                v.history
+                    .get(&*h.selected)
+                    .is_some_and(|hs| hs.iter().any(|x| x.version == *ver && x.readable))
+            });
+            if travel != *h.travel {
+                h.travel.set(travel);
+            }
             match (*h.page).clone() {
-                Some(old) if old.offset > 0 && v.table(&old.name).is_some() => {
+                Some(old)
+                    if (old.offset > 0 || travel.is_some() || *h.corrupt_only)
+                        && v.table(&old.name).is_some() =>
+                {
                     let page = h.page.clone();
                     h.engine.send(
                         Request::GetTable {
                             table: old.name,
                             offset: old.offset,
                             limit: PREVIEW_ROWS,
-                            version: None,
-                            corrupt_only: false,
+                            version: travel,
+                            corrupt_only: *h.corrupt_only,
                         },
                         Callback::from(move |r: Response| {
                             if let Response::Table(t) = r {

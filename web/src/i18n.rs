@@ -14,7 +14,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "gold_hint" => ("SQL over silver", "SQL поверх silver"),
         "rows" => ("rows", "строк"),
         "add_file" => ("Add file…", "Добавить файл…"),
-        "drop_here" => ("drop CSV / JSON Lines here", "перетащите CSV / JSON Lines"),
+        "drop_here" => ("drop CSV / JSON / Parquet here", "перетащите CSV / JSON / Parquet"),
+        "checkpoints" => ("checkpoints", "чекпойнтов"),
         "rules" => ("Rule registry", "Реестр правил"),
         "rules_hint" => (
             "Applied in order: filters → normalizations → enrichments. Edit an expression and everything downstream recomputes.",
@@ -73,6 +74,65 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "delete_rule" => ("Delete this rule", "Удалить правило"),
         "add_rule" => ("Add a rule (starts switched off):", "Добавить правило (сначала выключено):"),
         "new_rationale" => ("Why does this rule exist? Write it down for the next reader.", "Зачем это правило? Запишите для следующего читателя."),
+        "version" => ("Version", "Версия"),
+        "current" => ("current", "текущая"),
+        "expired" => ("expired", "удалена"),
+        "history" => ("History", "История"),
+        "time" => ("time", "время"),
+        "operation" => ("operation", "операция"),
+        "what" => ("what", "что"),
+        "travel_reading" => ("Time travel: reading version", "Time travel: читаем версию"),
+        "travel_current" => ("; the current one is", "; текущая —"),
+        "back_to_current" => ("Back to current", "К текущей"),
+        "restore" => ("Restore version", "Восстановить версию"),
+        "bronze_no_restore" => ("bronze is append-only: it can be read as it was, never rolled back", "bronze только дописывается: её можно прочитать как было, но не откатить"),
+        "corrupt" => ("corrupt", "битых"),
+        "size" => ("bytes", "байт"),
+        "kept_aside" => ("kept aside", "отложено"),
+        "read_again" => ("Read again…", "Прочитать заново…"),
+        "read_again_title" => ("Read again:", "Прочитать заново:"),
+        "read_again_hint" => (
+            "The file as it arrived is kept in the landing zone. Reading it with other settings appends a new batch; the first batch stays (bronze is append-only).",
+            "Файл хранится в landing zone как пришёл. Чтение с другими настройками добавит новый батч; первый останется (bronze только дописывается).",
+        ),
+        "detect" => ("detect", "определить"),
+        "delimiter" => ("delimiter", "разделитель"),
+        "header_row" => ("header line", "строка заголовка"),
+        "yes" => ("yes", "да"),
+        "no" => ("no", "нет"),
+        "skip_rows" => ("lines before the header", "строк до заголовка"),
+        "decimal_sep" => ("decimal separator", "десятичный разделитель"),
+        "null_tokens" => ("read as NULL", "читать как NULL"),
+        "encoding" => ("encoding", "кодировка"),
+        "ingest_new_batch" => ("Ingest as a new batch", "Загрузить новым батчем"),
+        "only_corrupt" => ("only corrupt records", "только битые записи"),
+        "runs" => ("Runs:", "Запуски:"),
+        "mode_full" => ("full refresh on every change", "полный пересчёт при каждом изменении"),
+        "mode_incremental" => ("incremental: batches past the watermark", "инкрементально: батчи после watermark"),
+        "run_now" => ("Run now", "Запустить"),
+        "full_refresh" => ("Full refresh", "Полный пересчёт"),
+        "replay" => ("Replay from bronze", "Replay из bronze"),
+        "replay_identical" => ("silver and gold rebuilt from bronze: identical", "silver и gold пересобраны из bronze: совпадают"),
+        "replay_differs" => ("silver and gold rebuilt from bronze differ:", "silver и gold, пересобранные из bronze, отличаются:"),
+        "replay_failed" => ("replay failed", "replay не удался"),
+        "only_current" => ("rows only in the current table", "строк только в текущей таблице"),
+        "only_replayed" => ("only in the rebuild", "только в пересборке"),
+        "watermark" => ("watermark", "watermark"),
+        "watermark_hint" => (
+            "meta.bronze_checkpoints: a run saves the largest _ingest_ts it processed, only after it succeeds. An incremental run reads only batches after it.",
+            "meta.bronze_checkpoints: запуск сохраняет наибольший обработанный _ingest_ts только после успеха. Инкрементальный запуск читает только батчи после него.",
+        ),
+        "end_offset" => ("end offset", "конец лога"),
+        "committed" => ("committed", "закоммичено"),
+        "kafka_hint" => (
+            "One JSON message per line (null = tombstone). Produce appends to the topic; Poll writes a micro-batch to bronze and commits the offset; a crash before the commit makes the next poll deliver the same messages again.",
+            "Одно JSON-сообщение на строку (null — tombstone). Produce дописывает в топик; Poll пишет микробатч в bronze и коммитит offset; падение до коммита — и следующий poll доставит те же сообщения снова.",
+        ),
+        "produce" => ("Produce", "Produce"),
+        "poll" => ("Poll", "Poll"),
+        "poll_crash" => ("Poll, crash before commit", "Poll и падение до коммита"),
+        "restored" => ("restored as a new version", "восстановлена новой версией"),
+        "produced" => ("messages produced to the topic", "сообщений отправлено в топик"),
         _ => return "?",
     };
     match lang {
@@ -97,4 +157,17 @@ pub fn rows_word(lang: Lang, n: usize) -> &'static str {
             _ => "строк",
         },
     }
+}
+
+/// `2026-11-29 21:03:04 UTC` from microseconds since the Unix epoch.
+pub fn fmt_ts(micros: i64) -> String {
+    let secs = micros.div_euclid(1_000_000);
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(secs as f64 * 1000.0));
+    d.to_iso_string()
+        .as_string()
+        .unwrap_or_default()
+        .replace('T', " ")
+        .trim_end_matches(".000Z")
+        .to_string()
+        + " UTC"
 }

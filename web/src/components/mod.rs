@@ -1,5 +1,9 @@
 //! One component per panel.
+pub mod batches;
 pub mod checks;
+pub mod history;
+pub mod kafka;
 pub mod pipeline;
 pub mod rules;
+pub mod runbar;
 pub mod table;

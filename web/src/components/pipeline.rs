@@ -97,7 +97,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
             let extra = html! {
                 <div class="drop">
                     <label class="file-button" for={input_id.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
-                    <input id={input_id} type="file" multiple=true accept=".csv,.json,.jsonl,.ndjson,.txt" {onchange} />
+                    <input id={input_id} type="file" multiple=true accept=".csv,.tsv,.json,.jsonl,.ndjson,.txt,.parquet" {onchange} />
                     <span class="hint">{ t(lang, "drop_here") }</span>
                 </div>
             };

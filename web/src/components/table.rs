@@ -3,9 +3,14 @@
 
 use medallion_engine::api::{GoldView, TableView};
 use medallion_engine::bronze::BatchInfo;
+use medallion_engine::kafka::{KafkaMessage, TopicView};
+use medallion_engine::versions::VersionInfo;
 use medallion_engine::Lang;
 use yew::prelude::*;
 
+use crate::components::batches::BatchLog;
+use crate::components::history::VersionBar;
+use crate::components::kafka::KafkaPanel;
 use crate::i18n::t;
 
 use medallion_engine::playground::PREVIEW_ROWS as PAGE;
@@ -20,18 +25,20 @@ pub struct Props {
     pub on_gold_sql: Callback<String>,
     /// (table, offset) to show another page.
     pub on_page: Callback<(String, usize)>,
-}
-
-fn fmt_ts(micros: i64) -> String {
-    let secs = micros.div_euclid(1_000_000);
-    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(secs as f64 * 1000.0));
-    d.to_iso_string()
-        .as_string()
-        .unwrap_or_default()
-        .replace('T', " ")
-        .trim_end_matches(".000Z")
-        .to_string()
-        + " UTC"
+    /// This table's versions, oldest first.
+    pub versions: Vec<VersionInfo>,
+    /// The earlier version being read, if any.
+    pub viewing: Option<u64>,
+    pub on_travel: Callback<Option<u64>>,
+    pub on_restore: Callback<(String, u64)>,
+    /// Show only bronze rows with a `_corrupt_reason`.
+    pub on_corrupt_only: Callback<bool>,
+    pub on_reread: Callback<BatchInfo>,
+    /// The Kafka topic in front of this bronze table, if any.
+    pub topic: Option<TopicView>,
+    pub kafka_sample: String,
+    pub on_produce: Callback<Vec<KafkaMessage>>,
+    pub on_poll: Callback<bool>,
 }
 
 #[function_component(TablePanel)]
@@ -65,25 +72,45 @@ pub fn table_panel(p: &Props) -> Html {
         }
         _ => html! {},
     };
-    let batches: Vec<&BatchInfo> = p
+    let batches: Vec<BatchInfo> = p
         .batches
         .iter()
         .filter(|b| tv.layer == "bronze" && format!("bronze.{}", b.table) == tv.name)
+        .cloned()
         .collect();
+    let corrupt_col = tv.columns.iter().position(|c| c.name == "_corrupt_reason");
+    let corrupt_toggle = {
+        let cb = p.on_corrupt_only.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            cb.emit(el.checked());
+        })
+    };
     html! {
         <div class="panel table-panel" id="table-view">
             <div class="table-head">
                 <h2 id="table-title">{ &tv.name }</h2>
                 <span class="muted">{ &tv.description }</span>
             </div>
+            <VersionBar table={tv.name.clone()} versions={p.versions.clone()} viewing={p.viewing} lang={lang}
+                on_travel={p.on_travel.clone()} on_restore={p.on_restore.clone()} />
+            if let Some(topic) = p.topic.clone() {
+                <KafkaPanel topic={topic} lang={lang} sample={p.kafka_sample.clone()} on_produce={p.on_produce.clone()} on_poll={p.on_poll.clone()} />
+            }
             { gold_editor }
             <div class="pager">
                 <span id="table-range">{ format!("{} {first}–{last} {} {} · {} {}", t(lang, "showing"), t(lang, "of"), tv.row_count, tv.columns.len(), t(lang, "columns")) }</span>
                 <button class="ghost small" disabled={tv.offset == 0} onclick={nav(tv.offset.saturating_sub(PAGE))}>{ t(lang, "prev") }</button>
                 <button class="ghost small" disabled={last >= tv.row_count} onclick={nav(tv.offset + PAGE)}>{ t(lang, "next") }</button>
+                if corrupt_col.is_some() && (tv.corrupt_rows > 0 || tv.corrupt_only) {
+                    <label class="corrupt-toggle">
+                        <input type="checkbox" id="corrupt-only" checked={tv.corrupt_only} onchange={corrupt_toggle} />
+                        { format!("{} ({})", t(lang, "only_corrupt"), tv.corrupt_rows) }
+                    </label>
+                }
             </div>
             <div class="grid-wrap">
-                <table class="grid">
+                <table class="grid" id="rows-grid">
                     <thead>
                         <tr>
                             <th class="rownum">{ "#" }</th>
@@ -94,10 +121,10 @@ pub fn table_panel(p: &Props) -> Html {
                     </thead>
                     <tbody>
                         { for tv.rows.iter().enumerate().map(|(i, row)| html! {
-                            <tr>
+                            <tr class={classes!(corrupt_col.and_then(|c| row.get(c)).is_some_and(|v| v.is_some()).then_some("corrupt"))}>
                                 <td class="rownum">{ tv.offset + i + 1 }</td>
                                 { for row.iter().zip(&tv.columns).map(|(cell, col)| match cell {
-                                    Some(v) => html! { <td class={classes!((col.name == "raw_payload" || col.name == "reason").then_some("wide"))} title={v.clone()}>{ v }</td> },
+                                    Some(v) => html! { <td class={classes!((col.name == "raw_payload" || col.name == "reason" || col.name == "_corrupt_reason").then_some("wide"))} title={v.clone()}>{ v }</td> },
                                     None => html! { <td class="null">{ "NULL" }</td> },
                                 }) }
                             </tr>
@@ -106,27 +133,7 @@ pub fn table_panel(p: &Props) -> Html {
                 </table>
             </div>
             if !batches.is_empty() {
-                <div class="batches" id="batch-log">
-                    <h4>{ t(lang, "batches") }</h4>
-                    <table class="grid small">
-                        <thead><tr>
-                            <th>{ t(lang, "batch") }</th><th>{ t(lang, "file") }</th><th>{ t(lang, "format") }</th>
-                            <th>{ t(lang, "records") }</th><th>{ "bytes" }</th><th>{ t(lang, "ingested") }</th>
-                        </tr></thead>
-                        <tbody>
-                            { for batches.iter().map(|b| html! {
-                                <tr>
-                                    <td class="mono" title={b.batch_id.clone()}>{ b.batch_id.chars().take(8).collect::<String>() }</td>
-                                    <td>{ &b.file_name }{ for b.notes.iter().map(|n| html!{ <span class="note">{ format!(" ({n})") }</span> }) }</td>
-                                    <td>{ b.format.label() }</td>
-                                    <td>{ b.records }</td>
-                                    <td>{ b.bytes }</td>
-                                    <td>{ fmt_ts(b.ingest_ts_micros) }</td>
-                                </tr>
-                            }) }
-                        </tbody>
-                    </table>
-                </div>
+                <BatchLog batches={batches} lang={lang} on_reread={p.on_reread.clone()} />
             }
         </div>
     }

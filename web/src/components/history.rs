@@ -1,0 +1,121 @@
+//! A table's versions: pick one to read it as it was (time travel), restore
+//! it (silver and gold), or read the whole history.
+
+use medallion_engine::versions::VersionInfo;
+use medallion_engine::Lang;
+use yew::prelude::*;
+
+use crate::i18n::{fmt_ts, t};
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct Props {
+    /// Qualified table name.
+    pub table: String,
+    pub versions: Vec<VersionInfo>,
+    /// The version being read, when it is not the current one.
+    pub viewing: Option<u64>,
+    pub lang: Lang,
+    /// `None` goes back to the current version.
+    pub on_travel: Callback<Option<u64>>,
+    pub on_restore: Callback<(String, u64)>,
+}
+
+fn label(lang: Lang, v: &VersionInfo) -> String {
+    format!(
+        "v{} · {} · {} · {} {}",
+        v.version,
+        v.operation,
+        detail_text(lang, &v.detail),
+        v.rows,
+        t(lang, "rows")
+    )
+}
+
+/// The engine writes commit details in English ("batch 3: f.csv", "run 12
+/// (incremental)", "restore of version 2"); this says them in `lang`.
+pub fn detail_text(lang: Lang, detail: &str) -> String {
+    if lang == Lang::En {
+        return detail.to_string();
+    }
+    detail
+        .replacen("batch ", "батч ", 1)
+        .replacen("run ", "запуск ", 1)
+        .replace("(incremental)", "(инкрементально)")
+        .replace("restore of version", "восстановление версии")
+        .replace(
+            "append-only, raw_payload + audit columns",
+            "только добавление, raw_payload + аудит-колонки",
+        )
+}
+
+#[function_component(VersionBar)]
+pub fn version_bar(p: &Props) -> Html {
+    let lang = p.lang;
+    let Some(current) = p.versions.last().map(|v| v.version) else {
+        return html! {};
+    };
+    let onchange = {
+        let cb = p.on_travel.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            let v = el.value().parse::<u64>().ok();
+            cb.emit(v.filter(|v| *v != current));
+        })
+    };
+    let back = {
+        let cb = p.on_travel.clone();
+        Callback::from(move |_| cb.emit(None))
+    };
+    let restore = p.viewing.map(|v| {
+        let (cb, table) = (p.on_restore.clone(), p.table.clone());
+        Callback::from(move |_| cb.emit((table.clone(), v)))
+    });
+    let selected = p.viewing.unwrap_or(current);
+    let bronze = p.table.starts_with("bronze.");
+    html! {
+        <div class="version-bar">
+            <label>{ t(lang, "version") }</label>
+            <select id="version-select" {onchange}>
+                { for p.versions.iter().rev().map(|v| html! {
+                    <option value={v.version.to_string()} selected={v.version == selected} disabled={!v.readable}>
+                        { label(lang, v) }{ if v.version == current { format!(" ({})", t(lang, "current")) } else if !v.readable { format!(" ({})", t(lang, "expired")) } else { String::new() } }
+                    </option>
+                }) }
+            </select>
+            <details id="history">
+                <summary>{ format!("{} ({})", t(lang, "history"), p.versions.len()) }</summary>
+                <table class="grid small">
+                    <thead><tr>
+                        <th>{ t(lang, "version") }</th><th>{ t(lang, "time") }</th><th>{ t(lang, "operation") }</th>
+                        <th>{ t(lang, "what") }</th><th>{ t(lang, "rows") }</th><th>{ "+" }</th><th>{ "−" }</th>
+                    </tr></thead>
+                    <tbody>
+                        { for p.versions.iter().rev().map(|v| html! {
+                            <tr class={classes!((!v.readable).then_some("expired"))}>
+                                <td>{ v.version }</td>
+                                <td>{ fmt_ts(v.ts_micros) }</td>
+                                <td class="mono">{ &v.operation }</td>
+                                <td>{ detail_text(lang, &v.detail) }</td>
+                                <td>{ v.rows }</td>
+                                <td class="added">{ v.rows_added }</td>
+                                <td class="removed">{ v.rows_removed }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            </details>
+            if let Some(v) = p.viewing {
+                <span class="travel" id="time-travel">
+                    { format!("{} {v} {} {current}", t(lang, "travel_reading"), t(lang, "travel_current")) }
+                    <button class="ghost small" id="back-to-current" onclick={back}>{ t(lang, "back_to_current") }</button>
+                    if let Some(restore) = restore.filter(|_| !bronze) {
+                        <button class="small" id="restore-version" onclick={restore}>{ format!("{} {v}", t(lang, "restore")) }</button>
+                    }
+                    if bronze {
+                        <span class="muted">{ t(lang, "bronze_no_restore") }</span>
+                    }
+                </span>
+            }
+        </div>
+    }
+}

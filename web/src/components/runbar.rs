@@ -1,0 +1,115 @@
+//! How runs read bronze (full refresh or incremental past the watermark),
+//! run buttons, the watermark checkpoints and the replay check.
+
+use medallion_engine::api::{PipelineView, RunMode};
+use medallion_engine::Lang;
+use yew::prelude::*;
+
+use crate::i18n::{fmt_ts, t};
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct Props {
+    pub view: PipelineView,
+    pub lang: Lang,
+    pub on_mode: Callback<RunMode>,
+    /// `true`: a full refresh.
+    pub on_run: Callback<bool>,
+    pub on_replay: Callback<()>,
+}
+
+#[function_component(RunBar)]
+pub fn run_bar(p: &Props) -> Html {
+    let lang = p.lang;
+    let v = &p.view;
+    let onchange = {
+        let cb = p.on_mode.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            cb.emit(if el.value() == "incremental" {
+                RunMode::Incremental
+            } else {
+                RunMode::Full
+            });
+        })
+    };
+    let run = |full: bool| {
+        let cb = p.on_run.clone();
+        Callback::from(move |_| cb.emit(full))
+    };
+    let replay = {
+        let cb = p.on_replay.clone();
+        Callback::from(move |_| cb.emit(()))
+    };
+    let incremental = v.run_mode == RunMode::Incremental;
+    // The newest checkpoint per bronze table is its watermark.
+    let mut marks: Vec<(String, i64)> = Vec::new();
+    for c in &v.checkpoints {
+        marks.retain(|(t, _)| *t != c.bronze_table);
+        marks.push((c.bronze_table.clone(), c.last_ingest_ts_micros));
+    }
+    let replay_text = v.replay.as_ref().map(|r| {
+        if r.identical {
+            (true, t(lang, "replay_identical").to_string())
+        } else if let Some(e) = &r.error {
+            (false, format!("{}: {e}", t(lang, "replay_failed")))
+        } else {
+            let diffs: Vec<String> = r
+                .tables
+                .iter()
+                .filter(|d| d.only_current > 0 || d.only_replayed > 0)
+                .map(|d| {
+                    format!(
+                        "{}: {} {} / {} {}",
+                        d.name,
+                        d.only_current,
+                        t(lang, "only_current"),
+                        d.only_replayed,
+                        t(lang, "only_replayed")
+                    )
+                })
+                .collect();
+            (
+                false,
+                format!("{} {}", t(lang, "replay_differs"), diffs.join("; ")),
+            )
+        }
+    });
+    html! {
+        <div class="runbar" id="runbar">
+            <label>{ t(lang, "runs") }</label>
+            <select id="run-mode" {onchange}>
+                <option value="full" selected={!incremental}>{ t(lang, "mode_full") }</option>
+                <option value="incremental" selected={incremental}>{ t(lang, "mode_incremental") }</option>
+            </select>
+            <button class="small" id="run-now" onclick={run(false)}>{ t(lang, "run_now") }</button>
+            if incremental {
+                <button class="small" id="full-refresh" onclick={run(true)}>{ t(lang, "full_refresh") }</button>
+            }
+            <button class="small" id="replay" onclick={replay}>{ t(lang, "replay") }</button>
+            if let Some((ok, text)) = replay_text {
+                <span id="replay-result" class={classes!("replay-result", if ok { "ok" } else { "bad" })}>{ text }</span>
+            }
+            <span class="spacer"></span>
+            <details id="watermark">
+                <summary title={marks.iter().map(|(t, ts)| format!("{t} ≤ {}", fmt_ts(*ts))).collect::<Vec<_>>().join("\n")}>
+                    { t(lang, "watermark") }{ ": " }
+                    { marks.iter().map(|(_, ts)| *ts).max().map(fmt_ts).unwrap_or_else(|| "—".into()) }
+                    { format!(" · {} {}", v.checkpoints.len(), t(lang, "checkpoints")) }
+                </summary>
+                <div class="muted">{ t(lang, "watermark_hint") }</div>
+                <table class="grid small" id="checkpoints">
+                    <thead><tr><th>{ "run" }</th><th>{ "bronze_table" }</th><th>{ "last_ingest_ts" }</th><th>{ t(lang, "batch") }</th><th>{ t(lang, "rows") }</th><th>{ "mode" }</th></tr></thead>
+                    <tbody>
+                        { for v.checkpoints.iter().rev().map(|c| html! {
+                            <tr>
+                                <td>{ c.run }</td><td class="mono">{ &c.bronze_table }</td><td>{ fmt_ts(c.last_ingest_ts_micros) }</td>
+                                <td>{ c.batches }</td><td>{ c.rows }</td>
+                                <td>{ if c.mode == RunMode::Incremental { "incremental" } else { "full" } }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            </details>
+        </div>
+    }
+}
