@@ -168,7 +168,29 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await waitForCount(page, 'silver.nyc_taxi_yellow', 254);
     await page.selectOption('#run-mode', 'full');
 
-    // 10. Russian
+    // 10. typed bronze: PERMISSIVE keeps a bad record in _corrupt_record, FAILFAST refuses the file
+    const header = csv.split('\n')[0];
+    const bad = `${header}\n2,2020-07-05 09:00:00,2020-07-05 09:20:00,two,3.1,1,N,161,236,1,14,0,0.5,3,0,0.3,20.3,2.5\n`;
+    await page.selectOption('#bronze-mode', 'PERMISSIVE');
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 266);
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
+    await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from(bad) });
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 267);
+    await waitForCount(page, 'silver.quarantine', 7);
+    await page.click('#card-bronze-nyc_taxi_yellow');
+    await page.check('#corrupt-only');
+    await page.waitForFunction(() => /of 1 /.test(document.querySelector('#table-range')?.textContent ?? ''), null, { timeout: 30_000 });
+    assert.match(await page.locator('#rows-grid thead').innerText(), /_corrupt_record/);
+    assert.match(await page.locator('#rows-grid tbody').innerText(), /passenger_count: 'two' is not DOUBLE/);
+    await page.selectOption('#bronze-mode', 'FAILFAST');
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 266);
+    await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from(bad) });
+    await page.waitForFunction(() => /FAILFAST: line 2 of bad\.csv/.test(document.body.innerText), null, { timeout: 30_000 });
+    assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
+    await page.selectOption('#bronze-mode', 'raw');
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
+
+    // 11. Russian
     await page.click('#lang-switch');
     await page.waitForFunction(() => document.querySelector('#checks h2')?.textContent === 'Проверки качества', null, { timeout: 60_000 });
 

@@ -10,6 +10,7 @@ use medallion_engine::api::{PipelineView, Request, Response, RunMode, TableView}
 use medallion_engine::bronze::{BatchInfo, IngestOptions};
 use medallion_engine::example::DEFAULT_EXAMPLE;
 use medallion_engine::kafka::KafkaMessage;
+use medallion_engine::model::BronzeMode;
 use medallion_engine::playground::PREVIEW_ROWS;
 use medallion_engine::rules::Rule;
 use medallion_engine::Lang;
@@ -109,6 +110,7 @@ pub fn app() -> Html {
                 Request::LoadExample {
                     example: DEFAULT_EXAMPLE.into(),
                     lang,
+                    bronze_mode: None,
                 },
                 on_response(true),
             );
@@ -128,6 +130,26 @@ pub fn app() -> Html {
         })
     };
 
+    let on_bronze_mode = {
+        let (engine, lang, on_response, banner) = (
+            engine.clone(),
+            lang.clone(),
+            on_response.clone(),
+            banner.clone(),
+        );
+        Callback::from(move |mode: BronzeMode| {
+            banner.set(Vec::new());
+            engine.send(
+                Request::LoadExample {
+                    example: DEFAULT_EXAMPLE.into(),
+                    lang: *lang,
+                    bronze_mode: Some(mode),
+                },
+                on_response(true),
+            );
+        })
+    };
+
     let on_reload = {
         let (engine, lang, on_response, banner) = (
             engine.clone(),
@@ -141,6 +163,7 @@ pub fn app() -> Html {
                 Request::LoadExample {
                     example: DEFAULT_EXAMPLE.into(),
                     lang: *lang,
+                    bronze_mode: None,
                 },
                 on_response(true),
             );
@@ -511,7 +534,7 @@ pub fn app() -> Html {
             <main class="workspace">
                 <section class="left">
                     <RunBar view={v.clone()} lang={lang_v} on_mode={on_mode} on_run={on_run} on_replay={on_replay} />
-                    <PipelineStrip view={v.clone()} lang={lang_v} selected={(*selected).clone()} on_select={on_select} on_files={on_files} />
+                    <PipelineStrip view={v.clone()} lang={lang_v} selected={(*selected).clone()} on_select={on_select} on_files={on_files} on_bronze_mode={on_bronze_mode} />
                     if let Some(tv) = table_view {
                         <TablePanel
                             table={tv}

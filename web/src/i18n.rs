@@ -133,6 +133,16 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "poll_crash" => ("Poll, crash before commit", "Poll и падение до коммита"),
         "restored" => ("restored as a new version", "восстановлена новой версией"),
         "produced" => ("messages produced to the topic", "сообщений отправлено в топик"),
+        "bronze_mode" => ("stored as", "хранение"),
+        "bronze_mode_hint" => (
+            "Raw keeps each record's text in raw_payload (robust to schema drift). Typed applies the declared schema at ingest. Changing it reloads the example.",
+            "Raw хранит текст записи в raw_payload (устойчиво к дрейфу схемы). Typed применяет объявленную схему при загрузке. Смена перезагружает пример.",
+        ),
+        "mode_raw" => ("raw (raw_payload)", "raw (raw_payload)"),
+        "mode_permissive" => ("typed, PERMISSIVE (_corrupt_record)", "typed, PERMISSIVE (_corrupt_record)"),
+        "mode_failfast" => ("typed, FAILFAST", "typed, FAILFAST"),
+        "mode_dropmalformed" => ("typed, DROPMALFORMED (anti-pattern)", "typed, DROPMALFORMED (анти-паттерн)"),
+        "dropped" => ("dropped", "выброшено"),
         _ => return "?",
     };
     match lang {

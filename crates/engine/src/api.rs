@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::bronze::{BatchInfo, IngestOptions};
 use crate::checks::CheckResult;
 use crate::kafka::{KafkaMessage, TopicView};
-use crate::model::{CheckLevel, GoldModelDef, PipelineDef};
+use crate::model::{BronzeMode, CheckLevel, GoldModelDef, PipelineDef};
 use crate::pipeline::{Diagnostic, RuleStat};
 use crate::rules::Rule;
 use crate::versions::VersionInfo;
@@ -29,7 +29,13 @@ pub enum Lang {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
     /// Replace everything with a bundled example (see [`crate::example::EXAMPLES`]) and run it.
-    LoadExample { example: String, lang: Lang },
+    LoadExample {
+        example: String,
+        lang: Lang,
+        /// Store every bronze table of the example in this mode (default: as the example declares, raw).
+        #[serde(default)]
+        bronze_mode: Option<BronzeMode>,
+    },
     /// Replace everything with this pipeline (empty bronze tables) and run it.
     LoadPipeline { pipeline: PipelineDef },
     /// Append a file to a bronze table as a new batch, then rerun.
@@ -203,6 +209,8 @@ pub struct PipelineView {
     /// Result of the last replay, if one was asked for.
     pub replay: Option<ReplayReport>,
     pub run_mode: RunMode,
+    /// How the bronze tables store records (the mode of the first one).
+    pub bronze_mode: BronzeMode,
     /// `meta.bronze_checkpoints`, oldest first.
     pub checkpoints: Vec<Checkpoint>,
     /// Kafka topics in front of bronze tables.

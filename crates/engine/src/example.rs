@@ -3,7 +3,8 @@
 
 use crate::api::Lang;
 use crate::model::{
-    BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef, SilverTableDef,
+    BronzeMode, BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef,
+    SilverTableDef,
 };
 use crate::rules::{Lookup, Rule, RuleKind, RuleParam, RuleRegistry};
 use crate::source::{ColumnType as T, SourceSchema};
@@ -389,6 +390,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                     ru: "Поездки жёлтого такси как их прислал TLC: каждая строка CSV в raw_payload плюс аудит-колонки.",
                 }),
                 kafka_topic: Some("tlc_yellow_trips".into()),
+                mode: BronzeMode::Raw,
             },
             BronzeTableDef {
                 name: "taxi_zone_lookup".into(),
@@ -396,6 +398,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 schema: zone_schema,
                 description: tr(lang, Tr { en: "TLC zone lookup (265 zones), raw.", ru: "Справочник зон TLC (265 зон), как есть." }),
                 kafka_topic: None,
+                mode: BronzeMode::Raw,
             },
         ],
         silver: vec![SilverTableDef {

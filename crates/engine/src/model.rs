@@ -7,6 +7,41 @@ use serde::{Deserialize, Serialize};
 use crate::rules::RuleRegistry;
 use crate::source::{ColumnType, SourceSchema};
 
+/// How bronze stores records (seed `000_87b8dd7200a8cd99.txt` §4, raw string vs
+/// structured; seed `001_ae16f07f217e9df3.txt`, explicit schema with PERMISSIVE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum BronzeMode {
+    /// The record's text in `raw_payload`: robust to schema drift (the default).
+    #[default]
+    Raw,
+    /// Typed with the declared schema; a record that does not fit keeps its
+    /// text in `_corrupt_record` (typed columns NULL) and its reason in `_corrupt_reason`.
+    Permissive,
+    /// Typed; the first record that does not fit stops the batch (nothing is written).
+    FailFast,
+    /// Typed; records that do not fit are dropped. An anti-pattern: the batch
+    /// log counts what was lost, bronze no longer holds it.
+    DropMalformed,
+}
+
+impl BronzeMode {
+    /// Is the table stored typed (declared columns instead of `raw_payload`)?
+    pub fn is_typed(self) -> bool {
+        self != BronzeMode::Raw
+    }
+
+    /// Spark's name for the mode (`PERMISSIVE`, ...), or `raw`.
+    pub fn label(self) -> &'static str {
+        match self {
+            BronzeMode::Raw => "raw",
+            BronzeMode::Permissive => "PERMISSIVE",
+            BronzeMode::FailFast => "FAILFAST",
+            BronzeMode::DropMalformed => "DROPMALFORMED",
+        }
+    }
+}
+
 /// A bronze table and the schema silver reads it with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BronzeTableDef {
@@ -19,6 +54,20 @@ pub struct BronzeTableDef {
     /// Fed by this (simulated) Kafka topic as well as by files.
     #[serde(default)]
     pub kafka_topic: Option<String>,
+    /// Raw (default) or typed with `schema`.
+    #[serde(default)]
+    pub mode: BronzeMode,
+}
+
+impl BronzeTableDef {
+    /// The Arrow schema of this bronze table's rows.
+    pub fn arrow_schema(&self) -> datafusion::arrow::datatypes::SchemaRef {
+        if self.mode.is_typed() {
+            crate::bronze::typed_bronze_schema(&self.schema)
+        } else {
+            crate::bronze::bronze_schema()
+        }
+    }
 }
 
 /// A silver table built from one bronze table by a rule registry.

@@ -154,8 +154,8 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     for b in &def.bronze {
         let batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
         let rows: Vec<RecordBatch> = batches.iter().map(|(_, rb)| rb.clone()).collect();
-        let all = concat_batches(&crate::bronze::bronze_schema(), &rows)
-            .map_err(|e| vec![pipeline_diag(e.into())])?;
+        let all =
+            concat_batches(&b.arrow_schema(), &rows).map_err(|e| vec![pipeline_diag(e.into())])?;
         tables.push(TableData {
             name: format!("bronze.{}", b.name),
             batch: all,

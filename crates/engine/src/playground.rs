@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::catalog::MemorySchemaProvider;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
@@ -18,16 +19,17 @@ use crate::api::{
     ReplayTable, Request, Response, RuleView, RunInfo, RunMode, SilverView, TableView,
 };
 use crate::bronze::{
-    bronze_batch, bronze_schema, sha256_hex, split_file, Audit, BatchInfo, IngestOptions, SplitFile,
+    bronze_batch, bronze_schema, sha256_hex, split_file, typed_bronze_batch, Audit, BatchInfo,
+    IngestOptions, SplitFile,
 };
 use crate::checks::{evaluate, CheckResult};
 use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
 use crate::error::{EngineError, Result};
 use crate::kafka::{KafkaMessage, Topic};
 use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
-use crate::model::PipelineDef;
+use crate::model::{BronzeMode, PipelineDef};
 use crate::pipeline::{register_table, run, Diagnostic, Incremental, RunInput, RunOutput};
-use crate::source::ColumnType;
+use crate::source::{type_records, ColumnType};
 use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
 
 /// Largest file accepted by one ingest (bytes). Larger files are refused
@@ -137,8 +139,12 @@ impl Playground {
     /// Carries out a request. Never panics; failures come back as [`Response::Error`].
     pub async fn handle(&mut self, request: Request) -> Response {
         let result = match request {
-            Request::LoadExample { example, lang } => self
-                .load_example(&example, lang)
+            Request::LoadExample {
+                example,
+                lang,
+                bronze_mode,
+            } => self
+                .load_example_with(&example, lang, bronze_mode)
                 .await
                 .map(|_| self.snapshot()),
             Request::LoadPipeline { pipeline } => {
@@ -218,13 +224,30 @@ impl Playground {
 
     /// Replaces everything with a bundled example and runs it.
     pub async fn load_example(&mut self, name: &str, lang: Lang) -> Result<()> {
+        self.load_example_with(name, lang, None).await
+    }
+
+    /// [`Self::load_example`] with every bronze table stored in `mode`
+    /// (raw, or typed: PERMISSIVE, FAILFAST, DROPMALFORMED).
+    pub async fn load_example_with(
+        &mut self,
+        name: &str,
+        lang: Lang,
+        mode: Option<BronzeMode>,
+    ) -> Result<()> {
         let example = crate::example::find(name).ok_or_else(|| {
             EngineError::Request(format!(
                 "unknown example {name}; known: {}",
                 crate::example::names().join(", ")
             ))
         })?;
-        self.reset(name, (example.definition)(lang), lang).await?;
+        let mut def = (example.definition)(lang);
+        if let Some(mode) = mode {
+            for b in &mut def.bronze {
+                b.mode = mode;
+            }
+        }
+        self.reset(name, def, lang).await?;
         for (table, file, bytes) in (example.files)() {
             self.append(table, file, bytes, &IngestOptions::default())
                 .await?;
@@ -374,36 +397,103 @@ impl Playground {
             producer_ts,
             notes,
         } = nb;
-        let source_system = self
+        let def = self
             .def
             .bronze_table(&table)
-            .map(|d| d.source_system.clone())
+            .cloned()
             .ok_or_else(|| EngineError::Ingest(format!("there is no bronze table {table}")))?;
+        let source_system = def.source_system.clone();
+        let mut split = split;
+        let mut notes = notes;
+        let mut dropped = 0usize;
+        // Typed bronze: the declared schema is applied here, in the mode the table declares.
+        let typed = if def.mode.is_typed() {
+            let mut typed = type_records(&def.schema, &split)?;
+            if def.mode == BronzeMode::FailFast {
+                if let Some((i, reason)) = typed
+                    .reasons
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+                {
+                    let at = match split.records[i].line {
+                        0 => format!("record {}", i + 1),
+                        line => format!("line {line}"),
+                    };
+                    return Err(EngineError::Ingest(format!(
+                        "FAILFAST: {at} of {file_name} does not fit the declared schema ({reason}); the whole batch was refused and nothing was written"
+                    )));
+                }
+            }
+            if def.mode == BronzeMode::DropMalformed {
+                let keep: Vec<bool> = typed.reasons.iter().map(Option::is_none).collect();
+                let lost: Vec<String> = split
+                    .records
+                    .iter()
+                    .zip(&keep)
+                    .filter(|(_, k)| !**k)
+                    .map(|(r, _)| r.line.to_string())
+                    .collect();
+                dropped = lost.len();
+                if dropped > 0 {
+                    notes.push(format!(
+                        "DROPMALFORMED dropped {dropped} of {} records (lines {}): they are not in bronze, so no replay can bring them back",
+                        split.records.len(),
+                        lost.join(", ")
+                    ));
+                    let mask = datafusion::arrow::array::BooleanArray::from(keep.clone());
+                    typed.columns = typed
+                        .columns
+                        .iter()
+                        .map(|c| datafusion::arrow::compute::filter(c.as_ref(), &mask))
+                        .collect::<std::result::Result<_, _>>()?;
+                    let mut k = keep.iter();
+                    split.records.retain(|_| *k.next().unwrap_or(&true));
+                    typed.reasons.retain(Option::is_none);
+                }
+            }
+            for (r, reason) in split.records.iter_mut().zip(&typed.reasons) {
+                if r.corrupt_reason.is_none() {
+                    r.corrupt_reason = reason.clone();
+                }
+            }
+            if !typed.undeclared.is_empty() {
+                notes.push(format!(
+                    "not stored (the declared schema lacks them; a raw bronze would keep them): {}",
+                    typed.undeclared.join(", ")
+                ));
+            }
+            Some(typed)
+        } else {
+            None
+        };
         let batch_id = self.ids.new_id().to_string();
         let event_ids = (0..split.records.len())
             .map(|_| self.ids.new_id().to_string())
             .collect();
         let ts = self.clock.now_micros();
-        let rows = bronze_batch(
-            &split.records,
-            Audit {
-                ingest_ts_micros: ts,
-                source_system: &source_system,
-                source_file: &file_name,
-                source_files,
-                producer_ts,
-                batch_id: &batch_id,
-                event_ids,
-            },
-        )?;
-        let encoded = encode_parquet(bronze_schema(), std::slice::from_ref(&rows))?;
+        let audit = Audit {
+            ingest_ts_micros: ts,
+            source_system: &source_system,
+            source_file: &file_name,
+            source_files,
+            producer_ts,
+            batch_id: &batch_id,
+            event_ids,
+        };
+        let rows = match typed {
+            Some(t) => typed_bronze_batch(&def.schema, t.columns, &split.records, audit)?,
+            None => bronze_batch(&split.records, audit)?,
+        };
+        let table_schema = def.arrow_schema();
+        let encoded = encode_parquet(table_schema.clone(), std::slice::from_ref(&rows))?;
         let seq = self.bronze.get(&table).map(Vec::len).unwrap_or(0) + 1;
         let path = format!(
             "{}/part-{seq:06}.parquet",
             Lake::table_dir("bronze", &table)
         );
         // What silver sees is what Parquet holds: decode before committing.
-        let stored = concat_batches(&bronze_schema(), &decode_parquet(encoded.clone())?)?;
+        let stored = concat_batches(&table_schema, &decode_parquet(encoded.clone())?)?;
         let landing_path = if landing {
             let p = format!("landing/{table}/{batch_id}/{}", safe_file_name(&file_name));
             self.lake.put_bytes(&p, bytes.to_vec()).await?;
@@ -444,6 +534,8 @@ impl Playground {
             header_text: split.header_text,
             skipped_lines: split.skipped,
             records: stored.num_rows(),
+            dropped_records: dropped,
+            mode: def.mode,
             corrupt_records: split
                 .records
                 .iter()
@@ -580,15 +672,25 @@ impl Playground {
         Ok(info)
     }
 
+    /// Arrow schema of bronze table `table` (raw or typed, as declared).
+    fn bronze_schema_of(&self, table: &str) -> SchemaRef {
+        self.def
+            .bronze_table(table)
+            .map(|b| b.arrow_schema())
+            .unwrap_or_else(bronze_schema)
+    }
+
     async fn register_bronze(&self, table: &str) -> Result<()> {
         let rows = match self.bronze.get(table) {
-            Some(b) => concat_batches(&bronze_schema(), b.iter().map(|(_, r)| r))?,
-            None => RecordBatch::new_empty(bronze_schema()),
+            Some(b) => concat_batches(&self.bronze_schema_of(table), b.iter().map(|(_, r)| r))?,
+            None => RecordBatch::new_empty(self.bronze_schema_of(table)),
         };
         if rows.num_rows() == 0 && !self.bronze.contains_key(table) {
             // No file yet: write an empty part so the table exists for SQL.
             let path = format!("{}/part-000000.parquet", Lake::table_dir("bronze", table));
-            self.lake.write_parquet(&path, bronze_schema(), &[]).await?;
+            self.lake
+                .write_parquet(&path, self.bronze_schema_of(table), &[])
+                .await?;
         }
         register_table(&self.ctx, &format!("bronze.{table}"), &rows).await
     }
@@ -630,12 +732,17 @@ impl Playground {
     /// untouched (no rule, SQL or file changed), it is reloaded in that
     /// language so its rationales follow too.
     pub async fn set_lang(&mut self, lang: Lang) -> Result<()> {
+        let mode = self.def.bronze.first().map(|b| b.mode);
         let untouched = crate::example::find(&self.example).is_some_and(|e| {
-            (e.definition)(self.lang) == self.def && self.batches.len() == (e.files)().len()
+            let mut def = (e.definition)(self.lang);
+            for b in &mut def.bronze {
+                b.mode = mode.unwrap_or_default();
+            }
+            def == self.def && self.batches.len() == (e.files)().len()
         });
         if untouched && lang != self.lang {
             let example = self.example.clone();
-            return self.load_example(&example, lang).await;
+            return self.load_example_with(&example, lang, mode).await;
         }
         self.lang = lang;
         if let Some(out) = &self.last_good {
@@ -814,8 +921,9 @@ impl Playground {
             let batches = self.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
             let rows: Vec<RecordBatch> = batches.iter().map(|(_, r)| r.clone()).collect();
             let path = format!("{}/part-000001.parquet", Lake::table_dir("bronze", &b.name));
-            lake.write_parquet(&path, bronze_schema(), &rows).await?;
-            let all = concat_batches(&bronze_schema(), &rows)?;
+            let schema = b.arrow_schema();
+            lake.write_parquet(&path, schema.clone(), &rows).await?;
+            let all = concat_batches(&schema, &rows)?;
             register_table(&ctx, &format!("bronze.{}", b.name), &all).await?;
         }
         let report = match run(RunInput {
@@ -939,6 +1047,7 @@ impl Playground {
             history: self.history.all(),
             replay: self.replay.clone(),
             run_mode: self.mode,
+            bronze_mode: self.def.bronze.first().map(|b| b.mode).unwrap_or_default(),
             checkpoints: self.checkpoints.clone(),
             topics: self.topics.iter().map(|(t, topic)| topic.view(t)).collect(),
             run: self.run_info.clone(),
@@ -953,7 +1062,7 @@ impl Playground {
                 .map(|b| b.iter().map(|(_, r)| r).collect())
                 .unwrap_or_default();
             self.def.bronze_table(t)?;
-            return concat_batches(&bronze_schema(), rows).ok();
+            return concat_batches(&self.bronze_schema_of(t), rows).ok();
         }
         self.last_good.as_ref()?.table(name).cloned()
     }
@@ -986,7 +1095,7 @@ impl Playground {
                         .collect()
                 })
                 .unwrap_or_default();
-            return Ok(concat_batches(&bronze_schema(), rows)?);
+            return Ok(concat_batches(&self.bronze_schema_of(t), rows)?);
         }
         self.history.snapshot(name, version).cloned().ok_or_else(|| {
             EngineError::Request(format!(

@@ -17,7 +17,7 @@ use datafusion::arrow::compute::{cast_with_options, CastOptions};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
-use crate::bronze::{csv_reader, BatchInfo, CsvDialect, SourceFormat};
+use crate::bronze::{csv_reader, BatchInfo, CsvDialect, SourceFormat, SplitFile};
 use crate::error::Result;
 
 /// Rule id under which unreadable records and unconvertible values are quarantined.
@@ -182,6 +182,10 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
     let mut missing_counts = vec![0usize; ncols];
 
     for (info, batch) in batches {
+        if batch.column_by_name("raw_payload").is_none() {
+            read_typed_batch(batch, schema, &mut lineage, &mut text_cols, &mut rejected)?;
+            continue;
+        }
         let payloads = string_column(batch, "raw_payload")?;
         let event_ids = string_column(batch, "_event_id")?;
         let batch_ids = string_column(batch, "_batch_id")?;
@@ -263,31 +267,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
     // Convert each text column to its declared type; a non-NULL text that
     // becomes NULL did not convert.
     let n = lineage[0].len();
-    let mut typed: Vec<ArrayRef> = Vec::with_capacity(ncols);
-    let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
-    let opts = CastOptions {
-        safe: true,
-        ..Default::default()
-    };
-    for (c, col) in schema.columns.iter().enumerate() {
-        let mut b = StringBuilder::new();
-        for v in &text_cols[c] {
-            b.append_option(v.as_deref());
-        }
-        let text = b.finish();
-        let converted = cast_with_options(&text, &col.data_type.arrow_type(), &opts)?;
-        for (row, err) in errors.iter_mut().enumerate() {
-            if text.is_valid(row) && converted.is_null(row) {
-                err.push(format!(
-                    "{}: '{}' is not {}",
-                    col.name,
-                    text.value(row),
-                    col.data_type.sql_name()
-                ));
-            }
-        }
-        typed.push(converted);
-    }
+    let (typed, errors) = convert_texts(schema, &text_cols, n)?;
 
     let keep: Vec<bool> = errors.iter().map(|e| e.is_empty()).collect();
     for (row, errs) in errors.into_iter().enumerate() {
@@ -328,6 +308,200 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         rejected,
         missing,
     })
+}
+
+/// Converts each declared column's texts to its declared type. Returns the
+/// typed arrays and, per row, the values that did not convert
+/// (`qty: 'three' is not INT`): a non-NULL text that becomes NULL.
+fn convert_texts(
+    schema: &SourceSchema,
+    text_cols: &[Vec<Option<String>>],
+    n: usize,
+) -> Result<(Vec<ArrayRef>, Vec<Vec<String>>)> {
+    let mut typed: Vec<ArrayRef> = Vec::with_capacity(schema.columns.len());
+    let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
+    let opts = CastOptions {
+        safe: true,
+        ..Default::default()
+    };
+    for (c, col) in schema.columns.iter().enumerate() {
+        let mut b = StringBuilder::new();
+        for v in &text_cols[c] {
+            b.append_option(v.as_deref());
+        }
+        let text = b.finish();
+        let converted = cast_with_options(&text, &col.data_type.arrow_type(), &opts)?;
+        for (row, err) in errors.iter_mut().enumerate() {
+            if text.is_valid(row) && converted.is_null(row) {
+                err.push(format!(
+                    "{}: '{}' is not {}",
+                    col.name,
+                    text.value(row),
+                    col.data_type.sql_name()
+                ));
+            }
+        }
+        typed.push(converted);
+    }
+    Ok((typed, errors))
+}
+
+/// Records typed at ingest (typed bronze modes).
+#[derive(Debug, Clone)]
+pub struct TypedRecords {
+    /// One array per declared column; NULL in every column of a record that did not fit.
+    pub columns: Vec<ArrayRef>,
+    /// Per record: why it does not fit the declared schema, if it does not.
+    pub reasons: Vec<Option<String>>,
+    /// Source columns (CSV header names, JSON keys) the schema does not declare:
+    /// a typed bronze does not store them (the schema-drift trade-off of seed 000 §4).
+    pub undeclared: Vec<String>,
+}
+
+/// Types the records of one file with `schema`, as a typed bronze stores them.
+pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRecords> {
+    let ncols = schema.columns.len();
+    let dialect = split.dialect.clone().unwrap_or_else(default_dialect);
+    let header_index = header_positions(&split.header, schema);
+    let mut undeclared: Vec<String> = split
+        .header
+        .iter()
+        .filter(|h| {
+            !schema
+                .columns
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(h))
+        })
+        .cloned()
+        .collect();
+    let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
+    let mut reasons = Vec::with_capacity(split.records.len());
+    let mut seen = vec![false; ncols];
+    for r in &split.records {
+        let texts = match (&r.corrupt_reason, split.format) {
+            (Some(reason), _) => Err(reason.clone()),
+            (None, SourceFormat::Csv) => {
+                read_csv_record(&r.text, &dialect, &split.header, &header_index, schema)
+            }
+            (None, _) => {
+                if let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(&r.text) {
+                    for k in obj.keys() {
+                        if undeclared.len() < 20
+                            && !undeclared.contains(k)
+                            && !schema
+                                .columns
+                                .iter()
+                                .any(|c| c.name.eq_ignore_ascii_case(k))
+                        {
+                            undeclared.push(k.clone());
+                        }
+                    }
+                }
+                read_json_record(&r.text, schema, &mut seen)
+            }
+        };
+        match texts {
+            Ok(values) => {
+                for (c, v) in normalize_texts(values, schema, &dialect)
+                    .into_iter()
+                    .enumerate()
+                {
+                    text_cols[c].push(v);
+                }
+                reasons.push(None);
+            }
+            Err(reason) => {
+                for col in text_cols.iter_mut() {
+                    col.push(None);
+                }
+                reasons.push(Some(reason));
+            }
+        }
+    }
+    let n = reasons.len();
+    let (_, errors) = convert_texts(schema, &text_cols, n)?;
+    for (row, errs) in errors.into_iter().enumerate() {
+        if !errs.is_empty() {
+            reasons[row] = Some(errs.join("; "));
+            // PERMISSIVE: a record that does not fit keeps no typed values.
+            for col in text_cols.iter_mut() {
+                col[row] = None;
+            }
+        }
+    }
+    let (columns, _) = convert_texts(schema, &text_cols, n)?;
+    Ok(TypedRecords {
+        columns,
+        reasons,
+        undeclared,
+    })
+}
+
+/// Silver reading a typed bronze batch: the declared columns are already
+/// typed; a record with `_corrupt_record` goes to quarantine with its reason.
+/// The lineage `raw_payload` is the corrupt text, or the row as a JSON object.
+fn read_typed_batch(
+    batch: &RecordBatch,
+    schema: &SourceSchema,
+    lineage: &mut [Vec<String>],
+    text_cols: &mut [Vec<Option<String>>],
+    rejected: &mut Vec<Rejected>,
+) -> Result<()> {
+    let event_ids = string_column(batch, "_event_id")?;
+    let batch_ids = string_column(batch, "_batch_id")?;
+    let files = string_column(batch, "_source_file")?;
+    let corrupt = string_column(batch, "_corrupt_record")?;
+    let reasons = string_column(batch, "_corrupt_reason")?;
+    let texts: Vec<ArrayRef> = schema
+        .columns
+        .iter()
+        .map(|c| {
+            let col = batch.column_by_name(&c.name).ok_or_else(|| {
+                crate::error::EngineError::Internal(format!("typed bronze lacks {}", c.name))
+            })?;
+            Ok(datafusion::arrow::compute::cast(col, &DataType::Utf8)?)
+        })
+        .collect::<Result<_>>()?;
+    let texts: Vec<&StringArray> = texts
+        .iter()
+        .map(|a| a.as_any().downcast_ref::<StringArray>())
+        .collect::<Option<_>>()
+        .ok_or_else(|| crate::error::EngineError::Internal("cast to Utf8".into()))?;
+    for row in 0..batch.num_rows() {
+        if corrupt.is_valid(row) {
+            rejected.push(Rejected {
+                event_id: event_ids.value(row).to_string(),
+                batch_id: batch_ids.value(row).to_string(),
+                source_file: files.value(row).to_string(),
+                raw_payload: corrupt.value(row).to_string(),
+                rule_id: PARSE_RULE_ID.to_string(),
+                reason: if reasons.is_valid(row) {
+                    reasons.value(row).to_string()
+                } else {
+                    "corrupt record".to_string()
+                },
+            });
+            continue;
+        }
+        let mut obj = serde_json::Map::new();
+        for (c, col) in schema.columns.iter().enumerate() {
+            let v = texts[c]
+                .is_valid(row)
+                .then(|| texts[c].value(row).to_string());
+            obj.insert(
+                col.name.clone(),
+                v.clone()
+                    .map(serde_json::Value::String)
+                    .unwrap_or(serde_json::Value::Null),
+            );
+            text_cols[c].push(v);
+        }
+        lineage[0].push(event_ids.value(row).to_string());
+        lineage[1].push(batch_ids.value(row).to_string());
+        lineage[2].push(files.value(row).to_string());
+        lineage[3].push(serde_json::Value::Object(obj).to_string());
+    }
+    Ok(())
 }
 
 /// Where each declared column is in a CSV header: exact name first, else the
@@ -512,6 +686,8 @@ mod tests {
             header_text: split.header_text.clone(),
             skipped_lines: split.skipped.clone(),
             records: split.records.len(),
+            dropped_records: 0,
+            mode: Default::default(),
             corrupt_records: 0,
             bytes: text.len(),
             sha256: String::new(),

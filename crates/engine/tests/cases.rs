@@ -1024,3 +1024,133 @@ async fn kafka_micro_batches_and_redelivery_after_a_crash() {
         "topic orders_raw has no messages after offset 4: produce some first"
     );
 }
+
+fn typed(mode: &str, columns: &[(&str, &str)]) -> PipelineDef {
+    let mut def = pipeline(columns, json!([]), &[]);
+    def.bronze[0].mode = serde_json::from_value(json!(mode)).unwrap();
+    def
+}
+
+const ORDERS: &[(&str, &str)] = &[
+    ("order_id", "INT"),
+    ("customer_id", "STRING"),
+    ("quantity", "INT"),
+    ("unit_price", "DOUBLE"),
+];
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn typed_bronze_permissive_keeps_the_bad_record_in_corrupt_record() {
+    let mut p = playground(typed("permissive", ORDERS)).await;
+    let v = ingest(
+        &mut p,
+        "rw-01.csv",
+        case!("rw-01-permissive-malformed-value.csv"),
+    )
+    .await;
+    assert_eq!(last_batch(&v).corrupt_records, 1);
+    let bronze = rows(&mut p, "bronze.t").await;
+    let names: Vec<&str> = bronze.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        &names[..5],
+        [
+            "order_id",
+            "customer_id",
+            "quantity",
+            "unit_price",
+            "_corrupt_record"
+        ]
+    );
+    assert!(!names.contains(&"raw_payload"));
+    assert_eq!(col(&bronze, "quantity"), [Some("2"), None, Some("1")]);
+    assert_eq!(col(&bronze, "order_id"), [Some("1001"), None, Some("1003")]);
+    assert_eq!(
+        col(&bronze, "_corrupt_record"),
+        [None, Some("1002,C-22,three,4.50"), None]
+    );
+    assert_eq!(
+        col(&bronze, "_corrupt_reason")[1],
+        Some("quantity: 'three' is not INT")
+    );
+    let silver = rows(&mut p, "silver.t").await;
+    assert_eq!(col(&silver, "order_id"), [Some("1001"), Some("1003")]);
+    let q = rows(&mut p, "silver.quarantine").await;
+    assert_eq!(
+        col(&q, "reason"),
+        [Some("parse: quantity: 'three' is not INT")]
+    );
+    assert_eq!(col(&q, "raw_payload"), [Some("1002,C-22,three,4.50")]);
+    assert!(
+        send(&mut p, Request::Replay)
+            .await
+            .replay
+            .unwrap()
+            .identical
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn typed_bronze_failfast_refuses_the_batch_naming_the_line() {
+    let mut p = playground(typed("fail_fast", ORDERS)).await;
+    let Response::Error { message } = p
+        .handle(Request::Ingest {
+            table: "t".into(),
+            file_name: "rw-01.csv".into(),
+            bytes: case!("rw-01-permissive-malformed-value.csv").to_vec(),
+            options: IngestOptions::default(),
+        })
+        .await
+    else {
+        panic!("FAILFAST must refuse")
+    };
+    assert_eq!(message, "ingest failed: FAILFAST: line 3 of rw-01.csv does not fit the declared schema (quantity: 'three' is not INT); the whole batch was refused and nothing was written");
+    let v = p.view();
+    assert!(v.batches.is_empty());
+    assert_eq!(v.table("bronze.t").unwrap().row_count, 0);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn typed_bronze_dropmalformed_loses_records_and_says_how_many() {
+    let mut p = playground(typed("drop_malformed", ORDERS)).await;
+    let v = ingest(
+        &mut p,
+        "rw-01.csv",
+        case!("rw-01-permissive-malformed-value.csv"),
+    )
+    .await;
+    let b = last_batch(&v);
+    assert_eq!((b.records, b.dropped_records), (2, 1));
+    assert!(
+        b.notes.contains(&"DROPMALFORMED dropped 1 of 3 records (lines 3): they are not in bronze, so no replay can bring them back".to_string()),
+        "{:?}",
+        b.notes
+    );
+    assert_eq!(
+        col(&rows(&mut p, "bronze.t").await, "order_id"),
+        [Some("1001"), Some("1003")]
+    );
+    // The loss is invisible downstream: bronze = silver + quarantine still holds.
+    assert_eq!(rows(&mut p, "silver.t").await.row_count, 2);
+    assert_eq!(rows(&mut p, "silver.quarantine").await.row_count, 0);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn typed_bronze_does_not_store_fields_the_schema_lacks() {
+    let mut p = playground(typed("permissive", &[("id", "INT")])).await;
+    let v = ingest(
+        &mut p,
+        "drift.jsonl",
+        b"{\"id\": 1}\n{\"id\": 2, \"coupon\": \"X1\"}\n",
+    )
+    .await;
+    assert!(
+        last_batch(&v).notes.contains(
+            &"not stored (the declared schema lacks them; a raw bronze would keep them): coupon"
+                .to_string()
+        ),
+        "{:?}",
+        last_batch(&v).notes
+    );
+    let bronze = rows(&mut p, "bronze.t").await;
+    assert!(bronze.columns.iter().all(|c| c.name != "coupon"));
+    assert_eq!(col(&bronze, "id"), [Some("1"), Some("2")]);
+}

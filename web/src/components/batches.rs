@@ -49,8 +49,13 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     { for b.notes.iter().map(|n| html!{ <div class="note">{ n }</div> }) }
                                     { for b.skipped_lines.iter().map(|l| html!{ <div class="note mono">{ format!("{}: {l}", t(lang, "kept_aside")) }</div> }) }
                                 </td>
-                                <td class="batch-format">{ b.format.label() }<div class="muted">{ dialect }</div><div class="muted">{ &b.encoding }</div></td>
-                                <td>{ b.records }</td>
+                                <td class="batch-format">{ b.format.label() }{ if b.mode.is_typed() { format!(" · typed {}", b.mode.label()) } else { String::new() } }<div class="muted">{ dialect }</div><div class="muted">{ &b.encoding }</div></td>
+                                <td>
+                                    { b.records }
+                                    if b.dropped_records > 0 {
+                                        <div class="bad">{ format!("{} {}", t(lang, "dropped"), b.dropped_records) }</div>
+                                    }
+                                </td>
                                 <td class={classes!((b.corrupt_records > 0).then_some("bad"))}>{ b.corrupt_records }</td>
                                 <td>{ b.bytes }</td>
                                 <td class="mono" title={b.sha256.clone()}>{ short(&b.sha256, 12) }</td>

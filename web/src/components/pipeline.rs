@@ -2,6 +2,7 @@
 //! table with its row count. Bronze cards take dropped files and have a picker.
 
 use medallion_engine::api::PipelineView;
+use medallion_engine::model::BronzeMode;
 use medallion_engine::Lang;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -16,6 +17,8 @@ pub struct Props {
     pub on_select: Callback<String>,
     /// (bronze table, files) when files are dropped or picked.
     pub on_files: Callback<(String, Vec<web_sys::File>)>,
+    /// Reload the example with bronze stored in this mode.
+    pub on_bronze_mode: Callback<BronzeMode>,
 }
 
 fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
@@ -28,6 +31,15 @@ fn card_name(name: &str) -> Html {
     match name.split_once('.') {
         Some((layer, table)) => html! { <>{ format!("{layer}.") }<wbr />{ table }</> },
         None => html! { name },
+    }
+}
+
+fn mode_label(lang: Lang, m: BronzeMode) -> &'static str {
+    match m {
+        BronzeMode::Raw => t(lang, "mode_raw"),
+        BronzeMode::Permissive => t(lang, "mode_permissive"),
+        BronzeMode::FailFast => t(lang, "mode_failfast"),
+        BronzeMode::DropMalformed => t(lang, "mode_dropmalformed"),
     }
 }
 
@@ -126,10 +138,31 @@ pub fn pipeline_strip(p: &Props) -> Html {
         .map(|tv| card(&tv.name, tv.row_count, "gold", html! {}))
         .collect();
 
+    let on_mode = {
+        let cb = p.on_bronze_mode.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            let mode = match el.value().as_str() {
+                "PERMISSIVE" => BronzeMode::Permissive,
+                "FAILFAST" => BronzeMode::FailFast,
+                "DROPMALFORMED" => BronzeMode::DropMalformed,
+                _ => BronzeMode::Raw,
+            };
+            cb.emit(mode);
+        })
+    };
     html! {
         <div class="strip" id="pipeline">
             <div class="layer">
                 <h3>{ "Bronze" }<small>{ t(lang, "bronze_hint") }</small></h3>
+                <label class="bronze-mode" title={t(lang, "bronze_mode_hint")}>
+                    { t(lang, "bronze_mode") }
+                    <select id="bronze-mode" onchange={on_mode}>
+                        { for [BronzeMode::Raw, BronzeMode::Permissive, BronzeMode::FailFast, BronzeMode::DropMalformed].into_iter().map(|m| html! {
+                            <option value={m.label()} selected={p.view.bronze_mode == m}>{ mode_label(lang, m) }</option>
+                        }) }
+                    </select>
+                </label>
                 { bronze }
             </div>
             <div class="arrow">{ "→" }</div>

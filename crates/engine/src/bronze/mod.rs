@@ -64,6 +64,47 @@ pub fn bronze_schema() -> SchemaRef {
     ]))
 }
 
+/// Arrow schema of a typed bronze table (modes PERMISSIVE, FAILFAST,
+/// DROPMALFORMED): the declared columns (nullable, their declared types),
+/// `_corrupt_record` (Utf8, the text of a record that did not fit), then the
+/// audit columns of [`bronze_schema`] after `raw_payload`.
+pub fn typed_bronze_schema(schema: &crate::source::SourceSchema) -> SchemaRef {
+    let mut fields: Vec<Field> = schema
+        .columns
+        .iter()
+        .map(|c| Field::new(&c.name, c.data_type.arrow_type(), true))
+        .collect();
+    fields.push(Field::new("_corrupt_record", DataType::Utf8, true));
+    fields.extend(
+        bronze_schema()
+            .fields()
+            .iter()
+            .skip(1)
+            .map(|f| f.as_ref().clone()),
+    );
+    Arc::new(Schema::new(fields))
+}
+
+/// A typed bronze batch: `typed` holds one array per declared column (NULL
+/// where the record did not fit); `records` gives `_corrupt_record` (the text
+/// of records with a reason) and the audit columns.
+pub fn typed_bronze_batch(
+    schema: &crate::source::SourceSchema,
+    typed: Vec<ArrayRef>,
+    records: &[RawRecord],
+    audit: Audit<'_>,
+) -> Result<RecordBatch> {
+    let raw = bronze_batch(records, audit)?;
+    let mut columns = typed;
+    columns.push(Arc::new(StringArray::from_iter(
+        records
+            .iter()
+            .map(|r| r.corrupt_reason.as_ref().map(|_| r.text.as_str())),
+    )));
+    columns.extend(raw.columns().iter().skip(1).cloned());
+    Ok(RecordBatch::try_new(typed_bronze_schema(schema), columns)?)
+}
+
 /// Lowercase hex SHA-256 of `bytes` (the batch log's checksum).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -93,6 +134,12 @@ pub struct BatchInfo {
     /// Exact text of CSV records before the header (banners), kept here.
     pub skipped_lines: Vec<String>,
     pub records: usize,
+    /// Records a DROPMALFORMED bronze discarded (not in `records`, gone).
+    #[serde(default)]
+    pub dropped_records: usize,
+    /// The bronze mode the batch was written in.
+    #[serde(default)]
+    pub mode: crate::model::BronzeMode,
     /// Records with a `_corrupt_reason`.
     pub corrupt_records: usize,
     /// Size of the source file in bytes.
