@@ -158,14 +158,24 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     assert.match(await page.locator('#kafka-offsets').innerText(), /committed 2 · lag 0/);
     assert.match(await page.locator('#batch-log').innerText(), /tlc_yellow_trips:0:0-1[\s\S]*at-least-once/);
 
+    // 8b. right to be forgotten: the rows of one file leave bronze, logged with a reason
+    await page.click('#forget-panel summary');
+    await page.fill('#forget-predicate', "_source_file = 'more_trips.csv'");
+    await page.fill('#forget-reason', 'GDPR request 42');
+    await page.click('#forget-submit');
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 274);
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 266);
+    assert.match(await page.locator('#erasures').innerText(), /GDPR request 42/);
+    assert.match(await page.locator('#version-select').innerText(), /DELETE · right to be forgotten: GDPR request 42/);
+
     // 9. incremental: a rule edit touches only new batches until a full refresh
     await page.selectOption('#run-mode', 'incremental');
     await setExpression(page, 'F2', 'total_amount > 50');
     // the incremental run had no new batch to apply the edit to
     await page.waitForFunction(() => document.querySelector('#rule-F2 .rule-stat')?.textContent.trim().endsWith('/ 0'), null, { timeout: 60_000 });
-    assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 267);
+    assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 266);
     await page.click('#full-refresh');
-    await waitForCount(page, 'silver.nyc_taxi_yellow', 254);
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 253);
     await page.selectOption('#run-mode', 'full');
 
     // 10. typed bronze: PERMISSIVE keeps a bad record in _corrupt_record, FAILFAST refuses the file

@@ -364,21 +364,11 @@ pub fn app() -> Html {
         );
         Callback::from(move |(table, version): (String, u64)| {
             travel.set(None);
-            let (done, banner, lang) = (on_response(false), banner.clone(), *lang);
-            let msg = format!("{table} v{version}: {}", t(lang, "restored"));
+            let msg = format!("{table} v{version}: {}", t(*lang, "restored"));
             engine.send(
                 Request::Restore { table, version },
-                Callback::from(move |r: Response| {
-                    if matches!(r, Response::Snapshot(_)) {
-                        push_banner(
-                            &banner,
-                            Banner {
-                                text: msg.clone(),
-                                error: false,
-                            },
-                        );
-                    }
-                    done.emit(r);
+                noting(on_response(false), banner.clone(), move |_| {
+                    Some(msg.clone())
                 }),
             );
         })
@@ -424,24 +414,38 @@ pub fn app() -> Html {
             lang.clone(),
         );
         Callback::from(move |messages: Vec<KafkaMessage>| {
-            let (done, banner) = (on_response(false), banner.clone());
             let msg = format!("{} {}", messages.len(), t(*lang, "produced"));
             engine.send(
                 Request::KafkaProduce {
                     table: (*selected).clone(),
                     messages,
                 },
-                Callback::from(move |r: Response| {
-                    if matches!(r, Response::Snapshot(_)) {
-                        push_banner(
-                            &banner,
-                            Banner {
-                                text: msg.clone(),
-                                error: false,
-                            },
-                        );
-                    }
-                    done.emit(r);
+                noting(on_response(false), banner.clone(), move |_| {
+                    Some(msg.clone())
+                }),
+            );
+        })
+    };
+    let on_forget = {
+        let (engine, on_response, selected, banner, lang) = (
+            engine.clone(),
+            on_response.clone(),
+            selected.clone(),
+            banner.clone(),
+            lang.clone(),
+        );
+        Callback::from(move |(predicate, reason): (String, String)| {
+            let lang = *lang;
+            engine.send(
+                Request::Forget {
+                    table: (*selected).clone(),
+                    predicate,
+                    reason,
+                },
+                noting(on_response(false), banner.clone(), move |v| {
+                    v.erasures
+                        .last()
+                        .map(|e| format!("{}: {} {}", e.table, e.rows, t(lang, "forgotten")))
                 }),
             );
         })
@@ -554,6 +558,8 @@ pub fn app() -> Html {
                             kafka_sample={KAFKA_SAMPLE}
                             on_produce={on_produce}
                             on_poll={on_poll}
+                            erasures={v.erasures.clone()}
+                            on_forget={on_forget}
                         />
                     }
                 </section>
@@ -582,6 +588,22 @@ pub fn app() -> Html {
             }
         </div>
     }
+}
+
+/// `done`, after a success note `note(view)` when the engine answers with a snapshot.
+fn noting(
+    done: Callback<Response>,
+    banner: UseStateHandle<Vec<Banner>>,
+    note: impl Fn(&PipelineView) -> Option<String> + 'static,
+) -> Callback<Response> {
+    Callback::from(move |r: Response| {
+        if let Response::Snapshot(v) = &r {
+            if let Some(text) = note(v) {
+                push_banner(&banner, Banner { text, error: false });
+            }
+        }
+        done.emit(r);
+    })
 }
 
 /// Adds a message, so a refused file's message is not hidden by the next

@@ -143,6 +143,15 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "mode_failfast" => ("typed, FAILFAST", "typed, FAILFAST"),
         "mode_dropmalformed" => ("typed, DROPMALFORMED (anti-pattern)", "typed, DROPMALFORMED (анти-паттерн)"),
         "dropped" => ("dropped", "выброшено"),
+        "forget" => ("Right to be forgotten…", "Право на забвение…"),
+        "forget_hint" => (
+            "The one way to delete from bronze, for a legal request: rows matching the condition leave every bronze version, their landed files are deleted, silver and gold are rebuilt and their older snapshots expire. Logged with the reason.",
+            "Единственный способ удалить из bronze — по требованию закона: строки по условию исчезают из всех версий bronze, исходные файлы удаляются, silver и gold пересобираются, их старые снимки удаляются. Записывается в журнал с причиной.",
+        ),
+        "forget_reason" => ("reason (request id, law)", "причина (номер запроса, закон)"),
+        "forget_button" => ("Delete matching rows", "Удалить строки"),
+        "forget_condition" => ("condition", "условие"),
+        "forgotten" => ("rows erased (right to be forgotten)", "строк удалено (право на забвение)"),
         _ => return "?",
     };
     match lang {

@@ -75,6 +75,15 @@ pub enum Request {
         #[serde(default)]
         crash_before_commit: bool,
     },
+    /// Right to be forgotten (seed 000 §7): delete the bronze rows where the SQL
+    /// `predicate` over bronze's columns is TRUE, from every version, with the
+    /// landed files they came from and silver / gold snapshots that held them.
+    /// Logged with `reason`; then a full refresh.
+    Forget {
+        table: String,
+        predicate: String,
+        reason: String,
+    },
     /// Choose how runs process bronze: everything, or only batches past the watermark.
     SetRunMode { mode: RunMode },
     /// Run now, in the current mode; `full_refresh` rebuilds from all of bronze once.
@@ -215,6 +224,8 @@ pub struct PipelineView {
     pub checkpoints: Vec<Checkpoint>,
     /// Kafka topics in front of bronze tables.
     pub topics: Vec<TopicView>,
+    /// Right-to-be-forgotten deletes, oldest first.
+    pub erasures: Vec<Erasure>,
     pub run: RunInfo,
 }
 
@@ -245,6 +256,23 @@ pub struct Checkpoint {
     pub mode: RunMode,
     /// Run number that saved it.
     pub run: u64,
+}
+
+/// A logged right-to-be-forgotten delete from bronze.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Erasure {
+    /// Qualified bronze table.
+    pub table: String,
+    pub predicate: String,
+    /// Why (a request reference, the law).
+    pub reason: String,
+    pub rows: usize,
+    /// Batches that lost rows (their landed files were deleted too).
+    pub batches: usize,
+    /// When, µs since the Unix epoch (UTC).
+    pub ts_micros: i64,
+    /// Bronze version the delete created.
+    pub version: u64,
 }
 
 /// One table compared by a replay.

@@ -80,6 +80,12 @@ impl Lake {
         Ok(())
     }
 
+    /// Deletes one file.
+    pub async fn delete(&self, path: &str) -> Result<()> {
+        self.store.delete(&Path::from(path)).await?;
+        Ok(())
+    }
+
     /// Reads a file's bytes.
     pub async fn get_bytes(&self, path: &str) -> Result<Bytes> {
         Ok(self.store.get(&Path::from(path)).await?.bytes().await?)

@@ -634,6 +634,34 @@ fn check_target_column(rule: &Rule, name: &str) -> std::result::Result<(), Strin
     Ok(())
 }
 
+/// Rows of `batch` where the SQL `predicate` is TRUE (FALSE and NULL are not
+/// matches). Used by the right-to-be-forgotten delete on bronze.
+pub(crate) async fn predicate_mask(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    predicate: &str,
+) -> std::result::Result<BooleanArray, String> {
+    check_size(predicate, MAX_EXPRESSION_TOKENS)?;
+    let df = read_batch(ctx, batch).map_err(|e| e.to_string())?;
+    let expr = df.parse_sql_expr(predicate).map_err(df_err)?;
+    let ty = expr.get_type(df.schema()).map_err(df_err)?;
+    if ty != DataType::Boolean && ty != DataType::Null {
+        return Err(format!(
+            "the condition must be TRUE or FALSE for each row, but this expression gives {ty}"
+        ));
+    }
+    let out = collect_one(
+        df.select(vec![expr.is_true().alias("__match")])
+            .map_err(df_err)?,
+    )
+    .await?;
+    out.column(0)
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .cloned()
+        .ok_or_else(|| "the condition did not produce a boolean".to_string())
+}
+
 /// Evaluates a filter's predicate per row. Returns TRUE = reject, and the
 /// columns the predicate reads (for the quarantine reason).
 async fn eval_filter(

@@ -15,7 +15,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::api::{
-    diagnostics_for, Checkpoint, ColumnView, GoldView, Lang, PipelineView, ReplayReport,
+    diagnostics_for, Checkpoint, ColumnView, Erasure, GoldView, Lang, PipelineView, ReplayReport,
     ReplayTable, Request, Response, RuleView, RunInfo, RunMode, SilverView, TableView,
 };
 use crate::bronze::{
@@ -57,6 +57,7 @@ pub struct Playground {
     checkpoints: Vec<Checkpoint>,
     /// Kafka topics by bronze table (name without the layer).
     topics: BTreeMap<String, Topic>,
+    erasures: Vec<Erasure>,
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
@@ -125,6 +126,7 @@ impl Playground {
             mode: RunMode::Full,
             checkpoints: vec![],
             topics: BTreeMap::new(),
+            erasures: vec![],
             checks: vec![],
             diagnostics: vec![],
             run_info: RunInfo {
@@ -176,6 +178,14 @@ impl Playground {
                 crash_before_commit,
             } => self
                 .kafka_poll(&table, max, crash_before_commit)
+                .await
+                .map(|_| self.snapshot()),
+            Request::Forget {
+                table,
+                predicate,
+                reason,
+            } => self
+                .forget(&table, &predicate, &reason)
                 .await
                 .map(|_| self.snapshot()),
             Request::SetRunMode { mode } => {
@@ -279,6 +289,7 @@ impl Playground {
         self.replay = None;
         self.mode = RunMode::Full;
         self.checkpoints.clear();
+        self.erasures.clear();
         self.topics = self
             .def
             .bronze
@@ -503,12 +514,7 @@ impl Playground {
         };
         self.lake.put_bytes(&path, encoded.to_vec()).await?;
         let qualified = format!("bronze.{table}");
-        let before = self
-            .history
-            .versions(&qualified)
-            .last()
-            .map(|v| v.rows)
-            .unwrap_or(0);
+        let before = self.history.current_rows(&qualified);
         let version = self.history.commit(
             &qualified,
             Commit {
@@ -536,6 +542,7 @@ impl Playground {
             records: stored.num_rows(),
             dropped_records: dropped,
             mode: def.mode,
+            erased_records: 0,
             corrupt_records: split
                 .records
                 .iter()
@@ -649,6 +656,119 @@ impl Playground {
         Ok(info)
     }
 
+    /// Right to be forgotten (seed 000 §7, the last resort): deletes the rows
+    /// of bronze `table` where `predicate` (SQL over the bronze columns) is
+    /// TRUE. The batches' Parquet files are rewritten without them, so no
+    /// bronze version shows them any more; their landed files are deleted;
+    /// silver and gold are rebuilt (full refresh) and their older snapshots
+    /// expire. The delete is logged with `reason` and is a `DELETE` version.
+    /// Refused, changing nothing, without a reason or when no row matches.
+    pub async fn forget(&mut self, table: &str, predicate: &str, reason: &str) -> Result<Erasure> {
+        let name = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        if self.def.bronze_table(&name).is_none() {
+            return Err(EngineError::Request(format!(
+                "there is no bronze table {name}"
+            )));
+        }
+        if reason.trim().is_empty() {
+            return Err(EngineError::Request(
+                "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted".into(),
+            ));
+        }
+        if predicate.trim().is_empty() {
+            return Err(EngineError::Request(
+                "say which rows to delete with a condition, e.g. raw_payload LIKE '%C-17%'; nothing was deleted".into(),
+            ));
+        }
+        // Work out every change before the first write.
+        let schema = self.bronze_schema_of(&name);
+        let mut rewrites = Vec::new();
+        let mut removed = 0usize;
+        for (i, (info, rows)) in self.bronze.get(&name).into_iter().flatten().enumerate() {
+            let mask = crate::pipeline::predicate_mask(&self.ctx, rows, predicate)
+                .await
+                .map_err(|e| {
+                    EngineError::Request(format!(
+                        "the condition {predicate}: {e}; nothing was deleted"
+                    ))
+                })?;
+            let hits = mask.true_count();
+            if hits > 0 {
+                let keep = datafusion::arrow::compute::not(&mask)?;
+                let kept = datafusion::arrow::compute::filter_record_batch(rows, &keep)?;
+                let encoded = encode_parquet(schema.clone(), std::slice::from_ref(&kept))?;
+                rewrites.push((i, info.clone(), kept, encoded, hits));
+                removed += hits;
+            }
+        }
+        if removed == 0 {
+            return Err(EngineError::Request(format!(
+                "no row of bronze.{name} matches {predicate}; nothing was deleted"
+            )));
+        }
+        let ts = self.clock.now_micros();
+        let batches = rewrites.len();
+        for (i, info, kept, encoded, hits) in rewrites {
+            self.lake.put_bytes(&info.path, encoded.to_vec()).await?;
+            if let Some(landing) = &info.landing_path {
+                self.lake.delete(landing).await?;
+            }
+            if let Some(entry) = self.bronze.get_mut(&name).and_then(|v| v.get_mut(i)) {
+                entry.1 = kept;
+                entry.0.erased_records += hits;
+                entry.0.landing_path = None;
+                entry.0.notes.push(format!(
+                    "{hits} record(s) erased (right to be forgotten: {reason}); the landed file was deleted"
+                ));
+                let updated = entry.0.clone();
+                if let Some(b) = self
+                    .batches
+                    .iter_mut()
+                    .find(|b| b.batch_id == updated.batch_id)
+                {
+                    *b = updated;
+                }
+            }
+        }
+        self.register_bronze(&name).await?;
+        let qualified = format!("bronze.{name}");
+        let before = self.history.current_rows(&qualified);
+        let version = self.history.commit(
+            &qualified,
+            Commit {
+                ts_micros: ts,
+                operation: "DELETE",
+                detail: format!("right to be forgotten: {reason}"),
+                rows: before.saturating_sub(removed),
+                rows_added: 0,
+                rows_removed: removed,
+            },
+        );
+        let erasure = Erasure {
+            table: qualified,
+            predicate: predicate.to_string(),
+            reason: reason.to_string(),
+            rows: removed,
+            batches,
+            ts_micros: ts,
+            version,
+        };
+        self.erasures.push(erasure.clone());
+        // Silver and gold may hold the erased data: rebuild them from what is left,
+        // and let none of their older snapshots keep it.
+        self.run_with(false).await;
+        let tables: Vec<String> = self
+            .history
+            .all()
+            .into_keys()
+            .filter(|t| !t.starts_with("bronze."))
+            .collect();
+        for t in tables {
+            self.history.expire_all_but_current(&t);
+        }
+        Ok(erasure)
+    }
+
     /// Reads a batch's file again from the landing zone with other options
     /// (a delimiter, an encoding) and appends it as a new batch, then reruns.
     /// The first batch stays: bronze is append-only.
@@ -660,9 +780,11 @@ impl Playground {
             .cloned()
             .ok_or_else(|| EngineError::Request(format!("there is no batch {batch_id}")))?;
         let landing = old.landing_path.clone().ok_or_else(|| {
-            EngineError::Request(format!(
-                "batch {batch_id} did not come from a file, so it cannot be read again"
-            ))
+            EngineError::Request(if old.erased_records > 0 {
+                format!("the landed file of batch {batch_id} was deleted by a right-to-be-forgotten request, so it cannot be read again")
+            } else {
+                format!("batch {batch_id} did not come from a file, so it cannot be read again")
+            })
         })?;
         let bytes = self.lake.get_bytes(&landing).await?;
         let info = self
@@ -1050,6 +1172,7 @@ impl Playground {
             bronze_mode: self.def.bronze.first().map(|b| b.mode).unwrap_or_default(),
             checkpoints: self.checkpoints.clone(),
             topics: self.topics.iter().map(|(t, topic)| topic.view(t)).collect(),
+            erasures: self.erasures.clone(),
             run: self.run_info.clone(),
         }
     }

@@ -689,6 +689,7 @@ mod tests {
             dropped_records: 0,
             mode: Default::default(),
             corrupt_records: 0,
+            erased_records: 0,
             bytes: text.len(),
             sha256: String::new(),
             ingest_ts_micros: 0,

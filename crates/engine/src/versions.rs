@@ -89,6 +89,11 @@ impl History {
         self.versions(table).last().map(|v| v.version)
     }
 
+    /// Rows of `table` at its newest version (0 if it has none).
+    pub fn current_rows(&self, table: &str) -> usize {
+        self.versions(table).last().map(|v| v.rows).unwrap_or(0)
+    }
+
     /// Records a commit without data (bronze: its batches are the data). Returns the version.
     pub fn commit(&mut self, table: &str, c: Commit<'_>) -> u64 {
         let log = self.tables.entry(table.to_string()).or_default();
@@ -143,6 +148,20 @@ impl History {
             }
         }
         Ok(Some(version))
+    }
+
+    /// Drops the data of every snapshot of `table` but the current one (they
+    /// stay listed, unreadable): `expire_snapshots` after an erasure.
+    pub fn expire_all_but_current(&mut self, table: &str) {
+        let current = self.current(table);
+        if let Some(log) = self.tables.get_mut(table) {
+            log.snapshots.retain(|v, _| Some(*v) == current);
+            for v in log.versions.iter_mut() {
+                if Some(v.version) != current {
+                    v.readable = false;
+                }
+            }
+        }
     }
 
     /// The data of `table` at `version`, if that snapshot is kept.

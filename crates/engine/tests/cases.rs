@@ -1154,3 +1154,93 @@ async fn typed_bronze_does_not_store_fields_the_schema_lacks() {
     assert!(bronze.columns.iter().all(|c| c.name != "coupon"));
     assert_eq!(col(&bronze, "id"), [Some("1"), Some("2")]);
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
+    let def = pipeline(
+        &[("id", "INT"), ("customer", "STRING")],
+        json!([]),
+        &[("n", "SELECT COUNT(*) AS n FROM silver.t")],
+    );
+    let mut p = playground(def).await;
+    ingest(&mut p, "a.csv", b"id,customer\n1,C-17\n2,C-22\n").await;
+    ingest(&mut p, "b.csv", b"id,customer\n3,C-17\n").await;
+    let forget = |predicate: &str, reason: &str| Request::Forget {
+        table: "t".into(),
+        predicate: predicate.into(),
+        reason: reason.into(),
+    };
+    for (req, msg) in [
+        (forget("raw_payload LIKE '%C-17%'", " "), "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted"),
+        (forget("raw_payload LIKE '%C-99%'", "GDPR #42"), "no row of bronze.t matches raw_payload LIKE '%C-99%'; nothing was deleted"),
+    ] {
+        let Response::Error { message } = p.handle(req).await else { panic!() };
+        assert_eq!(message, msg);
+    }
+    let v = send(&mut p, forget("raw_payload LIKE '%C-17%'", "GDPR #42")).await;
+    let e = &v.erasures[0];
+    assert_eq!((e.rows, e.batches, e.reason.as_str()), (2, 2, "GDPR #42"));
+    let h = v.history["bronze.t"].last().unwrap();
+    assert_eq!(
+        (h.operation.as_str(), h.rows, h.rows_removed),
+        ("DELETE", 1, 2)
+    );
+    assert_eq!(h.detail, "right to be forgotten: GDPR #42");
+    // No version of bronze shows the erased rows any more.
+    assert_eq!(
+        col(&rows(&mut p, "bronze.t").await, "raw_payload"),
+        [Some("2,C-22")]
+    );
+    assert_eq!(
+        col(&rows_at(&mut p, "bronze.t", Some(1)).await, "raw_payload"),
+        [Some("2,C-22")]
+    );
+    assert_eq!(rows_at(&mut p, "bronze.t", Some(2)).await.row_count, 1);
+    // Silver and gold were rebuilt; their older snapshots (which held C-17) expired.
+    assert_eq!(
+        col(&rows(&mut p, "silver.t").await, "customer"),
+        [Some("C-22")]
+    );
+    assert_eq!(col(&rows(&mut p, "gold.n").await, "n"), [Some("1")]);
+    let Response::Error { message } = p
+        .handle(Request::GetTable {
+            table: "silver.t".into(),
+            offset: 0,
+            limit: 5,
+            version: Some(1),
+            corrupt_only: false,
+        })
+        .await
+    else {
+        panic!()
+    };
+    assert!(
+        message.contains("version 1 of silver.t has expired"),
+        "{message}"
+    );
+    // The landed files went too: they cannot be read again.
+    let b = &v.batches[0];
+    assert_eq!((b.erased_records, b.landing_path.is_none()), (1, true));
+    let Response::Error { message } = p
+        .handle(Request::Reingest {
+            batch_id: b.batch_id.clone(),
+            options: IngestOptions::default(),
+        })
+        .await
+    else {
+        panic!()
+    };
+    assert!(
+        message.ends_with(
+            "was deleted by a right-to-be-forgotten request, so it cannot be read again"
+        ),
+        "{message}"
+    );
+    assert!(
+        send(&mut p, Request::Replay)
+            .await
+            .replay
+            .unwrap()
+            .identical
+    );
+}

@@ -1,6 +1,7 @@
 //! One component per panel.
 pub mod batches;
 pub mod checks;
+pub mod forget;
 pub mod history;
 pub mod kafka;
 pub mod pipeline;

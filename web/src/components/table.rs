@@ -1,7 +1,7 @@
 //! The selected table: its columns and a page of rows; the batch log under a
 //! bronze table; the SQL editor above a gold table.
 
-use medallion_engine::api::{GoldView, TableView};
+use medallion_engine::api::{Erasure, GoldView, TableView};
 use medallion_engine::bronze::BatchInfo;
 use medallion_engine::kafka::{KafkaMessage, TopicView};
 use medallion_engine::versions::VersionInfo;
@@ -9,6 +9,7 @@ use medallion_engine::Lang;
 use yew::prelude::*;
 
 use crate::components::batches::BatchLog;
+use crate::components::forget::ForgetPanel;
 use crate::components::history::VersionBar;
 use crate::components::kafka::KafkaPanel;
 use crate::i18n::t;
@@ -39,6 +40,9 @@ pub struct Props {
     pub kafka_sample: String,
     pub on_produce: Callback<Vec<KafkaMessage>>,
     pub on_poll: Callback<bool>,
+    pub erasures: Vec<Erasure>,
+    /// (condition, reason) for a right-to-be-forgotten delete.
+    pub on_forget: Callback<(String, String)>,
 }
 
 #[function_component(TablePanel)]
@@ -134,6 +138,9 @@ pub fn table_panel(p: &Props) -> Html {
             </div>
             if !batches.is_empty() {
                 <BatchLog batches={batches} lang={lang} on_reread={p.on_reread.clone()} />
+            }
+            if tv.layer == "bronze" && p.viewing.is_none() {
+                <ForgetPanel table={tv.name.clone()} erasures={p.erasures.clone()} lang={lang} on_forget={p.on_forget.clone()} />
             }
         </div>
     }

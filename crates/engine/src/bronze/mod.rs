@@ -142,6 +142,9 @@ pub struct BatchInfo {
     pub mode: crate::model::BronzeMode,
     /// Records with a `_corrupt_reason`.
     pub corrupt_records: usize,
+    /// Records later deleted by a right-to-be-forgotten request.
+    #[serde(default)]
+    pub erased_records: usize,
     /// Size of the source file in bytes.
     pub bytes: usize,
     /// SHA-256 of the file's bytes, lowercase hex.
