@@ -384,10 +384,19 @@ pub fn app() -> Html {
     let on_reingest = {
         let (engine, on_response, reingest) =
             (engine.clone(), on_response.clone(), reingest.clone());
-        Callback::from(move |(batch_id, options): (String, IngestOptions)| {
-            reingest.set(None);
-            engine.send(Request::Reingest { batch_id, options }, on_response(false));
-        })
+        Callback::from(
+            move |(batch_id, options, remember): (String, IngestOptions, bool)| {
+                reingest.set(None);
+                engine.send(
+                    Request::Reingest {
+                        batch_id,
+                        options,
+                        remember,
+                    },
+                    on_response(false),
+                );
+            },
+        )
     };
     let on_mode = {
         let (engine, on_response) = (engine.clone(), on_response.clone());

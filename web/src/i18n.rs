@@ -152,6 +152,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "forget_button" => ("Delete matching rows", "Удалить строки"),
         "forget_condition" => ("condition", "условие"),
         "forgotten" => ("rows erased (right to be forgotten)", "строк удалено (право на забвение)"),
+        "remember_options" => ("use these settings for the next files of this table", "применять эти настройки к следующим файлам этой таблицы"),
         _ => return "?",
     };
     match lang {

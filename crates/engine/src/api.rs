@@ -54,6 +54,9 @@ pub enum Request {
         batch_id: String,
         #[serde(default)]
         options: IngestOptions,
+        /// Keep `options` as the table's settings for its next files.
+        #[serde(default)]
+        remember: bool,
     },
     /// Make an earlier version of a silver or gold table current (a new RESTORE version).
     Restore { table: String, version: u64 },

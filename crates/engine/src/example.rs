@@ -391,6 +391,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 }),
                 kafka_topic: Some("tlc_yellow_trips".into()),
                 mode: BronzeMode::Raw,
+                ingest_options: Default::default(),
             },
             BronzeTableDef {
                 name: "taxi_zone_lookup".into(),
@@ -399,6 +400,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 description: tr(lang, Tr { en: "TLC zone lookup (265 zones), raw.", ru: "Справочник зон TLC (265 зон), как есть." }),
                 kafka_topic: None,
                 mode: BronzeMode::Raw,
+                ingest_options: Default::default(),
             },
         ],
         silver: vec![SilverTableDef {

@@ -57,6 +57,10 @@ pub struct BronzeTableDef {
     /// Raw (default) or typed with `schema`.
     #[serde(default)]
     pub mode: BronzeMode,
+    /// Settings for this source's files (format, CSV dialect, encoding);
+    /// unset ones are detected per file. Set from "Read again…" with "remember".
+    #[serde(default)]
+    pub ingest_options: crate::bronze::IngestOptions,
 }
 
 impl BronzeTableDef {

@@ -161,8 +161,12 @@ impl Playground {
                 .ingest(&table, &file_name, &bytes, &options)
                 .await
                 .map(|_| self.snapshot()),
-            Request::Reingest { batch_id, options } => self
-                .reingest(&batch_id, &options)
+            Request::Reingest {
+                batch_id,
+                options,
+                remember,
+            } => self
+                .reingest(&batch_id, &options, remember)
                 .await
                 .map(|_| self.snapshot()),
             Request::Restore { table, version } => {
@@ -379,6 +383,12 @@ impl Playground {
                 MAX_FILE_BYTES / 1048576
             )));
         }
+        // Settings left unset fall back to the table's remembered ones.
+        let options = &options.or(&self
+            .def
+            .bronze_table(&table)
+            .map(|b| b.ingest_options.clone())
+            .unwrap_or_default());
         // Everything is prepared before the first write, so a refusal leaves no trace.
         let split = split_file(bytes, options)?;
         self.commit_batch(NewBatch {
@@ -772,7 +782,13 @@ impl Playground {
     /// Reads a batch's file again from the landing zone with other options
     /// (a delimiter, an encoding) and appends it as a new batch, then reruns.
     /// The first batch stays: bronze is append-only.
-    pub async fn reingest(&mut self, batch_id: &str, options: &IngestOptions) -> Result<BatchInfo> {
+    /// With `remember`, `options` become the table's settings for later files.
+    pub async fn reingest(
+        &mut self,
+        batch_id: &str,
+        options: &IngestOptions,
+        remember: bool,
+    ) -> Result<BatchInfo> {
         let old = self
             .batches
             .iter()
@@ -790,6 +806,11 @@ impl Playground {
         let info = self
             .append(&old.table, &old.file_name, &bytes, options)
             .await?;
+        if remember {
+            if let Some(b) = self.def.bronze.iter_mut().find(|b| b.name == old.table) {
+                b.ingest_options = options.clone();
+            }
+        }
         self.run().await;
         Ok(info)
     }

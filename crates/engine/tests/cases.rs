@@ -275,6 +275,7 @@ async fn rw07_semicolons_quoted_fields_and_decimal_commas() {
                 decimal_separator: Some(','),
                 ..Default::default()
             },
+            remember: false,
         },
     )
     .await;
@@ -628,6 +629,7 @@ async fn bytes_that_are_not_utf8_are_kept_losslessly() {
                 encoding: Some("latin1".into()),
                 ..Default::default()
             },
+            remember: false,
         },
     )
     .await;
@@ -1225,6 +1227,7 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
         .handle(Request::Reingest {
             batch_id: b.batch_id.clone(),
             options: IngestOptions::default(),
+            remember: false,
         })
         .await
     else {
@@ -1243,4 +1246,85 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
             .unwrap()
             .identical
     );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn remembered_settings_apply_to_the_next_files_of_the_table() {
+    let def = pipeline(
+        &[("Country", "STRING"), ("Count", "DOUBLE")],
+        json!([]),
+        &[],
+    );
+    let mut p = playground(def).await;
+    let v = ingest(&mut p, "a.csv", b"Country;Count\nFreedonia;1234,5\n").await;
+    assert_eq!(v.table("silver.quarantine").unwrap().row_count, 1);
+    let id = last_batch(&v).batch_id.clone();
+    let options = IngestOptions {
+        decimal_separator: Some(','),
+        ..Default::default()
+    };
+    send(
+        &mut p,
+        Request::Reingest {
+            batch_id: id,
+            options,
+            remember: true,
+        },
+    )
+    .await;
+    let v = ingest(&mut p, "b.csv", b"Country;Count\nSylvania;98,25\n").await;
+    assert_eq!(
+        last_batch(&v).dialect.as_ref().unwrap().decimal_separator,
+        ','
+    );
+    assert_eq!(
+        col(&rows(&mut p, "silver.t").await, "Count"),
+        [Some("1234.5"), Some("98.25")]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_failed_incremental_run_does_not_move_the_watermark() {
+    let def = pipeline(&[("id", "INT")], json!([filter("F1", "id", "id > 2")]), &[]);
+    let mut p = playground(def).await;
+    send(
+        &mut p,
+        Request::SetRunMode {
+            mode: RunMode::Incremental,
+        },
+    )
+    .await;
+    ingest(&mut p, "a.csv", b"id\n1\n2\n").await;
+    let broken = serde_json::from_value(json!([filter("F1", "id", "id >")])).unwrap();
+    let v = send(
+        &mut p,
+        Request::SetRules {
+            silver_table: "t".into(),
+            rules: broken,
+        },
+    )
+    .await;
+    assert!(!v.run.ok);
+    let v = ingest(&mut p, "b.csv", b"id\n3\n4\n").await;
+    assert!(!v.run.ok);
+    assert_eq!(v.checkpoints.len(), 1);
+    assert_eq!(v.table("bronze.t").unwrap().row_count, 4);
+    assert_eq!(ids(&rows(&mut p, "silver.t").await), [Some("1"), Some("2")]);
+    // Fixed: the next incremental run picks up the batch the failed runs left behind.
+    let fixed = serde_json::from_value(json!([filter("F1", "id", "id > 3")])).unwrap();
+    let v = send(
+        &mut p,
+        Request::SetRules {
+            silver_table: "t".into(),
+            rules: fixed,
+        },
+    )
+    .await;
+    assert!(v.run.ok);
+    assert_eq!(
+        ids(&rows(&mut p, "silver.t").await),
+        [Some("1"), Some("2"), Some("3")]
+    );
+    let c = v.checkpoints.last().unwrap();
+    assert_eq!((v.checkpoints.len(), c.batches, c.rows), (2, 1, 2));
 }

@@ -782,6 +782,7 @@ async fn a_semicolon_file_is_read_with_its_dialect_and_a_wrong_override_gets_a_h
                 delimiter: Some(','),
                 ..Default::default()
             },
+            remember: false,
         })
         .await
     else {

@@ -73,7 +73,8 @@ pub fn batch_log(p: &LogProps) -> Html {
 pub struct DialogProps {
     pub batch: BatchInfo,
     pub lang: Lang,
-    pub on_submit: Callback<(String, IngestOptions)>,
+    /// (batch id, options, remember them for the table's next files).
+    pub on_submit: Callback<(String, IngestOptions, bool)>,
     pub on_close: Callback<()>,
 }
 
@@ -111,9 +112,22 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
             opts.set(o);
         })
     };
+    let remember = use_state(|| true);
     let submit = {
-        let (cb, opts, id) = (p.on_submit.clone(), opts.clone(), p.batch.batch_id.clone());
-        Callback::from(move |_| cb.emit((id.clone(), (*opts).clone())))
+        let (cb, opts, id, remember) = (
+            p.on_submit.clone(),
+            opts.clone(),
+            p.batch.batch_id.clone(),
+            remember.clone(),
+        );
+        Callback::from(move |_| cb.emit((id.clone(), (*opts).clone(), *remember)))
+    };
+    let toggle_remember = {
+        let remember = remember.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            remember.set(el.checked());
+        })
     };
     let close = {
         let cb = p.on_close.clone();
@@ -177,6 +191,10 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
                         { for ["auto", "utf-8", "windows-1251", "windows-1252", "utf-16le"].iter().map(|e| opt(e, if *e == "auto" { t(lang, "detect") } else { e }, o.encoding.as_deref().unwrap_or("auto"))) }
                     </select>
                 </div>
+                <label class="remember">
+                    <input type="checkbox" id="opt-remember" checked={*remember} onchange={toggle_remember} />
+                    { t(lang, "remember_options") }
+                </label>
                 <div class="modal-actions">
                     <button id="reingest-submit" onclick={submit}>{ t(lang, "ingest_new_batch") }</button>
                     <button class="ghost" onclick={close}>{ t(lang, "close") }</button>

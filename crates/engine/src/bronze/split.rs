@@ -75,6 +75,25 @@ pub struct IngestOptions {
     pub encoding: Option<String>,
 }
 
+impl IngestOptions {
+    /// These options, with every unset one taken from `fallback`.
+    pub fn or(&self, fallback: &IngestOptions) -> IngestOptions {
+        IngestOptions {
+            format: self.format.or(fallback.format),
+            delimiter: self.delimiter.or(fallback.delimiter),
+            quote: self.quote.or(fallback.quote),
+            has_header: self.has_header.or(fallback.has_header),
+            skip_rows: self.skip_rows.or(fallback.skip_rows),
+            null_tokens: self
+                .null_tokens
+                .clone()
+                .or_else(|| fallback.null_tokens.clone()),
+            decimal_separator: self.decimal_separator.or(fallback.decimal_separator),
+            encoding: self.encoding.clone().or_else(|| fallback.encoding.clone()),
+        }
+    }
+}
+
 /// The CSV dialect a batch was read with, detected or set by the user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CsvDialect {
