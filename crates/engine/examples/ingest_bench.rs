@@ -13,7 +13,8 @@ use medallion_engine::bronze::{split_file, IngestOptions};
 use medallion_engine::model::{BronzeMode, PipelineDef};
 use medallion_engine::Playground;
 
-const SAMPLE: &str = include_str!("../../../static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv");
+const SAMPLE: &str =
+    include_str!("../../../static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv");
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3

@@ -229,6 +229,8 @@ pub struct PipelineView {
     pub topics: Vec<TopicView>,
     /// Right-to-be-forgotten deletes, oldest first.
     pub erasures: Vec<Erasure>,
+    /// A warning about what the last request did (e.g. a restore in incremental mode).
+    pub notice: Option<String>,
     pub run: RunInfo,
 }
 
@@ -272,6 +274,9 @@ pub struct Erasure {
     pub rows: usize,
     /// Batches that lost rows (their landed files were deleted too).
     pub batches: usize,
+    /// Messages of the Kafka topic in front of the table that matched and
+    /// were erased too (they would come back with the next poll otherwise).
+    pub messages: usize,
     /// When, µs since the Unix epoch (UTC).
     pub ts_micros: i64,
     /// Bronze version the delete created.

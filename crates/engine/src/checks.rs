@@ -233,12 +233,17 @@ async fn evaluate_one(
             } else {
                 CheckStatus::Fail
             };
+            let eq = if status == CheckStatus::Pass {
+                "="
+            } else {
+                "≠"
+            };
             Ok((
                 status,
                 t(
                     lang,
-                    format!("bronze {bronze} = silver {silver} + quarantine {quarantined}"),
-                    format!("bronze {bronze} = silver {silver} + карантин {quarantined}"),
+                    format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined}"),
+                    format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined}"),
                 ),
             ))
         }

@@ -26,6 +26,9 @@ pub struct KafkaMessage {
     /// Producer time, µs since the Unix epoch (UTC); the engine's clock when not given.
     #[serde(default)]
     pub producer_ts_micros: Option<i64>,
+    /// Erased by a right-to-be-forgotten request: the offset stays, nothing is delivered.
+    #[serde(default)]
+    pub erased: bool,
 }
 
 /// A topic's log and its consumer's committed offset.
@@ -52,6 +55,14 @@ pub struct Topic {
 }
 
 impl Topic {
+    /// Offsets of the messages not erased, in order (one per record of
+    /// `micro_batch(0, log.len())`).
+    pub fn live_offsets(&self) -> Vec<usize> {
+        (0..self.log.len())
+            .filter(|o| !self.log[*o].erased)
+            .collect()
+    }
+
     /// The view for callers.
     pub fn view(&self, table: &str) -> TopicView {
         TopicView {
@@ -75,12 +86,20 @@ impl Topic {
         let mut records = Vec::new();
         let mut files = Vec::new();
         let mut producer = Vec::new();
-        for (offset, m) in self.log.iter().enumerate().take(to).skip(from) {
+        for (offset, m) in self
+            .log
+            .iter()
+            .enumerate()
+            .take(to)
+            .skip(from)
+            .filter(|(_, m)| !m.erased)
+        {
             files.push(format!("{}:0:{offset}", self.name));
             producer.push(m.producer_ts_micros);
             records.push(match &m.value {
                 Some(v) => {
-                    let mut r = crate::bronze::json_record(v.as_bytes(), 0, 0);
+                    // Byte and line in a reason count within the message.
+                    let mut r = crate::bronze::json_record(v.as_bytes(), 0, 1);
                     r.line = 0;
                     r
                 }

@@ -58,6 +58,8 @@ pub struct Playground {
     /// Kafka topics by bronze table (name without the layer).
     topics: BTreeMap<String, Topic>,
     erasures: Vec<Erasure>,
+    /// A warning about the last request's consequences, shown once.
+    notice: Option<String>,
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
@@ -127,6 +129,7 @@ impl Playground {
             checkpoints: vec![],
             topics: BTreeMap::new(),
             erasures: vec![],
+            notice: None,
             checks: vec![],
             diagnostics: vec![],
             run_info: RunInfo {
@@ -140,6 +143,9 @@ impl Playground {
 
     /// Carries out a request. Never panics; failures come back as [`Response::Error`].
     pub async fn handle(&mut self, request: Request) -> Response {
+        if !matches!(request, Request::GetTable { .. } | Request::Snapshot) {
+            self.notice = None;
+        }
         let result = match request {
             Request::LoadExample {
                 example,
@@ -423,7 +429,13 @@ impl Playground {
             .bronze_table(&table)
             .cloned()
             .ok_or_else(|| EngineError::Ingest(format!("there is no bronze table {table}")))?;
-        let source_system = def.source_system.clone();
+        // Kafka micro-batches name their topic as the source system (seed 000 §3).
+        let source_system = match split.format {
+            crate::bronze::SourceFormat::Kafka => {
+                format!("kafka_{}", file_name.split(':').next().unwrap_or_default())
+            }
+            _ => def.source_system.clone(),
+        };
         let mut split = split;
         let mut notes = notes;
         let mut dropped = 0usize;
@@ -453,12 +465,16 @@ impl Playground {
                     .iter()
                     .zip(&keep)
                     .filter(|(_, k)| !**k)
-                    .map(|(r, _)| r.line.to_string())
+                    .enumerate()
+                    .map(|(i, (r, _))| match r.line {
+                        0 => format!("record {}", i + 1),
+                        line => format!("line {line}"),
+                    })
                     .collect();
                 dropped = lost.len();
                 if dropped > 0 {
                     notes.push(format!(
-                        "DROPMALFORMED dropped {dropped} of {} records (lines {}): they are not in bronze, so no replay can bring them back",
+                        "DROPMALFORMED dropped {dropped} of {} records ({}): they are not in bronze, so no replay can bring them back",
                         split.records.len(),
                         lost.join(", ")
                     ));
@@ -477,6 +493,12 @@ impl Playground {
                 if r.corrupt_reason.is_none() {
                     r.corrupt_reason = reason.clone();
                 }
+            }
+            if !typed.missing.is_empty() && !split.records.is_empty() {
+                notes.push(format!(
+                    "declared columns absent from this file (stored as NULL): {}",
+                    typed.missing.join(", ")
+                ));
             }
             if !typed.undeclared.is_empty() {
                 notes.push(format!(
@@ -538,6 +560,18 @@ impl Playground {
         );
         let mut all_notes = split.notes;
         all_notes.extend(notes);
+        let sha = sha256_hex(bytes);
+        if let Some(same) = self
+            .batches
+            .iter()
+            .find(|b| b.table == table && b.sha256 == sha && !bytes.is_empty())
+        {
+            all_notes.push(format!(
+                "same content (SHA-256) as batch {} ({}): appended again; bronze keeps duplicates, silver has to remove them",
+                same.batch_id.chars().take(8).collect::<String>(),
+                same.file_name
+            ));
+        }
         let info = BatchInfo {
             batch_id,
             table: table.clone(),
@@ -559,7 +593,7 @@ impl Playground {
                 .filter(|r| r.corrupt_reason.is_some())
                 .count(),
             bytes: bytes.len(),
-            sha256: sha256_hex(bytes),
+            sha256: sha,
             ingest_ts_micros: ts,
             path,
             landing_path,
@@ -711,10 +745,42 @@ impl Playground {
                 removed += hits;
             }
         }
-        if removed == 0 {
+        // Messages still in the Kafka topic would come back with the next poll.
+        let mut topic_hits = Vec::new();
+        if let Some(topic) = self.topics.get(&name) {
+            let (split, files, producer) = topic.micro_batch(0, topic.log.len());
+            let audit = Audit {
+                ingest_ts_micros: 0,
+                source_system: "",
+                source_file: "",
+                source_files: files,
+                producer_ts: producer,
+                batch_id: "",
+                event_ids: vec![String::new(); split.records.len()],
+            };
+            let offsets: Vec<usize> = topic.live_offsets();
+            if let Ok(rows) = bronze_batch(&split.records, audit) {
+                if let Ok(mask) = crate::pipeline::predicate_mask(&self.ctx, &rows, predicate).await
+                {
+                    topic_hits = (0..mask.len())
+                        .filter(|i| mask.value(*i))
+                        .filter_map(|i| offsets.get(i).copied())
+                        .collect();
+                }
+            }
+        }
+        if removed == 0 && topic_hits.is_empty() {
             return Err(EngineError::Request(format!(
                 "no row of bronze.{name} matches {predicate}; nothing was deleted"
             )));
+        }
+        if let Some(topic) = self.topics.get_mut(&name) {
+            for o in &topic_hits {
+                if let Some(m) = topic.log.get_mut(*o) {
+                    m.value = None;
+                    m.erased = true;
+                }
+            }
         }
         let ts = self.clock.now_micros();
         let batches = rewrites.len();
@@ -760,6 +826,7 @@ impl Playground {
             reason: reason.to_string(),
             rows: removed,
             batches,
+            messages: topic_hits.len(),
             ts_micros: ts,
             version,
         };
@@ -1194,6 +1261,7 @@ impl Playground {
             checkpoints: self.checkpoints.clone(),
             topics: self.topics.iter().map(|(t, topic)| topic.view(t)).collect(),
             erasures: self.erasures.clone(),
+            notice: self.notice.clone(),
             run: self.run_info.clone(),
         }
     }

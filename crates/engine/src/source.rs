@@ -217,18 +217,9 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             let flagged = corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
             let fields = match (flagged, info.format) {
                 (Some(reason), _) => Err(reason.to_string()),
-                (None, SourceFormat::Csv) if foreign_header => Err(format!(
-                    "the file's header ({}) has none of the declared columns ({}){}",
-                    short_list(&info.header),
-                    short_list(&schema.column_names()),
-                    match info.header.as_slice() {
-                        [one] if one.contains(';') =>
-                            "; the file looks ';'-separated: set the delimiter to ';' and ingest it again",
-                        [one] if one.contains('\t') =>
-                            "; the file looks tab-separated: set the delimiter to tab and ingest it again",
-                        _ => "",
-                    }
-                )),
+                (None, SourceFormat::Csv) if foreign_header => {
+                    Err(foreign_header_reason(&info.header, schema))
+                }
                 (None, SourceFormat::Csv) => {
                     read_csv_record(raw, &dialect, &info.header, &header_index, schema)
                 }
@@ -356,6 +347,8 @@ pub struct TypedRecords {
     /// Source columns (CSV header names, JSON keys) the schema does not declare:
     /// a typed bronze does not store them (the schema-drift trade-off of seed 000 §4).
     pub undeclared: Vec<String>,
+    /// Declared columns the file does not have (stored as NULL).
+    pub missing: Vec<String>,
 }
 
 /// Types the records of one file with `schema`, as a typed bronze stores them.
@@ -374,12 +367,33 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         })
         .cloned()
         .collect();
+    let csv = split.format == SourceFormat::Csv;
+    let foreign = csv && !header_index.values().any(Option::is_some);
+    let mut missing: Vec<String> = if csv && !foreign {
+        schema
+            .columns
+            .iter()
+            .filter(|c| {
+                header_index
+                    .get(c.name.as_str())
+                    .copied()
+                    .flatten()
+                    .is_none()
+            })
+            .map(|c| c.name.clone())
+            .collect()
+    } else {
+        vec![]
+    };
     let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
     let mut reasons = Vec::with_capacity(split.records.len());
     let mut seen = vec![false; ncols];
     for r in &split.records {
         let texts = match (&r.corrupt_reason, split.format) {
             (Some(reason), _) => Err(reason.clone()),
+            (None, SourceFormat::Csv) if foreign => {
+                Err(foreign_header_reason(&split.header, schema))
+            }
             (None, SourceFormat::Csv) => {
                 read_csv_record(&r.text, &dialect, &split.header, &header_index, schema)
             }
@@ -430,10 +444,20 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         }
     }
     let (columns, _) = convert_texts(schema, &text_cols, n)?;
+    if !csv && !split.records.is_empty() {
+        missing = schema
+            .columns
+            .iter()
+            .zip(&seen)
+            .filter(|(_, s)| !**s)
+            .map(|(c, _)| c.name.clone())
+            .collect();
+    }
     Ok(TypedRecords {
         columns,
         reasons,
-        undeclared,
+        undeclared: if foreign { vec![] } else { undeclared },
+        missing,
     })
 }
 
@@ -502,6 +526,22 @@ fn read_typed_batch(
         lineage[3].push(serde_json::Value::Object(obj).to_string());
     }
     Ok(())
+}
+
+/// Why a CSV whose header shares no column with the schema is not read.
+fn foreign_header_reason(header: &[String], schema: &SourceSchema) -> String {
+    format!(
+        "the file's header ({}) has none of the declared columns ({}){}",
+        short_list(header),
+        short_list(&schema.column_names()),
+        match header {
+            [one] if one.contains(';') =>
+                "; the file looks ';'-separated: set the delimiter to ';' and ingest it again",
+            [one] if one.contains('\t') =>
+                "; the file looks tab-separated: set the delimiter to tab and ingest it again",
+            _ => "",
+        }
+    )
 }
 
 /// Where each declared column is in a CSV header: exact name first, else the

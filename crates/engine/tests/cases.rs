@@ -641,6 +641,20 @@ async fn bytes_that_are_not_utf8_are_kept_losslessly() {
     );
 }
 
+fn many_rows_parquet(n: i64) -> Vec<u8> {
+    use datafusion::arrow::array::{Int64Array, RecordBatch};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Int64Array::from_iter_values(0..n))],
+    )
+    .unwrap();
+    medallion_engine::lake::encode_parquet(schema, &[batch])
+        .unwrap()
+        .to_vec()
+}
+
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn a_refused_file_leaves_no_trace() {
     let def = pipeline(&[("id", "INT")], json!([]), &[]);
@@ -660,6 +674,30 @@ async fn a_refused_file_leaves_no_trace() {
                 ..Default::default()
             },
             "ingest failed: the decimal separator must be '.' or ',', not ';'; nothing was written",
+        ),
+        (
+            b"id\n2,5\n".to_vec(),
+            IngestOptions {
+                decimal_separator: Some(','),
+                delimiter: Some(','),
+                ..Default::default()
+            },
+            "ingest failed: the decimal separator and the delimiter are both ','",
+        ),
+        (
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR".to_vec(),
+            IngestOptions::default(),
+            "ingest failed: the file looks binary (it has NUL bytes), not CSV, JSON or Parquet; nothing was written",
+        ),
+        (
+            b"PAR1 a truncated Parquet file without its footer".to_vec(),
+            IngestOptions::default(),
+            "ingest failed: the file is not a readable Parquet file",
+        ),
+        (
+            many_rows_parquet(500_001),
+            IngestOptions::default(),
+            "ingest failed: the file holds 500001 records; the playground takes at most 500000 per file",
         ),
         (
             vec![b'1'; 64 * 1024 * 1024 + 1],
@@ -702,6 +740,19 @@ async fn batch_log_records_checksum_format_dialect_and_counts() {
     assert_eq!(b.sha256.len(), 64);
     assert_eq!(b.version, 1);
     assert_eq!(b.ingest_ts_micros, 1_700_000_002_000_000);
+    // The same bytes again: appended (bronze keeps duplicates), with a note.
+    let v = ingest(&mut p, "x-again.tsv", b"a\tb\n1\tx\n2\n").await;
+    let note = last_batch(&v).notes.last().unwrap().clone();
+    assert!(
+        note.starts_with("same content (SHA-256) as batch "),
+        "{note}"
+    );
+    assert!(
+        note.ends_with(
+            "(x.tsv): appended again; bronze keeps duplicates, silver has to remove them"
+        ),
+        "{note}"
+    );
     // Pretty-printed JSON and Parquet are detected from the content.
     let v = ingest(
         &mut p,
@@ -710,7 +761,7 @@ async fn batch_log_records_checksum_format_dialect_and_counts() {
     )
     .await;
     assert_eq!(last_batch(&v).format, SourceFormat::Json);
-    assert_eq!(rows(&mut p, "silver.t").await.row_count, 2);
+    assert_eq!(rows(&mut p, "silver.t").await.row_count, 3);
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
@@ -915,6 +966,7 @@ async fn kafka_micro_batches_and_redelivery_after_a_crash() {
         key: Some("k1".into()),
         value: v.map(str::to_string),
         producer_ts_micros: Some(ts),
+        erased: false,
     };
     let v = send(
         &mut p,
@@ -1122,7 +1174,7 @@ async fn typed_bronze_dropmalformed_loses_records_and_says_how_many() {
     let b = last_batch(&v);
     assert_eq!((b.records, b.dropped_records), (2, 1));
     assert!(
-        b.notes.contains(&"DROPMALFORMED dropped 1 of 3 records (lines 3): they are not in bronze, so no replay can bring them back".to_string()),
+        b.notes.contains(&"DROPMALFORMED dropped 1 of 3 records (line 3): they are not in bronze, so no replay can bring them back".to_string()),
         "{:?}",
         b.notes
     );
@@ -1327,4 +1379,102 @@ async fn a_failed_incremental_run_does_not_move_the_watermark() {
     );
     let c = v.checkpoints.last().unwrap();
     assert_eq!((v.checkpoints.len(), c.batches, c.rows), (2, 1, 2));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn typed_failfast_refuses_a_file_with_none_of_the_declared_columns() {
+    let mut p = playground(typed("fail_fast", &[("id", "INT"), ("fare", "DOUBLE")])).await;
+    let Response::Error { message } = p
+        .handle(Request::Ingest {
+            table: "t".into(),
+            file_name: "rw-01.csv".into(),
+            bytes: case!("rw-01-permissive-malformed-value.csv").to_vec(),
+            options: IngestOptions::default(),
+        })
+        .await
+    else {
+        panic!("FAILFAST must refuse")
+    };
+    assert!(message.starts_with("ingest failed: FAILFAST: line 2 of rw-01.csv does not fit the declared schema (the file's header (order_id, customer_id, quantity, unit_price) has none of the declared columns (id, fare))"), "{message}");
+    // PERMISSIVE keeps the records, flagged, instead of all-NULL rows.
+    let mut p = playground(typed("permissive", &[("id", "INT"), ("fare", "DOUBLE")])).await;
+    ingest(
+        &mut p,
+        "rw-01.csv",
+        case!("rw-01-permissive-malformed-value.csv"),
+    )
+    .await;
+    assert_eq!(rows(&mut p, "silver.t").await.row_count, 0);
+    assert_eq!(rows(&mut p, "silver.quarantine").await.row_count, 3);
+    let v = ingest(&mut p, "half.csv", b"id,other\n1,x\n").await;
+    assert!(
+        last_batch(&v)
+            .notes
+            .contains(&"declared columns absent from this file (stored as NULL): fare".to_string()),
+        "{:?}",
+        last_batch(&v).notes
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
+    let mut def = pipeline(&[("id", "INT"), ("customer", "STRING")], json!([]), &[]);
+    def.bronze[0].kafka_topic = Some("orders_raw".into());
+    let mut p = playground(def).await;
+    let msg = |v: &str| KafkaMessage {
+        key: None,
+        value: Some(v.into()),
+        producer_ts_micros: None,
+        erased: false,
+    };
+    send(
+        &mut p,
+        Request::KafkaProduce {
+            table: "t".into(),
+            messages: vec![
+                msg(r#"{"id": 1, "customer": "C-17"}"#),
+                msg(r#"{"id": 2, "customer": "C-22"}"#),
+            ],
+        },
+    )
+    .await;
+    // Written, then the consumer crashed: the messages will be delivered again.
+    send(
+        &mut p,
+        Request::KafkaPoll {
+            table: "t".into(),
+            max: None,
+            crash_before_commit: true,
+        },
+    )
+    .await;
+    let v = send(
+        &mut p,
+        Request::Forget {
+            table: "t".into(),
+            predicate: "raw_payload LIKE '%C-17%'".into(),
+            reason: "GDPR #7".into(),
+        },
+    )
+    .await;
+    assert_eq!((v.erasures[0].rows, v.erasures[0].messages), (1, 1));
+    let v = send(
+        &mut p,
+        Request::KafkaPoll {
+            table: "t".into(),
+            max: None,
+            crash_before_commit: false,
+        },
+    )
+    .await;
+    assert_eq!(v.topics[0].committed_offset, 2);
+    let bronze = rows(&mut p, "bronze.t").await;
+    assert_eq!(
+        col(&bronze, "_source_file"),
+        [Some("orders_raw:0:1"), Some("orders_raw:0:1")]
+    );
+    assert_eq!(
+        col(&bronze, "_source_system"),
+        [Some("kafka_orders_raw"), Some("kafka_orders_raw")]
+    );
 }

@@ -27,6 +27,7 @@ pub fn messages_of(text: &str) -> Vec<KafkaMessage> {
             key: None,
             value: (l != "null").then(|| l.to_string()),
             producer_ts_micros: None,
+            erased: false,
         })
         .collect()
 }

@@ -33,7 +33,9 @@ use sha2::{Digest, Sha256};
 use crate::error::Result;
 
 pub(crate) use split::{csv_reader, json_record};
-pub use split::{split_file, CsvDialect, IngestOptions, RawRecord, SourceFormat, SplitFile};
+pub use split::{
+    split_file, CsvDialect, IngestOptions, RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
+};
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
 pub const AUDIT_COLUMNS: [&str; 5] = [
@@ -243,6 +245,14 @@ mod tests {
         let lines: Vec<i64> = s.records.iter().map(|r| r.line).collect();
         assert_eq!(lines, [2, 3, 6]);
         assert_eq!(reasons(&s), [None, None, None]);
+    }
+
+    #[test]
+    fn lines_count_lone_cr_as_a_break() {
+        let s = split(b"id,x\r1,a\r2,b\r");
+        assert_eq!(texts(&s), ["1,a", "2,b"]);
+        let lines: Vec<i64> = s.records.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [2, 3]);
     }
 
     #[test]

@@ -170,15 +170,32 @@ pub struct SplitFile {
 
 const UTF8: &str = "utf-8";
 
+/// Most records one file may hold. The browser tab keeps every table in
+/// memory (wasm32: 4 GiB at most, often less); a 3-million-row Parquet file
+/// ran it out of memory, a 336,000-row CSV did not.
+pub const MAX_RECORDS: usize = 500_000;
+
+fn too_many(records: usize) -> EngineError {
+    EngineError::Ingest(format!(
+        "the file holds {records} records; the playground takes at most {MAX_RECORDS} per file (the browser keeps everything in memory). Nothing was written. Split it, or sample it first."
+    ))
+}
+
 /// Splits a file into records (see the module docs). Errors only for bad
 /// options or a file that cannot be split at all; then nothing is written.
 pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
     let mut notes = Vec::new();
-    let is_parquet = bytes.len() >= 8 && bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1");
+    let is_parquet = bytes.starts_with(b"PAR1");
     if opts.format == Some(SourceFormat::Parquet) || (opts.format.is_none() && is_parquet) {
         return split_parquet(bytes);
     }
     let (body, encoding) = decode(bytes, opts.encoding.as_deref(), &mut notes)?;
+    // NUL bytes do not occur in text (UTF-16 was decoded above): an image, an archive...
+    if body.iter().take(8192).any(|b| *b == 0) {
+        return Err(EngineError::Ingest(
+            "the file looks binary (it has NUL bytes), not CSV, JSON or Parquet; nothing was written".into(),
+        ));
+    }
     let body: &[u8] = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&body);
     if body.iter().all(u8::is_ascii_whitespace) {
         notes.push(if body.is_empty() {
@@ -221,6 +238,9 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
         SourceFormat::Parquet | SourceFormat::Kafka => unreachable_parquet()?,
     };
     split.encoding = encoding;
+    if split.records.len() > MAX_RECORDS {
+        return Err(too_many(split.records.len()));
+    }
     let corrupt = split
         .records
         .iter()
@@ -321,6 +341,20 @@ fn ascii_option(name: &str, c: Option<char>) -> Result<Option<u8>> {
             "the {name} must be one ASCII character other than a line break, not {c:?}; nothing was written"
         ))),
     }
+}
+
+/// Line breaks in `bytes`: LF, CRLF (once) and a lone CR (old Mac files).
+/// `next` is the byte after `bytes`, so a CR at the end followed by LF counts once.
+fn line_breaks(bytes: &[u8], next: Option<u8>) -> i64 {
+    let mut n = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'\n' => n += 1,
+            b'\r' if bytes.get(i + 1).copied().or(next) != Some(b'\n') => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 /// A reader of every record (the header too), whatever its field count.
@@ -448,10 +482,10 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
         }
         let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        line_no += body[counted_to.min(offset)..offset]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count() as i64;
+        line_no += line_breaks(
+            &body[counted_to.min(offset)..offset],
+            body.get(offset).copied(),
+        );
         counted_to = offset;
         let line = line_no;
         let this = index;
@@ -486,10 +520,14 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
                 (0..rec.len()).map(|i| format!("_c{i}")).collect(),
                 String::new(),
             ));
-            notes.push(format!(
-                "no header line: columns are named _c0 … _c{}",
-                rec.len().saturating_sub(1)
-            ));
+            notes.push(if rec.len() == 1 {
+                "no header line: the column is named _c0".to_string()
+            } else {
+                format!(
+                    "no header line: columns are named _c0 … _c{}",
+                    rec.len() - 1
+                )
+            });
         }
         let expected = header.as_ref().map(|h| h.0.len()).unwrap_or(0);
         let (text, bytes, mut reason) = text_of(raw, offset, line);
@@ -516,6 +554,11 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
     if !matches!(decimal_separator, '.' | ',') {
         return Err(EngineError::Ingest(format!(
             "the decimal separator must be '.' or ',', not {decimal_separator:?}; nothing was written"
+        )));
+    }
+    if decimal_separator as u32 == delimiter as u32 {
+        return Err(EngineError::Ingest(format!(
+            "the decimal separator and the delimiter are both '{decimal_separator}': a field like 1,5 could not be told apart. Nothing was written."
         )));
     }
     if decimal_separator == '.'
@@ -760,6 +803,10 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::copy_from_slice(bytes))
         .map_err(|e| refuse(e.to_string()))?;
     let schema = builder.schema().clone();
+    let rows = builder.metadata().file_metadata().num_rows().max(0) as usize;
+    if rows > MAX_RECORDS {
+        return Err(too_many(rows));
+    }
     let reader = builder.build().map_err(|e| refuse(e.to_string()))?;
     let mut records = Vec::new();
     for batch in reader {
