@@ -37,6 +37,8 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     const problems = [];
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    // Destructive actions ask first (reload, bronze mode, right to be forgotten): say yes.
+    page.on('dialog', (d) => d.accept());
 
     await page.goto(`${APP_URL}?lang=en`);
     await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });

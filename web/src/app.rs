@@ -138,6 +138,9 @@ pub fn app() -> Html {
             banner.clone(),
         );
         Callback::from(move |mode: BronzeMode| {
+            if !confirm(t(*lang, "confirm_reload")) {
+                return;
+            }
             banner.set(Vec::new());
             engine.send(
                 Request::LoadExample {
@@ -158,6 +161,9 @@ pub fn app() -> Html {
             banner.clone(),
         );
         Callback::from(move |_| {
+            if !confirm(t(*lang, "confirm_reload")) {
+                return;
+            }
             banner.set(Vec::new());
             engine.send(
                 Request::LoadExample {
@@ -225,14 +231,17 @@ pub fn app() -> Html {
     };
 
     let on_files = {
-        let (engine, on_response, banner, lang, selected) = (
+        let (engine, on_response, banner, lang, selected, travel) = (
             engine.clone(),
             on_response.clone(),
             banner.clone(),
             lang.clone(),
             selected.clone(),
+            travel.clone(),
         );
         Callback::from(move |(table, files): (String, Vec<web_sys::File>)| {
+            // A new batch is a new version: show the current one.
+            travel.set(None);
             for file in files {
                 let (engine, on_response, banner, lang, table, selected) = (
                     engine.clone(),
@@ -259,12 +268,23 @@ pub fn app() -> Html {
                                     options: Default::default(),
                                 },
                                 Callback::from(move |r: Response| {
-                                    if matches!(r, Response::Snapshot(_)) {
+                                    if let Response::Snapshot(v) = &r {
+                                        // Say so when the same bytes were already ingested.
+                                        let dup = v
+                                            .batches
+                                            .last()
+                                            .and_then(|b| {
+                                                b.notes
+                                                    .iter()
+                                                    .find(|n| n.starts_with("same content"))
+                                            })
+                                            .map(|n| format!(" ({n})"))
+                                            .unwrap_or_default();
                                         push_banner(
                                             &banner2,
                                             Banner {
-                                                text: msg.clone(),
-                                                error: false,
+                                                text: format!("{msg}{dup}"),
+                                                error: !dup.is_empty(),
                                             },
                                         );
                                         selected.set(table2.clone());
@@ -382,18 +402,30 @@ pub fn app() -> Html {
         Callback::from(move |_| reingest.set(None))
     };
     let on_reingest = {
-        let (engine, on_response, reingest) =
-            (engine.clone(), on_response.clone(), reingest.clone());
+        let (engine, on_response, reingest, banner, lang) = (
+            engine.clone(),
+            on_response.clone(),
+            reingest.clone(),
+            banner.clone(),
+            lang.clone(),
+        );
         Callback::from(
             move |(batch_id, options, remember): (String, IngestOptions, bool)| {
+                let file = (*reingest)
+                    .as_ref()
+                    .map(|b| b.file_name.clone())
+                    .unwrap_or_default();
                 reingest.set(None);
+                let msg = format!("{file}: {}", t(*lang, "read_again_ok"));
                 engine.send(
                     Request::Reingest {
                         batch_id,
                         options,
                         remember,
                     },
-                    on_response(false),
+                    noting(on_response(false), banner.clone(), move |_| {
+                        Some(msg.clone())
+                    }),
                 );
             },
         )
@@ -423,7 +455,7 @@ pub fn app() -> Html {
             lang.clone(),
         );
         Callback::from(move |messages: Vec<KafkaMessage>| {
-            let msg = format!("{} {}", messages.len(), t(*lang, "produced"));
+            let msg = format!("{}: {}", t(*lang, "produced"), messages.len());
             engine.send(
                 Request::KafkaProduce {
                     table: (*selected).clone(),
@@ -454,7 +486,7 @@ pub fn app() -> Html {
                 noting(on_response(false), banner.clone(), move |v| {
                     v.erasures
                         .last()
-                        .map(|e| format!("{}: {} {}", e.table, e.rows, t(lang, "forgotten")))
+                        .map(|e| format!("{}: {}: {}", e.table, t(lang, "forgotten"), e.rows))
                 }),
             );
         })
@@ -538,6 +570,9 @@ pub fn app() -> Html {
                 <button class="ghost" id="lang-switch" onclick={on_lang}>{ t(lang_v, "lang_switch") }</button>
             </header>
             { banner_html(&banner) }
+            if let Some(n) = &v.notice {
+                <div class="banner warn" id="notice">{ n }</div>
+            }
             if !v.run.ok {
                 <div class="banner error stale" id="stale-banner">
                     <div>{ if v.silver.iter().all(|s| s.rules.iter().all(|r| r.error.is_none())) && v.run.errors.is_empty() { t(lang_v, "stale_gold") } else { t(lang_v, "stale") } }</div>
@@ -599,6 +634,13 @@ pub fn app() -> Html {
     }
 }
 
+/// Asks the browser's confirm dialog; `false` if it cannot be shown.
+pub fn confirm(text: &str) -> bool {
+    gloo::utils::window()
+        .confirm_with_message(text)
+        .unwrap_or(false)
+}
+
 /// `done`, after a success note `note(view)` when the engine answers with a snapshot.
 fn noting(
     done: Callback<Response>,
@@ -606,12 +648,15 @@ fn noting(
     note: impl Fn(&PipelineView) -> Option<String> + 'static,
 ) -> Callback<Response> {
     Callback::from(move |r: Response| {
-        if let Response::Snapshot(v) = &r {
-            if let Some(text) = note(v) {
-                push_banner(&banner, Banner { text, error: false });
-            }
-        }
+        let text = match &r {
+            Response::Snapshot(v) => note(v),
+            _ => None,
+        };
         done.emit(r);
+        // A success replaces older messages (they were about earlier steps).
+        if let Some(text) = text {
+            banner.set(vec![Banner { text, error: false }]);
+        }
     })
 }
 

@@ -132,7 +132,16 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "poll" => ("Poll", "Poll"),
         "poll_crash" => ("Poll, crash before commit", "Poll и падение до коммита"),
         "restored" => ("restored as a new version", "восстановлена новой версией"),
-        "produced" => ("messages produced to the topic", "сообщений отправлено в топик"),
+        "produced" => ("messages produced to the topic", "отправлено сообщений в топик"),
+        "read_again_ok" => ("read again, appended as a new batch", "прочитан заново и добавлен новым батчем"),
+        "confirm_reload" => (
+            "This reloads the example: your batches, rule edits and history are discarded. Go on?",
+            "Пример загрузится заново: ваши батчи, правки правил и история пропадут. Продолжить?",
+        ),
+        "confirm_forget" => ("Delete for good (from every version) the rows of", "Удалить навсегда (из всех версий) строки"),
+        "quote" => ("quote", "кавычка"),
+        "header_line" => ("header line", "строка заголовка"),
+        "no_header" => ("no header", "без заголовка"),
         "bronze_mode" => ("stored as", "хранение"),
         "bronze_mode_hint" => (
             "Raw keeps each record's text in raw_payload (robust to schema drift). Typed applies the declared schema at ingest. Changing it reloads the example.",
@@ -151,7 +160,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "forget_reason" => ("reason (request id, law)", "причина (номер запроса, закон)"),
         "forget_button" => ("Delete matching rows", "Удалить строки"),
         "forget_condition" => ("condition", "условие"),
-        "forgotten" => ("rows erased (right to be forgotten)", "строк удалено (право на забвение)"),
+        "forgotten" => ("rows erased (right to be forgotten)", "удалено строк (право на забвение)"),
         "remember_options" => ("use these settings for the next files of this table", "применять эти настройки к следующим файлам этой таблицы"),
         _ => return "?",
     };

@@ -14,6 +14,36 @@ pub struct LogProps {
     pub on_reread: Callback<BatchInfo>,
 }
 
+/// "delimiter ';', quote '"', header line, 1 line skipped" in `lang`.
+fn dialect_text(lang: Lang, d: &medallion_engine::bronze::CsvDialect) -> String {
+    let delim = match d.delimiter {
+        '\t' => "tab".to_string(),
+        c => format!("'{c}'"),
+    };
+    let mut s = format!(
+        "{} {delim}, {} '{}', {}",
+        t(lang, "delimiter"),
+        t(lang, "quote"),
+        d.quote,
+        if d.has_header {
+            t(lang, "header_line")
+        } else {
+            t(lang, "no_header")
+        }
+    );
+    if d.skip_rows > 0 {
+        s.push_str(&format!(", {}: {}", t(lang, "skip_rows"), d.skip_rows));
+    }
+    if d.decimal_separator != '.' {
+        s.push_str(&format!(
+            ", {} '{}'",
+            t(lang, "decimal_sep"),
+            d.decimal_separator
+        ));
+    }
+    s
+}
+
 fn short(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
@@ -36,7 +66,7 @@ pub fn batch_log(p: &LogProps) -> Html {
                             let (cb, b2) = (p.on_reread.clone(), b.clone());
                             Callback::from(move |_| cb.emit(b2.clone()))
                         };
-                        let dialect = b.dialect.as_ref().map(|d| d.describe()).unwrap_or_default();
+                        let dialect = b.dialect.as_ref().map(|d| dialect_text(lang, d)).unwrap_or_default();
                         html! {
                             <tr class="batch-row">
                                 <td>{ b.version }</td>

@@ -30,8 +30,22 @@ pub fn forget_panel(p: &Props) -> Html {
         })
     };
     let submit = {
-        let (cb, predicate, reason) = (p.on_forget.clone(), predicate.clone(), reason.clone());
-        Callback::from(move |_| cb.emit(((*predicate).clone(), (*reason).clone())))
+        let (cb, predicate, reason, table) = (
+            p.on_forget.clone(),
+            predicate.clone(),
+            reason.clone(),
+            p.table.clone(),
+        );
+        Callback::from(move |_| {
+            let question = format!(
+                "{} {table} WHERE {} ?",
+                t(lang, "confirm_forget"),
+                *predicate
+            );
+            if crate::app::confirm(&question) {
+                cb.emit(((*predicate).clone(), (*reason).clone()))
+            }
+        })
     };
     let mine: Vec<&Erasure> = p.erasures.iter().filter(|e| e.table == p.table).collect();
     html! {
