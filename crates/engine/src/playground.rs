@@ -60,6 +60,8 @@ pub struct Playground {
     erasures: Vec<Erasure>,
     /// A warning about the last request's consequences, shown once.
     notice: Option<String>,
+    /// Set while `reingest` appends (the same bytes are expected).
+    rereading: bool,
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
@@ -130,6 +132,7 @@ impl Playground {
             topics: BTreeMap::new(),
             erasures: vec![],
             notice: None,
+            rereading: false,
             checks: vec![],
             diagnostics: vec![],
             run_info: RunInfo {
@@ -464,8 +467,8 @@ impl Playground {
                     .records
                     .iter()
                     .zip(&keep)
-                    .filter(|(_, k)| !**k)
                     .enumerate()
+                    .filter(|(_, (_, k))| !**k)
                     .map(|(i, (r, _))| match r.line {
                         0 => format!("record {}", i + 1),
                         line => format!("line {line}"),
@@ -561,11 +564,12 @@ impl Playground {
         let mut all_notes = split.notes;
         all_notes.extend(notes);
         let sha = sha256_hex(bytes);
-        if let Some(same) = self
-            .batches
-            .iter()
-            .find(|b| b.table == table && b.sha256 == sha && !bytes.is_empty())
-        {
+        // Reading a landed file again is the same bytes by design: no note then.
+        if let Some(same) = (!self.rereading).then_some(()).and(
+            self.batches
+                .iter()
+                .find(|b| b.table == table && b.sha256 == sha && !bytes.is_empty()),
+        ) {
             all_notes.push(format!(
                 "same content (SHA-256) as batch {} ({}): appended again; bronze keeps duplicates, silver has to remove them",
                 same.batch_id.chars().take(8).collect::<String>(),
@@ -632,6 +636,11 @@ impl Playground {
 
     /// Appends messages to the topic of bronze table `table` (producer side).
     pub fn kafka_produce(&mut self, table: &str, messages: Vec<KafkaMessage>) -> Result<()> {
+        if messages.is_empty() {
+            return Err(EngineError::Request(
+                "no messages to produce: write one JSON value per line".into(),
+            ));
+        }
         let now = self.clock.now_micros();
         let (_, topic) = self.topic_mut(table)?;
         topic.log.extend(messages.into_iter().map(|mut m| {
@@ -870,9 +879,12 @@ impl Playground {
             })
         })?;
         let bytes = self.lake.get_bytes(&landing).await?;
+        self.rereading = true;
         let info = self
             .append(&old.table, &old.file_name, &bytes, options)
-            .await?;
+            .await;
+        self.rereading = false;
+        let info = info?;
         if remember {
             if let Some(b) = self.def.bronze.iter_mut().find(|b| b.name == old.table) {
                 b.ingest_options = options.clone();
@@ -1086,6 +1098,11 @@ impl Playground {
         )?;
         if let Some(out) = &self.last_good {
             self.checks = evaluate(&self.ctx, &self.def, out, self.lang).await;
+        }
+        if self.mode == RunMode::Incremental {
+            self.notice = Some(format!(
+                "{table} is back at version {version}, but the watermark did not move: batches processed after that version will not be processed again by incremental runs. Run a full refresh to rebuild from bronze (Replay shows the difference)."
+            ));
         }
         Ok(())
     }

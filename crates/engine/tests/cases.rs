@@ -1478,3 +1478,125 @@ async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
         [Some("kafka_orders_raw"), Some("kafka_orders_raw")]
     );
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn dropmalformed_names_the_records_it_dropped_and_a_stray_nul_is_kept() {
+    let mut def = typed("drop_malformed", &[("id", "INT")]);
+    def.bronze[0].kafka_topic = Some("ids".into());
+    let mut p = playground(def).await;
+    let msg = |v: &str| KafkaMessage {
+        key: None,
+        value: Some(v.into()),
+        producer_ts_micros: None,
+        erased: false,
+    };
+    send(
+        &mut p,
+        Request::KafkaProduce {
+            table: "t".into(),
+            messages: [
+                "{\"id\": 1}",
+                "{\"id\": 2}",
+                "{\"id\": \"x\"}",
+                "{\"id\": 4}",
+                "{\"id\": \"y\"}",
+            ]
+            .map(msg)
+            .to_vec(),
+        },
+    )
+    .await;
+    let v = send(
+        &mut p,
+        Request::KafkaPoll {
+            table: "t".into(),
+            max: None,
+            crash_before_commit: false,
+        },
+    )
+    .await;
+    assert!(
+        last_batch(&v)
+            .notes
+            .iter()
+            .any(|n| n.starts_with("DROPMALFORMED dropped 2 of 5 records (record 3, record 5)")),
+        "{:?}",
+        last_batch(&v).notes
+    );
+    let Response::Error { message } = p
+        .handle(Request::KafkaProduce {
+            table: "t".into(),
+            messages: vec![],
+        })
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(
+        message,
+        "no messages to produce: write one JSON value per line"
+    );
+    // One NUL byte in a text file does not make it binary.
+    let mut p = playground(pipeline(
+        &[("a", "STRING"), ("b", "STRING")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    let v = ingest(&mut p, "nul.csv", b"a,b\n1,2\n3,\x004\n").await;
+    assert_eq!(last_batch(&v).records, 2);
+    assert_eq!(
+        col(&rows(&mut p, "silver.t").await, "b"),
+        [Some("2"), Some("\u{0}4")]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn restoring_in_incremental_mode_warns_and_reading_again_is_not_a_duplicate() {
+    let def = pipeline(&[("id", "INT")], json!([]), &[]);
+    let mut p = playground(def).await;
+    send(
+        &mut p,
+        Request::SetRunMode {
+            mode: RunMode::Incremental,
+        },
+    )
+    .await;
+    let v = ingest(&mut p, "a.csv", b"id\n1\n").await;
+    let id = last_batch(&v).batch_id.clone();
+    let v = send(
+        &mut p,
+        Request::Reingest {
+            batch_id: id,
+            options: IngestOptions::default(),
+            remember: false,
+        },
+    )
+    .await;
+    assert!(
+        last_batch(&v)
+            .notes
+            .iter()
+            .all(|n| !n.starts_with("same content")),
+        "{:?}",
+        last_batch(&v).notes
+    );
+    let v = send(
+        &mut p,
+        Request::Restore {
+            table: "silver.t".into(),
+            version: 0,
+        },
+    )
+    .await;
+    let notice = v.notice.unwrap();
+    assert!(
+        notice.starts_with("silver.t is back at version 0, but the watermark did not move"),
+        "{notice}"
+    );
+    // The notice is about that request only.
+    assert!(send(&mut p, Request::Run { full_refresh: true })
+        .await
+        .notice
+        .is_none());
+}

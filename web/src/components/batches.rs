@@ -202,6 +202,11 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
                     <select id="opt-delimiter" onchange={set(|o, v| o.delimiter = match v.as_str() { "auto" => None, "tab" => Some('\t'), s => s.chars().next() })}>
                         { opt("auto", t(lang, "detect"), &delim) }{ opt(",", ",", &delim) }{ opt(";", ";", &delim) }{ opt("tab", "tab", &delim) }{ opt("|", "|", &delim) }
                     </select>
+                    <label>{ t(lang, "quote") }</label>
+                    <select id="opt-quote" onchange={set(|o, v| o.quote = match v.as_str() { "auto" => None, s => s.chars().next() })}>
+                        { opt("auto", "\"", &o.quote.map(|c| c.to_string()).unwrap_or_else(|| "auto".into())) }
+                        { opt("'", "'", &o.quote.map(|c| c.to_string()).unwrap_or_default()) }
+                    </select>
                     <label>{ t(lang, "header_row") }</label>
                     <select id="opt-header" onchange={set(|o, v| o.has_header = match v.as_str() { "yes" => Some(true), "no" => Some(false), _ => None })}>
                         { opt("auto", t(lang, "detect"), header) }{ opt("yes", t(lang, "yes"), header) }{ opt("no", t(lang, "no"), header) }

@@ -190,8 +190,20 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
         return split_parquet(bytes);
     }
     let (body, encoding) = decode(bytes, opts.encoding.as_deref(), &mut notes)?;
-    // NUL bytes do not occur in text (UTF-16 was decoded above): an image, an archive...
-    if body.iter().take(8192).any(|b| *b == 0) {
+    // Text has no NUL bytes to speak of (UTF-16 was decoded above); an image or
+    // an archive starts with a magic number or is full of them. A stray NUL in
+    // a text file stays in its record.
+    let sample = &body[..body.len().min(8192)];
+    let nuls = sample.iter().filter(|b| **b == 0).count();
+    const MAGIC: [&[u8]; 6] = [
+        b"\x89PNG",
+        b"PK\x03\x04",
+        b"\x1f\x8b",
+        b"%PDF",
+        b"\xff\xd8\xff",
+        b"GIF8",
+    ];
+    if MAGIC.iter().any(|m| body.starts_with(m)) || (nuls >= 4 && nuls * 100 > sample.len()) {
         return Err(EngineError::Ingest(
             "the file looks binary (it has NUL bytes), not CSV, JSON or Parquet; nothing was written".into(),
         ));
