@@ -55,6 +55,52 @@ fn initial_lang() -> Lang {
     }
 }
 
+/// The messages on screen. A reducer, so several answers arriving in one
+/// tick (a multi-file drop) each add their message instead of overwriting.
+#[derive(Clone, PartialEq, Default)]
+pub struct Banners(pub Vec<Banner>);
+
+/// What to do with the messages.
+pub enum BannerAction {
+    /// Add one. Success notes replace earlier success notes; errors stay
+    /// (the last three) until closed.
+    Push(Banner),
+    /// A success that makes earlier messages moot.
+    Replace(Banner),
+    Remove(usize),
+    Clear,
+}
+
+impl Reducible for Banners {
+    type Action = BannerAction;
+    fn reduce(self: Rc<Self>, action: BannerAction) -> Rc<Self> {
+        let mut all = self.0.clone();
+        match action {
+            BannerAction::Push(b) => {
+                if !b.error {
+                    all.retain(|x| x.error);
+                }
+                all.push(b);
+                if all.iter().filter(|x| x.error).count() > 3 {
+                    if let Some(first) = all.iter().position(|x| x.error) {
+                        all.remove(first);
+                    }
+                }
+            }
+            BannerAction::Replace(b) => all = vec![b],
+            BannerAction::Remove(i) => {
+                if i < all.len() {
+                    all.remove(i);
+                }
+            }
+            BannerAction::Clear => all.clear(),
+        }
+        Rc::new(Banners(all))
+    }
+}
+
+type BannerHandle = UseReducerHandle<Banners>;
+
 /// A message shown in the banner.
 #[derive(Clone, PartialEq)]
 pub struct Banner {
@@ -71,7 +117,7 @@ pub fn app() -> Html {
     let page = use_state(|| None::<TableView>);
     let rules_draft = use_state(Vec::<Rule>::new);
     let gold_draft = use_state(String::new);
-    let banner = use_state(Vec::<Banner>::new);
+    let banner = use_reducer(Banners::default);
     let export = use_state(|| None::<String>);
     // Time travel: the earlier version of the selected table being read.
     let travel = use_state(|| None::<u64>);
@@ -82,23 +128,42 @@ pub fn app() -> Html {
     let gold_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
 
     // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
+    let handles = Handles {
+        view: view.clone(),
+        page: page.clone(),
+        rules_draft: rules_draft.clone(),
+        gold_draft: gold_draft.clone(),
+        banner: banner.clone(),
+        export: export.clone(),
+        selected: selected.clone(),
+        travel: travel.clone(),
+        corrupt_only: corrupt_only.clone(),
+        engine: (*engine).clone(),
+    };
     let on_response = {
-        let h = Handles {
-            view: view.clone(),
-            page: page.clone(),
-            rules_draft: rules_draft.clone(),
-            gold_draft: gold_draft.clone(),
-            banner: banner.clone(),
-            export: export.clone(),
-            selected: selected.clone(),
-            travel: travel.clone(),
-            corrupt_only: corrupt_only.clone(),
-            engine: (*engine).clone(),
-        };
+        let h = handles.clone();
         move |reset_drafts: bool| {
             let h = h.clone();
             Callback::from(move |resp: Response| apply_response(&h, reset_drafts, resp))
         }
+    };
+
+    // Answers to actions that add bronze data (drops, re-reads, polls, erasures):
+    // the table is shown at its new current version, page one.
+    let on_fresh = {
+        let h = handles;
+        Callback::from(move |resp: Response| {
+            if matches!(resp, Response::Snapshot(_)) {
+                h.page.set(None);
+                h.travel.set(None);
+                h.corrupt_only.set(false);
+                if let Response::Snapshot(v) = resp {
+                    h.view.set(Some(v));
+                }
+            } else {
+                apply_response(&h, false, resp);
+            }
+        })
     };
 
     {
@@ -138,10 +203,7 @@ pub fn app() -> Html {
             banner.clone(),
         );
         Callback::from(move |mode: BronzeMode| {
-            if !confirm(t(*lang, "confirm_reload")) {
-                return;
-            }
-            banner.set(Vec::new());
+            banner.dispatch(BannerAction::Clear);
             engine.send(
                 Request::LoadExample {
                     example: DEFAULT_EXAMPLE.into(),
@@ -164,7 +226,7 @@ pub fn app() -> Html {
             if !confirm(t(*lang, "confirm_reload")) {
                 return;
             }
-            banner.set(Vec::new());
+            banner.dispatch(BannerAction::Clear);
             engine.send(
                 Request::LoadExample {
                     example: DEFAULT_EXAMPLE.into(),
@@ -231,21 +293,21 @@ pub fn app() -> Html {
     };
 
     let on_files = {
-        let (engine, on_response, banner, lang, selected, travel) = (
+        let (engine, banner, lang, selected, travel, on_fresh) = (
             engine.clone(),
-            on_response.clone(),
             banner.clone(),
             lang.clone(),
             selected.clone(),
             travel.clone(),
+            on_fresh.clone(),
         );
         Callback::from(move |(table, files): (String, Vec<web_sys::File>)| {
             // A new batch is a new version: show the current one.
             travel.set(None);
             for file in files {
-                let (engine, on_response, banner, lang, table, selected) = (
+                let (engine, on_fresh, banner, lang, table, selected) = (
                     engine.clone(),
-                    on_response.clone(),
+                    on_fresh.clone(),
                     banner.clone(),
                     *lang,
                     table.clone(),
@@ -256,8 +318,9 @@ pub fn app() -> Html {
                     let gf = gloo::file::File::from(file);
                     match gloo::file::futures::read_as_bytes(&gf).await {
                         Ok(bytes) => {
-                            let done = on_response(false);
+                            let done = on_fresh.clone();
                             let banner2 = banner.clone();
+                            let name2 = name.clone();
                             let msg = format!("{name}: {}", t(lang, "ingest_ok"));
                             let table2 = table.clone();
                             engine.send(
@@ -267,29 +330,40 @@ pub fn app() -> Html {
                                     bytes,
                                     options: Default::default(),
                                 },
-                                Callback::from(move |r: Response| {
-                                    if let Response::Snapshot(v) = &r {
-                                        // Say so when the same bytes were already ingested.
-                                        let dup = v
-                                            .batches
-                                            .last()
-                                            .and_then(|b| {
-                                                b.notes
-                                                    .iter()
-                                                    .find(|n| n.starts_with("same content"))
-                                            })
-                                            .map(|n| format!(" ({n})"))
-                                            .unwrap_or_default();
-                                        push_banner(
-                                            &banner2,
-                                            Banner {
-                                                text: format!("{msg}{dup}"),
-                                                error: !dup.is_empty(),
-                                            },
-                                        );
+                                Callback::from(move |r: Response| match r {
+                                    Response::Snapshot(v) => {
+                                        // Flagged records and repeated bytes are worth a word.
+                                        let mut text = msg.clone();
+                                        if let Some(b) = v.batches.last() {
+                                            if b.corrupt_records > 0 {
+                                                text.push_str(&format!(
+                                                    "; {} / {} {}",
+                                                    b.corrupt_records,
+                                                    b.records,
+                                                    t(lang, "flagged")
+                                                ));
+                                            }
+                                            if let Some(n) = b
+                                                .notes
+                                                .iter()
+                                                .find(|n| n.starts_with("same content"))
+                                            {
+                                                text.push_str(&format!(" ({n})"));
+                                            }
+                                        }
+                                        push_banner(&banner2, Banner { text, error: false });
                                         selected.set(table2.clone());
+                                        done.emit(Response::Snapshot(v));
                                     }
-                                    done.emit(r);
+                                    // Name the file: several may be dropped at once.
+                                    Response::Error { message } => push_banner(
+                                        &banner2,
+                                        Banner {
+                                            text: format!("{name2}: {message}"),
+                                            error: true,
+                                        },
+                                    ),
+                                    other => done.emit(other),
                                 }),
                             );
                         }
@@ -402,9 +476,9 @@ pub fn app() -> Html {
         Callback::from(move |_| reingest.set(None))
     };
     let on_reingest = {
-        let (engine, on_response, reingest, banner, lang) = (
+        let (engine, on_fresh, reingest, banner, lang) = (
             engine.clone(),
-            on_response.clone(),
+            on_fresh.clone(),
             reingest.clone(),
             banner.clone(),
             lang.clone(),
@@ -423,9 +497,7 @@ pub fn app() -> Html {
                         options,
                         remember,
                     },
-                    noting(on_response(false), banner.clone(), move |_| {
-                        Some(msg.clone())
-                    }),
+                    noting(on_fresh.clone(), banner.clone(), move |_| Some(msg.clone())),
                 );
             },
         )
@@ -468,9 +540,9 @@ pub fn app() -> Html {
         })
     };
     let on_forget = {
-        let (engine, on_response, selected, banner, lang) = (
+        let (engine, on_fresh, selected, banner, lang) = (
             engine.clone(),
-            on_response.clone(),
+            on_fresh.clone(),
             selected.clone(),
             banner.clone(),
             lang.clone(),
@@ -483,7 +555,7 @@ pub fn app() -> Html {
                     predicate,
                     reason,
                 },
-                noting(on_response(false), banner.clone(), move |v| {
+                noting(on_fresh.clone(), banner.clone(), move |v| {
                     v.erasures
                         .last()
                         .map(|e| format!("{}: {}: {}", e.table, t(lang, "forgotten"), e.rows))
@@ -492,8 +564,7 @@ pub fn app() -> Html {
         })
     };
     let on_poll = {
-        let (engine, on_response, selected) =
-            (engine.clone(), on_response.clone(), selected.clone());
+        let (engine, on_fresh, selected) = (engine.clone(), on_fresh.clone(), selected.clone());
         Callback::from(move |crash_before_commit: bool| {
             engine.send(
                 Request::KafkaPoll {
@@ -501,7 +572,7 @@ pub fn app() -> Html {
                     max: None,
                     crash_before_commit,
                 },
-                on_response(false),
+                on_fresh.clone(),
             )
         })
     };
@@ -644,7 +715,7 @@ pub fn confirm(text: &str) -> bool {
 /// `done`, after a success note `note(view)` when the engine answers with a snapshot.
 fn noting(
     done: Callback<Response>,
-    banner: UseStateHandle<Vec<Banner>>,
+    banner: BannerHandle,
     note: impl Fn(&PipelineView) -> Option<String> + 'static,
 ) -> Callback<Response> {
     Callback::from(move |r: Response| {
@@ -655,41 +726,23 @@ fn noting(
         done.emit(r);
         // A success replaces older messages (they were about earlier steps).
         if let Some(text) = text {
-            banner.set(vec![Banner { text, error: false }]);
+            banner.dispatch(BannerAction::Replace(Banner { text, error: false }));
         }
     })
 }
 
 /// Adds a message, so a refused file's message is not hidden by the next
 /// file's success.
-fn push_banner(banner: &UseStateHandle<Vec<Banner>>, b: Banner) {
-    let mut all = (**banner).clone();
-    // Success notes replace each other; errors stay (the last three) until closed.
-    if !b.error {
-        all.retain(|x| x.error);
-    }
-    all.push(b);
-    let errors = all.iter().filter(|x| x.error).count();
-    if errors > 3 {
-        if let Some(first) = all.iter().position(|x| x.error) {
-            all.remove(first);
-        }
-    }
-    banner.set(all);
+fn push_banner(banner: &BannerHandle, b: Banner) {
+    banner.dispatch(BannerAction::Push(b));
 }
 
-fn banner_html(banner: &UseStateHandle<Vec<Banner>>) -> Html {
+fn banner_html(banner: &BannerHandle) -> Html {
     html! {
-        { for banner.iter().enumerate().map(|(i, b)| {
+        { for banner.0.iter().enumerate().map(|(i, b)| {
             let close = {
                 let banner = banner.clone();
-                Callback::from(move |_| {
-                    let mut all = (*banner).clone();
-                    if i < all.len() {
-                        all.remove(i);
-                    }
-                    banner.set(all);
-                })
+                Callback::from(move |_| banner.dispatch(BannerAction::Remove(i)))
             };
             html! {
                 <div class={classes!("banner", if b.error { "error" } else { "info" })} id={format!("message-banner-{i}")}>
@@ -728,7 +781,7 @@ struct Handles {
     page: UseStateHandle<Option<TableView>>,
     rules_draft: UseStateHandle<Vec<Rule>>,
     gold_draft: UseStateHandle<String>,
-    banner: UseStateHandle<Vec<Banner>>,
+    banner: BannerHandle,
     export: UseStateHandle<Option<String>>,
     selected: UseStateHandle<String>,
     travel: UseStateHandle<Option<u64>>,

@@ -140,6 +140,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         ),
         "confirm_forget" => ("Delete for good (from every version) the rows of", "Удалить навсегда (из всех версий) строки"),
         "quote" => ("quote", "кавычка"),
+        "flagged" => ("records flagged in _corrupt_reason", "записей помечено в _corrupt_reason"),
         "header_line" => ("header line", "строка заголовка"),
         "no_header" => ("no header", "без заголовка"),
         "bronze_mode" => ("stored as", "хранение"),

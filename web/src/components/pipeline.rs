@@ -139,9 +139,14 @@ pub fn pipeline_strip(p: &Props) -> Html {
         .collect();
 
     let on_mode = {
-        let cb = p.on_bronze_mode.clone();
+        let (cb, current) = (p.on_bronze_mode.clone(), p.view.bronze_mode);
         Callback::from(move |e: Event| {
             let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            if !crate::app::confirm(t(lang, "confirm_reload")) {
+                // Cancelled: show the mode bronze is really in.
+                el.set_value(current.label());
+                return;
+            }
             let mode = match el.value().as_str() {
                 "PERMISSIVE" => BronzeMode::Permissive,
                 "FAILFAST" => BronzeMode::FailFast,
