@@ -212,6 +212,9 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             }
         }
         let mut json_seen = vec![false; ncols];
+        let bulk = (csv && !foreign_header)
+            .then(|| parse_csv_batch((0..payloads.len()).map(|i| payloads.value(i)), &dialect))
+            .flatten();
         for row in 0..batch.num_rows() {
             let raw = payloads.value(row);
             let flagged = corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
@@ -220,9 +223,10 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 (None, SourceFormat::Csv) if foreign_header => {
                     Err(foreign_header_reason(&info.header, schema))
                 }
-                (None, SourceFormat::Csv) => {
-                    read_csv_record(raw, &dialect, &info.header, &header_index, schema)
-                }
+                (None, SourceFormat::Csv) => match &bulk {
+                    Some(records) => csv_fields(&records[row], &info.header, &header_index, schema),
+                    None => read_csv_record(raw, &dialect, &info.header, &header_index, schema),
+                },
                 (None, _) => read_json_record(raw, schema, &mut json_seen),
             };
             let fields = fields.map(|values| normalize_texts(values, schema, &dialect));
@@ -388,15 +392,19 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
     let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
     let mut reasons = Vec::with_capacity(split.records.len());
     let mut seen = vec![false; ncols];
-    for r in &split.records {
+    let bulk = (csv && !foreign)
+        .then(|| parse_csv_batch(split.records.iter().map(|r| r.text.as_str()), &dialect))
+        .flatten();
+    for (i, r) in split.records.iter().enumerate() {
         let texts = match (&r.corrupt_reason, split.format) {
             (Some(reason), _) => Err(reason.clone()),
             (None, SourceFormat::Csv) if foreign => {
                 Err(foreign_header_reason(&split.header, schema))
             }
-            (None, SourceFormat::Csv) => {
-                read_csv_record(&r.text, &dialect, &split.header, &header_index, schema)
-            }
+            (None, SourceFormat::Csv) => match &bulk {
+                Some(records) => csv_fields(&records[i], &split.header, &header_index, schema),
+                None => read_csv_record(&r.text, &dialect, &split.header, &header_index, schema),
+            },
             (None, _) => {
                 if let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(&r.text) {
                     for k in obj.keys() {
@@ -630,6 +638,16 @@ fn read_csv_record(
         Ok(false) => return Err("empty record".to_string()),
         Err(e) => return Err(format!("unreadable CSV record: {e}")),
     }
+    csv_fields(&record, header, header_index, schema)
+}
+
+/// A parsed CSV record → the declared columns' texts.
+fn csv_fields(
+    record: &csv::StringRecord,
+    header: &[String],
+    header_index: &HashMap<&str, Option<usize>>,
+    schema: &SourceSchema,
+) -> std::result::Result<Vec<Option<String>>, String> {
     if record.len() != header.len() {
         return Err(format!(
             "expected {} fields (as in the header), found {}",
@@ -649,6 +667,32 @@ fn read_csv_record(
                 .map(str::to_string)
         })
         .collect())
+}
+
+/// Every payload of a CSV batch parsed with one reader (a reader per record
+/// costs more than the parsing). Each payload is one complete record by
+/// construction; `None` if they do not come back one for one (then each is
+/// parsed alone).
+fn parse_csv_batch<'a>(
+    payloads: impl ExactSizeIterator<Item = &'a str>,
+    dialect: &CsvDialect,
+) -> Option<Vec<csv::StringRecord>> {
+    let n = payloads.len();
+    let mut joined = String::new();
+    for p in payloads {
+        joined.push_str(p);
+        joined.push('\n');
+    }
+    let mut reader = csv_reader(
+        joined.as_bytes(),
+        dialect.delimiter as u8,
+        dialect.quote as u8,
+    );
+    let records: Vec<csv::StringRecord> = reader
+        .records()
+        .collect::<std::result::Result<_, _>>()
+        .ok()?;
+    (records.len() == n).then_some(records)
 }
 
 /// One JSON Lines payload → the declared columns' texts. Strings are taken as
@@ -740,6 +784,17 @@ mod tests {
             notes: vec![],
         };
         (info, rb)
+    }
+
+    #[test]
+    fn a_batch_of_payloads_parses_in_one_go_or_falls_back() {
+        let d = default_dialect();
+        let recs = parse_csv_batch(["1,\"a\nb\"", "2,c"].into_iter(), &d).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(&recs[0][1], "a\nb");
+        assert_eq!(&recs[1][1], "c");
+        // An empty payload is no record: the counts differ, each is parsed alone.
+        assert!(parse_csv_batch(["1,a", ""].into_iter(), &d).is_none());
     }
 
     #[test]
