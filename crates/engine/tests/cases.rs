@@ -88,6 +88,14 @@ async fn ingest(p: &mut Playground, file: &str, bytes: &[u8]) -> PipelineView {
     ingest_with(p, file, bytes, IngestOptions::default()).await
 }
 
+/// The message of a request that must be refused.
+async fn refused(p: &mut Playground, request: Request) -> String {
+    match p.handle(request).await {
+        Response::Error { message } => message,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
 /// All rows of a table (current version, or `version`).
 async fn rows_at(p: &mut Playground, table: &str, version: Option<u64>) -> TableView {
     match p
@@ -705,17 +713,16 @@ async fn a_refused_file_leaves_no_trace() {
             "ingest failed: big.csv is 64.0 MiB; the playground accepts files up to 64 MiB. Nothing was written.",
         ),
     ] {
-        let Response::Error { message: got } = p
-            .handle(Request::Ingest {
+        let got = refused(
+            &mut p,
+            Request::Ingest {
                 table: "t".into(),
                 file_name: "big.csv".into(),
                 bytes,
                 options,
-            })
-            .await
-        else {
-            panic!("expected a refusal")
-        };
+            },
+        )
+        .await;
         assert!(got.starts_with(message), "{got}");
     }
     let after = p.view();
@@ -858,28 +865,26 @@ async fn versions_time_travel_restore_and_replay() {
     let v = send(&mut p, Request::Replay).await;
     assert!(v.replay.unwrap().identical);
     // Bronze cannot be restored; a missing version is named.
-    let Response::Error { message } = p
-        .handle(Request::Restore {
+    let message = refused(
+        &mut p,
+        Request::Restore {
             table: "bronze.t".into(),
             version: 1,
-        })
-        .await
-    else {
-        panic!()
-    };
+        },
+    )
+    .await;
     assert_eq!(message, "bronze.t is append-only: its versions can be read (time travel) but not restored; restore applies to silver and gold tables");
-    let Response::Error { message } = p
-        .handle(Request::GetTable {
+    let message = refused(
+        &mut p,
+        Request::GetTable {
             table: "silver.t".into(),
             offset: 0,
             limit: 1,
             version: Some(99),
             corrupt_only: false,
-        })
-        .await
-    else {
-        panic!()
-    };
+        },
+    )
+    .await;
     assert!(
         message.ends_with("silver.t has no version 99; the newest is 4"),
         "{message}"
@@ -1063,16 +1068,15 @@ async fn kafka_micro_batches_and_redelivery_after_a_crash() {
         ]
     );
     // Nothing left: a clear message, nothing written.
-    let Response::Error { message } = p
-        .handle(Request::KafkaPoll {
+    let message = refused(
+        &mut p,
+        Request::KafkaPoll {
             table: "t".into(),
             max: None,
             crash_before_commit: false,
-        })
-        .await
-    else {
-        panic!()
-    };
+        },
+    )
+    .await;
     assert_eq!(
         message,
         "topic orders_raw has no messages after offset 4: produce some first"
@@ -1145,17 +1149,16 @@ async fn typed_bronze_permissive_keeps_the_bad_record_in_corrupt_record() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn typed_bronze_failfast_refuses_the_batch_naming_the_line() {
     let mut p = playground(typed("fail_fast", ORDERS)).await;
-    let Response::Error { message } = p
-        .handle(Request::Ingest {
+    let message = refused(
+        &mut p,
+        Request::Ingest {
             table: "t".into(),
             file_name: "rw-01.csv".into(),
             bytes: case!("rw-01-permissive-malformed-value.csv").to_vec(),
             options: IngestOptions::default(),
-        })
-        .await
-    else {
-        panic!("FAILFAST must refuse")
-    };
+        },
+    )
+    .await;
     assert_eq!(message, "ingest failed: FAILFAST: line 3 of rw-01.csv does not fit the declared schema (quantity: 'three' is not INT); the whole batch was refused and nothing was written");
     let v = p.view();
     assert!(v.batches.is_empty());
@@ -1228,7 +1231,7 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
         (forget("raw_payload LIKE '%C-17%'", " "), "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted"),
         (forget("raw_payload LIKE '%C-99%'", "GDPR #42"), "no row of bronze.t matches raw_payload LIKE '%C-99%'; nothing was deleted"),
     ] {
-        let Response::Error { message } = p.handle(req).await else { panic!() };
+        let message = refused(&mut p, req).await;
         assert_eq!(message, msg);
     }
     let v = send(&mut p, forget("raw_payload LIKE '%C-17%'", "GDPR #42")).await;
@@ -1256,18 +1259,17 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
         [Some("C-22")]
     );
     assert_eq!(col(&rows(&mut p, "gold.n").await, "n"), [Some("1")]);
-    let Response::Error { message } = p
-        .handle(Request::GetTable {
+    let message = refused(
+        &mut p,
+        Request::GetTable {
             table: "silver.t".into(),
             offset: 0,
             limit: 5,
             version: Some(1),
             corrupt_only: false,
-        })
-        .await
-    else {
-        panic!()
-    };
+        },
+    )
+    .await;
     assert!(
         message.contains("version 1 of silver.t has expired"),
         "{message}"
@@ -1275,16 +1277,15 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
     // The landed files went too: they cannot be read again.
     let b = &v.batches[0];
     assert_eq!((b.erased_records, b.landing_path.is_none()), (1, true));
-    let Response::Error { message } = p
-        .handle(Request::Reingest {
+    let message = refused(
+        &mut p,
+        Request::Reingest {
             batch_id: b.batch_id.clone(),
             options: IngestOptions::default(),
             remember: false,
-        })
-        .await
-    else {
-        panic!()
-    };
+        },
+    )
+    .await;
     assert!(
         message.ends_with(
             "was deleted by a right-to-be-forgotten request, so it cannot be read again"
@@ -1384,17 +1385,16 @@ async fn a_failed_incremental_run_does_not_move_the_watermark() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn typed_failfast_refuses_a_file_with_none_of_the_declared_columns() {
     let mut p = playground(typed("fail_fast", &[("id", "INT"), ("fare", "DOUBLE")])).await;
-    let Response::Error { message } = p
-        .handle(Request::Ingest {
+    let message = refused(
+        &mut p,
+        Request::Ingest {
             table: "t".into(),
             file_name: "rw-01.csv".into(),
             bytes: case!("rw-01-permissive-malformed-value.csv").to_vec(),
             options: IngestOptions::default(),
-        })
-        .await
-    else {
-        panic!("FAILFAST must refuse")
-    };
+        },
+    )
+    .await;
     assert!(message.starts_with("ingest failed: FAILFAST: line 2 of rw-01.csv does not fit the declared schema (the file's header (order_id, customer_id, quantity, unit_price) has none of the declared columns (id, fare))"), "{message}");
     // PERMISSIVE keeps the records, flagged, instead of all-NULL rows.
     let mut p = playground(typed("permissive", &[("id", "INT"), ("fare", "DOUBLE")])).await;
@@ -1523,15 +1523,14 @@ async fn dropmalformed_names_the_records_it_dropped_and_a_stray_nul_is_kept() {
         "{:?}",
         last_batch(&v).notes
     );
-    let Response::Error { message } = p
-        .handle(Request::KafkaProduce {
+    let message = refused(
+        &mut p,
+        Request::KafkaProduce {
             table: "t".into(),
             messages: vec![],
-        })
-        .await
-    else {
-        panic!()
-    };
+        },
+    )
+    .await;
     assert_eq!(
         message,
         "no messages to produce: write one JSON value per line"
