@@ -395,43 +395,33 @@ pub fn app() -> Html {
         })
     };
 
-    let on_page = {
-        let (engine, on_response, travel, corrupt_only) = (
-            engine.clone(),
-            on_response.clone(),
-            travel.clone(),
-            corrupt_only.clone(),
-        );
-        Callback::from(move |(table, offset): (String, usize)| {
+    // One page of a table, at a version, optionally only its corrupt records.
+    let fetch = {
+        let (engine, on_response) = (engine.clone(), on_response.clone());
+        move |table: String, offset: usize, version: Option<u64>, corrupt_only: bool| {
             engine.send(
                 Request::GetTable {
                     table,
                     offset,
                     limit: PREVIEW_ROWS,
-                    version: *travel,
-                    corrupt_only: *corrupt_only,
+                    version,
+                    corrupt_only,
                 },
                 on_response(false),
             );
+        }
+    };
+    let on_page = {
+        let (fetch, travel, corrupt_only) = (fetch.clone(), travel.clone(), corrupt_only.clone());
+        Callback::from(move |(table, offset): (String, usize)| {
+            fetch(table, offset, *travel, *corrupt_only)
         })
     };
 
     // Reading another version or only the corrupt records fetches page one again.
     let refetch = {
-        let (engine, on_response, selected) =
-            (engine.clone(), on_response.clone(), selected.clone());
-        move |version: Option<u64>, corrupt: bool| {
-            engine.send(
-                Request::GetTable {
-                    table: (*selected).clone(),
-                    offset: 0,
-                    limit: PREVIEW_ROWS,
-                    version,
-                    corrupt_only: corrupt,
-                },
-                on_response(false),
-            );
-        }
+        let selected = selected.clone();
+        move |version: Option<u64>, corrupt: bool| fetch((*selected).clone(), 0, version, corrupt)
     };
     let on_travel = {
         let (travel, corrupt_only, refetch) =

@@ -283,6 +283,14 @@ pub struct Erasure {
     pub version: u64,
 }
 
+/// The watermark of each bronze table: its newest checkpoint's `last_ingest_ts`.
+pub fn watermarks(checkpoints: &[Checkpoint]) -> BTreeMap<String, i64> {
+    checkpoints
+        .iter()
+        .map(|c| (c.bronze_table.clone(), c.last_ingest_ts_micros))
+        .collect()
+}
+
 /// One table compared by a replay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayTable {

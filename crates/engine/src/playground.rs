@@ -548,18 +548,13 @@ impl Playground {
             None
         };
         self.lake.put_bytes(&path, encoded.to_vec()).await?;
-        let qualified = format!("bronze.{table}");
-        let before = self.history.current_rows(&qualified);
-        let version = self.history.commit(
-            &qualified,
-            Commit {
-                ts_micros: ts,
-                operation: "APPEND",
-                detail: format!("batch {seq}: {file_name}"),
-                rows: before + stored.num_rows(),
-                rows_added: stored.num_rows(),
-                rows_removed: 0,
-            },
+        let version = self.history.commit_change(
+            &format!("bronze.{table}"),
+            ts,
+            "APPEND",
+            format!("batch {seq}: {file_name}"),
+            stored.num_rows(),
+            0,
         );
         let mut all_notes = split.notes;
         all_notes.extend(notes);
@@ -817,17 +812,13 @@ impl Playground {
         }
         self.register_bronze(&name).await?;
         let qualified = format!("bronze.{name}");
-        let before = self.history.current_rows(&qualified);
-        let version = self.history.commit(
+        let version = self.history.commit_change(
             &qualified,
-            Commit {
-                ts_micros: ts,
-                operation: "DELETE",
-                detail: format!("right to be forgotten: {reason}"),
-                rows: before.saturating_sub(removed),
-                rows_added: 0,
-                rows_removed: removed,
-            },
+            ts,
+            "DELETE",
+            format!("right to be forgotten: {reason}"),
+            0,
+            removed,
         );
         let erasure = Erasure {
             table: qualified,
@@ -902,11 +893,23 @@ impl Playground {
             .unwrap_or_else(bronze_schema)
     }
 
+    /// Rows of bronze `table` (without the layer) from the batches up to
+    /// version `upto` (all of them when `None`).
+    fn bronze_rows(&self, table: &str, upto: Option<u64>) -> Result<RecordBatch> {
+        let rows = self
+            .bronze
+            .get(table)
+            .into_iter()
+            .flatten()
+            .filter(|(i, _)| upto.is_none_or(|v| i.version <= v));
+        Ok(concat_batches(
+            &self.bronze_schema_of(table),
+            rows.map(|(_, r)| r),
+        )?)
+    }
+
     async fn register_bronze(&self, table: &str) -> Result<()> {
-        let rows = match self.bronze.get(table) {
-            Some(b) => concat_batches(&self.bronze_schema_of(table), b.iter().map(|(_, r)| r))?,
-            None => RecordBatch::new_empty(self.bronze_schema_of(table)),
-        };
+        let rows = self.bronze_rows(table, None)?;
         if rows.num_rows() == 0 && !self.bronze.contains_key(table) {
             // No file yet: write an empty part so the table exists for SQL.
             let path = format!("{}/part-000000.parquet", Lake::table_dir("bronze", table));
@@ -983,11 +986,7 @@ impl Playground {
     /// The watermark of each bronze table: the largest `_ingest_ts` a
     /// successful run has processed.
     pub fn watermarks(&self) -> BTreeMap<String, i64> {
-        let mut w = BTreeMap::new();
-        for c in &self.checkpoints {
-            w.insert(c.bronze_table.clone(), c.last_ingest_ts_micros);
-        }
-        w
+        crate::api::watermarks(&self.checkpoints)
     }
 
     /// Batches past the watermark of their table.
@@ -1285,13 +1284,8 @@ impl Playground {
 
     fn table_batch(&self, name: &str) -> Option<RecordBatch> {
         if let Some(t) = name.strip_prefix("bronze.") {
-            let rows: Vec<&RecordBatch> = self
-                .bronze
-                .get(t)
-                .map(|b| b.iter().map(|(_, r)| r).collect())
-                .unwrap_or_default();
             self.def.bronze_table(t)?;
-            return concat_batches(&self.bronze_schema_of(t), rows).ok();
+            return self.bronze_rows(t, None).ok();
         }
         self.last_good.as_ref()?.table(name).cloned()
     }
@@ -1314,17 +1308,7 @@ impl Playground {
             )));
         }
         if let Some(t) = name.strip_prefix("bronze.") {
-            let rows: Vec<&RecordBatch> = self
-                .bronze
-                .get(t)
-                .map(|b| {
-                    b.iter()
-                        .filter(|(i, _)| i.version <= version)
-                        .map(|(_, r)| r)
-                        .collect()
-                })
-                .unwrap_or_default();
-            return Ok(concat_batches(&self.bronze_schema_of(t), rows)?);
+            return self.bronze_rows(t, Some(version));
         }
         self.history.snapshot(name, version).cloned().ok_or_else(|| {
             EngineError::Request(format!(

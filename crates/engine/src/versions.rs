@@ -94,6 +94,31 @@ impl History {
         self.versions(table).last().map(|v| v.rows).unwrap_or(0)
     }
 
+    /// Records a commit that adds and removes rows relative to the current
+    /// version (bronze: an append, an erasure). Returns the version.
+    pub fn commit_change(
+        &mut self,
+        table: &str,
+        ts_micros: i64,
+        operation: &str,
+        detail: String,
+        rows_added: usize,
+        rows_removed: usize,
+    ) -> u64 {
+        let rows = (self.current_rows(table) + rows_added).saturating_sub(rows_removed);
+        self.commit(
+            table,
+            Commit {
+                ts_micros,
+                operation,
+                detail,
+                rows,
+                rows_added,
+                rows_removed,
+            },
+        )
+    }
+
     /// Records a commit without data (bronze: its batches are the data). Returns the version.
     pub fn commit(&mut self, table: &str, c: Commit<'_>) -> u64 {
         let log = self.tables.entry(table.to_string()).or_default();

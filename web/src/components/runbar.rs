@@ -1,7 +1,7 @@
 //! How runs read bronze (full refresh or incremental past the watermark),
 //! run buttons, the watermark checkpoints and the replay check.
 
-use medallion_engine::api::{PipelineView, RunMode};
+use medallion_engine::api::{watermarks, PipelineView, RunMode};
 use medallion_engine::Lang;
 use yew::prelude::*;
 
@@ -42,11 +42,7 @@ pub fn run_bar(p: &Props) -> Html {
     };
     let incremental = v.run_mode == RunMode::Incremental;
     // The newest checkpoint per bronze table is its watermark.
-    let mut marks: Vec<(String, i64)> = Vec::new();
-    for c in &v.checkpoints {
-        marks.retain(|(t, _)| *t != c.bronze_table);
-        marks.push((c.bronze_table.clone(), c.last_ingest_ts_micros));
-    }
+    let marks = watermarks(&v.checkpoints);
     let replay_text = v.replay.as_ref().map(|r| {
         if r.identical {
             (true, t(lang, "replay_identical").to_string())
@@ -93,7 +89,7 @@ pub fn run_bar(p: &Props) -> Html {
             <details id="watermark">
                 <summary title={marks.iter().map(|(t, ts)| format!("{t} ≤ {}", fmt_ts(*ts))).collect::<Vec<_>>().join("\n")}>
                     { t(lang, "watermark") }{ ": " }
-                    { marks.iter().map(|(_, ts)| *ts).max().map(fmt_ts).unwrap_or_else(|| "—".into()) }
+                    { marks.values().copied().max().map(fmt_ts).unwrap_or_else(|| "—".into()) }
                     { format!(" · {} {}", v.checkpoints.len(), t(lang, "checkpoints")) }
                 </summary>
                 <div class="muted">{ t(lang, "watermark_hint") }</div>

@@ -96,14 +96,13 @@ pub fn typed_bronze_batch(
     records: &[RawRecord],
     audit: Audit<'_>,
 ) -> Result<RecordBatch> {
-    let raw = bronze_batch(records, audit)?;
     let mut columns = typed;
     columns.push(Arc::new(StringArray::from_iter(
         records
             .iter()
             .map(|r| r.corrupt_reason.as_ref().map(|_| r.text.as_str())),
     )));
-    columns.extend(raw.columns().iter().skip(1).cloned());
+    columns.extend(audit_columns(records, audit));
     Ok(RecordBatch::try_new(typed_bronze_schema(schema), columns)?)
 }
 
@@ -180,6 +179,15 @@ pub struct Audit<'a> {
 /// Builds the bronze rows of one batch: one row per record, audit columns
 /// from `audit` (`event_ids` must have one id per record).
 pub fn bronze_batch(records: &[RawRecord], audit: Audit<'_>) -> Result<RecordBatch> {
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(StringArray::from_iter_values(
+        records.iter().map(|r| &r.text),
+    ))];
+    columns.extend(audit_columns(records, audit));
+    Ok(RecordBatch::try_new(bronze_schema(), columns)?)
+}
+
+/// The columns after `raw_payload` in [`bronze_schema`] (raw and typed bronze share them).
+fn audit_columns(records: &[RawRecord], audit: Audit<'_>) -> Vec<ArrayRef> {
     let n = records.len();
     let files: ArrayRef = if audit.source_files.len() == n && n > 0 {
         Arc::new(StringArray::from(audit.source_files))
@@ -191,10 +199,7 @@ pub fn bronze_batch(records: &[RawRecord], audit: Audit<'_>) -> Result<RecordBat
     } else {
         vec![None; n]
     };
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(
-            records.iter().map(|r| &r.text),
-        )),
+    vec![
         Arc::new(
             TimestampMicrosecondArray::from(vec![audit.ingest_ts_micros; n]).with_timezone("UTC"),
         ),
@@ -212,8 +217,7 @@ pub fn bronze_batch(records: &[RawRecord], audit: Audit<'_>) -> Result<RecordBat
             records.iter().map(|r| r.bytes.as_deref()),
         )),
         Arc::new(TimestampMicrosecondArray::from(producer).with_timezone("UTC")),
-    ];
-    Ok(RecordBatch::try_new(bronze_schema(), columns)?)
+    ]
 }
 
 #[cfg(test)]

@@ -247,7 +247,7 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
         SourceFormat::JsonLines => split_json_lines(body),
         SourceFormat::JsonArray => split_json_array(body, &mut notes),
         SourceFormat::Json => split_json_stream(body),
-        SourceFormat::Parquet | SourceFormat::Kafka => unreachable_parquet()?,
+        SourceFormat::Parquet | SourceFormat::Kafka => not_text_file()?,
     };
     split.encoding = encoding;
     if split.records.len() > MAX_RECORDS {
@@ -274,7 +274,8 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
     Ok(split)
 }
 
-fn unreachable_parquet() -> Result<SplitFile> {
+/// Kafka messages are polled, not split from a file (Parquet was handled above).
+fn not_text_file() -> Result<SplitFile> {
     Err(EngineError::Internal(
         "Parquet is handled before decoding".into(),
     ))
