@@ -6,6 +6,7 @@
 //!
 //! - [`bronze`]: append-only ingest with audit columns (seed 000 §2).
 //! - [`source`]: reading bronze payloads with a declared schema.
+//! - [`convert`]: strict text → type conversion (DECIMAL, formats; never rounded).
 //! - [`rules`]: the rule registry (seed 002 §3).
 //! - [`pipeline`]: filters → normalizations → enrichments → silver, quarantine, gold.
 //! - [`kafka`]: a simulated Kafka topic with at-least-once delivery.
@@ -16,6 +17,7 @@
 pub mod api;
 pub mod bronze;
 pub mod checks;
+pub mod convert;
 pub mod env;
 pub mod error;
 pub mod example;

@@ -2,7 +2,16 @@
 //! data before it runs, with an id and a rationale. This is the "mapping
 //! specification" of seed `002_b94de4dc08a8f02d.txt` section 3 (rules F1–F3,
 //! N1–N4, E1–E3), applied in the order of its section 4–6: filters, then
-//! normalizations, then enrichments.
+//! normalizations, then enrichments, then expectations.
+//!
+//! Every rule is also an expectation with an action on the rows that fail it
+//! (the `ON VIOLATION` of Delta Live Tables expectations): `warn` keeps the
+//! row and counts it, `drop` sends it to `silver.quarantine` with the rule id
+//! and a reason, `fail` stops the update (the previous silver version stays
+//! current). What "fails" means per kind: a filter's condition is TRUE; an
+//! expectation's condition is not TRUE (FALSE or NULL); a normalization's value
+//! does not convert to its declared `type`, or becomes NULL from a non-NULL
+//! value; an enrichment's new column is NULL (a lookup found no match).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +29,32 @@ pub enum RuleKind {
     /// columns from a lookup table (`column` and `expression` are then
     /// comma-separated lists of the same length).
     Enrich,
+    /// `expression` is a condition every silver row must satisfy (evaluated
+    /// after the enrichments); a row where it is FALSE or NULL fails it.
+    Expect,
+}
+
+/// What happens to the rows that fail a rule (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Keep the row; count it in the run's rule results.
+    Warn,
+    /// Quarantine the row with the rule id and reason.
+    Drop,
+    /// Stop the update: silver, quarantine and gold stay at their last version.
+    Fail,
+}
+
+impl Action {
+    /// Lower-case name as in the JSON form and the UI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Warn => "warn",
+            Action::Drop => "drop",
+            Action::Fail => "fail",
+        }
+    }
 }
 
 impl RuleKind {
@@ -29,6 +64,7 @@ impl RuleKind {
             RuleKind::Filter => "filter",
             RuleKind::Normalize => "normalize",
             RuleKind::Enrich => "enrich",
+            RuleKind::Expect => "expect",
         }
     }
 }
@@ -70,9 +106,25 @@ pub struct Rule {
     pub enabled: bool,
     /// Why the rule exists, in the learner's words.
     pub rationale: String,
+    /// What happens to failing rows; unset: `drop` (`warn` for enrichments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+    /// Normalizations: the type the value must convert to, exactly
+    /// (`DECIMAL(10,2)`, `INT`); a value that does not fails the rule with
+    /// `N1: amount: 'bad_data' is not DECIMAL(10,2)`.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub cast: Option<crate::source::ColumnType>,
 }
 
 impl Rule {
+    /// The rule's action, with the default for its kind.
+    pub fn action(&self) -> Action {
+        self.action.unwrap_or(match self.kind {
+            RuleKind::Enrich => Action::Warn,
+            _ => Action::Drop,
+        })
+    }
+
     /// `expression` with every `{name}` replaced by its parameter value.
     pub fn resolved_expression(&self) -> String {
         let mut out = self.expression.clone();
@@ -110,22 +162,29 @@ pub struct RuleRegistry {
 }
 
 impl RuleRegistry {
-    /// Rules in execution order: filters, normalizations, enrichments; registry
-    /// order within each group (seed 002 section 4: "first drop the garbage,
-    /// then fix the types, then add context").
+    /// Rules in execution order: filters, normalizations, enrichments,
+    /// expectations; registry order within each group (seed 002 section 4:
+    /// "first drop the garbage, then fix the types, then add context"; then
+    /// verify the result).
     pub fn in_execution_order(&self) -> Vec<&Rule> {
         let mut out = Vec::with_capacity(self.rules.len());
-        for kind in [RuleKind::Filter, RuleKind::Normalize, RuleKind::Enrich] {
+        for kind in [
+            RuleKind::Filter,
+            RuleKind::Normalize,
+            RuleKind::Enrich,
+            RuleKind::Expect,
+        ] {
             out.extend(self.rules.iter().filter(|r| r.kind == kind));
         }
         out
     }
 
     /// The registry as the markdown table of seed 002 section 3
-    /// (`| # | Column / scope | Rule | Kind | Rationale |`), disabled rules marked.
+    /// (`| # | Column / scope | Rule | Kind | On failure | Rationale |`),
+    /// disabled rules marked, a normalization's declared type after its rule.
     pub fn to_markdown(&self) -> String {
         let mut s = String::from(
-            "| # | Column / scope | Rule | Kind | Rationale |\n|---|---|---|---|---|\n",
+            "| # | Column / scope | Rule | Kind | On failure | Rationale |\n|---|---|---|---|---|---|\n",
         );
         for r in &self.rules {
             let mut rule = r.resolved_expression();
@@ -140,12 +199,16 @@ impl RuleRegistry {
             } else {
                 format!("{} (off)", r.id)
             };
+            if let Some(t) = r.cast {
+                rule = format!("{rule} → {t}");
+            }
             s.push_str(&format!(
-                "| {} | {} | `{}` | {} | {} |\n",
+                "| {} | {} | `{}` | {} | {} | {} |\n",
                 md_cell(&id),
                 md_cell(&r.column),
                 rule.replace('`', "'").replace('|', "\\|"),
                 r.kind.as_str(),
+                r.action().as_str(),
                 md_cell(&r.rationale)
             ));
         }
@@ -186,6 +249,8 @@ mod tests {
             lookup: None,
             enabled: true,
             rationale: "why | not".into(),
+            action: None,
+            cast: None,
         }
     }
 
@@ -213,7 +278,7 @@ mod tests {
         };
         assert_eq!(
             reg.to_markdown(),
-            "| # | Column / scope | Rule | Kind | Rationale |\n|---|---|---|---|---|\n| F1 | c | `c > 5` | filter | why \\| not |\n"
+            "| # | Column / scope | Rule | Kind | On failure | Rationale |\n|---|---|---|---|---|---|\n| F1 | c | `c > 5` | filter | drop | why \\| not |\n"
         );
     }
 

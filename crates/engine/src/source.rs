@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray, StringBuilder};
-use datafusion::arrow::compute::{cast_with_options, CastOptions};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
@@ -26,15 +25,27 @@ pub const PARSE_RULE_ID: &str = "parse";
 /// Lineage columns carried from bronze through silver's intermediate steps.
 pub const LINEAGE_COLUMNS: [&str; 4] = ["_event_id", "_batch_id", "_source_file", "raw_payload"];
 
-/// Column types a source schema can declare, named as in Spark / seed 002.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
+/// Column types a source schema (or a typed normalization) can declare,
+/// named as in Spark SQL / seed 002. Written as text in the JSON form:
+/// `"STRING"`, `"INT"`, `"BIGINT"`, `"DOUBLE"`, `"DECIMAL(10,2)"`,
+/// `"TIMESTAMP"`, `"DATE"`, `"BOOLEAN"` (also accepted: `INTEGER`, `LONG`,
+/// `FLOAT`, `VARCHAR`, `TEXT`, `BOOL`, `NUMERIC(p,s)`, any case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
     String,
     Int,
     Bigint,
     Double,
-    /// Timestamp without time zone, microsecond precision.
+    /// Exact decimal: `precision` digits in all (1–38), `scale` after the point
+    /// (seed 003 §4: `amount DECIMAL(10,2)`). A text with more decimals than
+    /// `scale` does not convert (it is never rounded).
+    Decimal {
+        precision: u8,
+        scale: i8,
+    },
+    /// Timestamp in UTC, microsecond precision, stored without a zone: a text
+    /// with an offset (`+03:00`) is converted to UTC, a text without one is
+    /// taken as UTC (no implicit shift).
     Timestamp,
     Date,
     Boolean,
@@ -45,20 +56,21 @@ impl ColumnType {
     pub fn is_numeric(self) -> bool {
         matches!(
             self,
-            ColumnType::Int | ColumnType::Bigint | ColumnType::Double
+            ColumnType::Int | ColumnType::Bigint | ColumnType::Double | ColumnType::Decimal { .. }
         )
     }
 
-    /// SQL name shown to users (`BIGINT`, `DOUBLE`, ...).
-    pub fn sql_name(self) -> &'static str {
+    /// SQL name shown to users (`BIGINT`, `DECIMAL(10,2)`, ...).
+    pub fn sql_name(self) -> String {
         match self {
-            ColumnType::String => "STRING",
-            ColumnType::Int => "INT",
-            ColumnType::Bigint => "BIGINT",
-            ColumnType::Double => "DOUBLE",
-            ColumnType::Timestamp => "TIMESTAMP",
-            ColumnType::Date => "DATE",
-            ColumnType::Boolean => "BOOLEAN",
+            ColumnType::String => "STRING".into(),
+            ColumnType::Int => "INT".into(),
+            ColumnType::Bigint => "BIGINT".into(),
+            ColumnType::Double => "DOUBLE".into(),
+            ColumnType::Decimal { precision, scale } => format!("DECIMAL({precision},{scale})"),
+            ColumnType::Timestamp => "TIMESTAMP".into(),
+            ColumnType::Date => "DATE".into(),
+            ColumnType::Boolean => "BOOLEAN".into(),
         }
     }
 
@@ -69,6 +81,7 @@ impl ColumnType {
             ColumnType::Int => DataType::Int32,
             ColumnType::Bigint => DataType::Int64,
             ColumnType::Double => DataType::Float64,
+            ColumnType::Decimal { precision, scale } => DataType::Decimal128(precision, scale),
             ColumnType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
             ColumnType::Date => DataType::Date32,
             ColumnType::Boolean => DataType::Boolean,
@@ -77,21 +90,89 @@ impl ColumnType {
 
     /// The declared type whose Arrow type is `dt`, if any (for schema checks).
     pub fn from_arrow(dt: &DataType) -> Option<ColumnType> {
-        [
-            ColumnType::String,
-            ColumnType::Int,
-            ColumnType::Bigint,
-            ColumnType::Double,
-            ColumnType::Timestamp,
-            ColumnType::Date,
-            ColumnType::Boolean,
-        ]
-        .into_iter()
-        .find(|t| {
-            &t.arrow_type() == dt
-                || (matches!(t, ColumnType::String)
-                    && matches!(dt, DataType::Utf8View | DataType::LargeUtf8))
+        Some(match dt {
+            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => ColumnType::String,
+            DataType::Int32 => ColumnType::Int,
+            DataType::Int64 => ColumnType::Bigint,
+            DataType::Float64 => ColumnType::Double,
+            DataType::Decimal128(precision, scale) => ColumnType::Decimal {
+                precision: *precision,
+                scale: *scale,
+            },
+            DataType::Timestamp(TimeUnit::Microsecond, None) => ColumnType::Timestamp,
+            DataType::Date32 => ColumnType::Date,
+            DataType::Boolean => ColumnType::Boolean,
+            _ => return None,
         })
+    }
+}
+
+impl std::fmt::Display for ColumnType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.sql_name())
+    }
+}
+
+impl std::str::FromStr for ColumnType {
+    type Err = String;
+
+    /// Parses `DECIMAL(10,2)`, `bigint`, ... (see the type's doc for the names).
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        let t = text.trim().to_ascii_uppercase();
+        let simple = match t.as_str() {
+            "STRING" | "VARCHAR" | "TEXT" => Some(ColumnType::String),
+            "INT" | "INTEGER" => Some(ColumnType::Int),
+            "BIGINT" | "LONG" => Some(ColumnType::Bigint),
+            "DOUBLE" | "FLOAT" => Some(ColumnType::Double),
+            "TIMESTAMP" => Some(ColumnType::Timestamp),
+            "DATE" => Some(ColumnType::Date),
+            "BOOLEAN" | "BOOL" => Some(ColumnType::Boolean),
+            _ => None,
+        };
+        if let Some(s) = simple {
+            return Ok(s);
+        }
+        let args = t
+            .strip_prefix("DECIMAL")
+            .or_else(|| t.strip_prefix("NUMERIC"))
+            .map(str::trim);
+        let bad = || {
+            format!(
+                "unknown type {text:?}: use STRING, INT, BIGINT, DOUBLE, DECIMAL(p,s), TIMESTAMP, DATE or BOOLEAN"
+            )
+        };
+        let args = args.ok_or_else(bad)?;
+        let (precision, scale) = if args.is_empty() {
+            (10, 0) // Spark's DECIMAL without arguments
+        } else {
+            let inner = args
+                .strip_prefix('(')
+                .and_then(|a| a.strip_suffix(')'))
+                .ok_or_else(bad)?;
+            let (p, s) = inner.split_once(',').unwrap_or((inner, "0"));
+            let p: u8 = p.trim().parse().map_err(|_| bad())?;
+            let s: i8 = s.trim().parse().map_err(|_| bad())?;
+            (p, s)
+        };
+        if !(1..=38).contains(&precision) || scale < 0 || scale as u8 > precision {
+            return Err(format!(
+                "{text}: a DECIMAL has 1 to 38 digits (precision) and 0 to precision of them after the point (scale)"
+            ));
+        }
+        Ok(ColumnType::Decimal { precision, scale })
+    }
+}
+
+impl Serialize for ColumnType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.sql_name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ColumnType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -101,6 +182,41 @@ pub struct SourceColumn {
     pub name: String,
     #[serde(rename = "type")]
     pub data_type: ColumnType,
+    /// Where a JSON record holds the value, as dot-separated keys
+    /// (`after.price`, `source.lsn`); unset: the key `name`. CSV reads the
+    /// header column `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Declared text formats, tried in order (see [`crate::convert`]):
+    /// for TIMESTAMP / DATE a chrono pattern (`%d/%m/%Y %H:%M`), a Spark
+    /// pattern (`MM/dd/yyyy HH:mm`) or `epoch_ms` / `epoch_s`; for DECIMAL
+    /// `base64` (Debezium's bytes encoding). Empty: the type's standard text form.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub formats: Vec<String>,
+}
+
+impl SourceColumn {
+    /// A column read from the key / header `name` in the type's standard form.
+    pub fn new(name: &str, data_type: ColumnType) -> Self {
+        Self {
+            name: name.to_string(),
+            data_type,
+            path: None,
+            formats: vec![],
+        }
+    }
+
+    /// The same column read from the JSON path `path` (`after.price`).
+    pub fn at(mut self, path: &str) -> Self {
+        self.path = Some(path.to_string());
+        self
+    }
+
+    /// The same column with declared text formats.
+    pub fn formats(mut self, formats: &[&str]) -> Self {
+        self.formats = formats.iter().map(|f| f.to_string()).collect();
+        self
+    }
 }
 
 /// The schema silver reads a bronze table with (the "explicit schema" of seed 001).
@@ -113,13 +229,7 @@ impl SourceSchema {
     /// Builds a schema from `(name, type)` pairs.
     pub fn new(cols: &[(&str, ColumnType)]) -> Self {
         Self {
-            columns: cols
-                .iter()
-                .map(|(n, t)| SourceColumn {
-                    name: (*n).to_string(),
-                    data_type: *t,
-                })
-                .collect(),
+            columns: cols.iter().map(|(n, t)| SourceColumn::new(n, *t)).collect(),
         }
     }
 
@@ -315,25 +425,17 @@ fn convert_texts(
 ) -> Result<(Vec<ArrayRef>, Vec<Vec<String>>)> {
     let mut typed: Vec<ArrayRef> = Vec::with_capacity(schema.columns.len());
     let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
-    let opts = CastOptions {
-        safe: true,
-        ..Default::default()
-    };
     for (c, col) in schema.columns.iter().enumerate() {
         let mut b = StringBuilder::new();
         for v in &text_cols[c] {
             b.append_option(v.as_deref());
         }
         let text = b.finish();
-        let converted = cast_with_options(&text, &col.data_type.arrow_type(), &opts)?;
-        for (row, err) in errors.iter_mut().enumerate() {
-            if text.is_valid(row) && converted.is_null(row) {
-                err.push(format!(
-                    "{}: '{}' is not {}",
-                    col.name,
-                    text.value(row),
-                    col.data_type.sql_name()
-                ));
+        let (converted, errs) =
+            crate::convert::convert_column(&col.name, &text, col.data_type, &col.formats)?;
+        for (row, e) in errs.into_iter().enumerate() {
+            if let Some(e) = e {
+                errors[row].push(e);
             }
         }
         typed.push(converted);
@@ -708,14 +810,35 @@ fn read_json_record(
     let obj = value
         .as_object()
         .ok_or_else(|| "JSON value is not an object".to_string())?;
-    let field = |name: &str| {
+    fn key<'a>(
+        obj: &'a serde_json::Map<String, serde_json::Value>,
+        name: &str,
+    ) -> Option<&'a serde_json::Value> {
         obj.get(name).or_else(|| {
             obj.iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
                 .map(|(_, v)| v)
         })
+    }
+    // A dotted path walks nested objects; a NULL on the way is a missing value.
+    let field = |c: &SourceColumn| -> Option<&serde_json::Value> {
+        match &c.path {
+            None => key(obj, &c.name),
+            Some(path) => {
+                let mut parts = path.split('.');
+                let mut v = key(obj, parts.next()?)?;
+                for p in parts {
+                    match v {
+                        serde_json::Value::Object(o) => v = key(o, p)?,
+                        serde_json::Value::Null => return Some(v),
+                        _ => return None,
+                    }
+                }
+                Some(v)
+            }
+        }
     };
-    if !schema.columns.iter().any(|c| field(&c.name).is_some()) {
+    if !schema.columns.iter().any(|c| field(c).is_some()) {
         return Err(format!(
             "the object has none of the declared columns ({})",
             short_list(&schema.column_names())
@@ -726,7 +849,7 @@ fn read_json_record(
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let v = field(&c.name)?;
+            let v = field(c)?;
             seen[i] = true;
             match v {
                 serde_json::Value::Null => None,
