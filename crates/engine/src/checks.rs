@@ -228,7 +228,8 @@ async fn evaluate_one(
             let silver = table(out, silver_table)?.num_rows();
             let silver_name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
             let quarantined = quarantined_rows(out, silver_name)?;
-            let status = if bronze == silver + quarantined {
+            let removed = out.removed.get(silver_table).copied();
+            let status = if bronze == silver + quarantined + removed.unwrap_or(0) {
                 CheckStatus::Pass
             } else {
                 CheckStatus::Fail
@@ -240,11 +241,12 @@ async fn evaluate_one(
             };
             Ok((
                 status,
-                t(
-                    lang,
-                    format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined}"),
-                    format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined}"),
-                ),
+                match (lang, removed) {
+                    (Lang::En, None) => format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined}"),
+                    (Lang::Ru, None) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined}"),
+                    (Lang::En, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined} + duplicates/superseded {r}"),
+                    (Lang::Ru, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined} + дубли/устаревшие {r}"),
+                },
             ))
         }
         CheckKind::FilteredShare {
@@ -300,6 +302,8 @@ async fn evaluate_one(
     }
 }
 
+/// Rows of `silver.quarantine` for `silver_name` that are still quarantined
+/// (not released by a later run).
 fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, String> {
     let q = table(out, "silver.quarantine")?;
     let col = q
@@ -309,7 +313,12 @@ fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, String>
                 .downcast_ref::<datafusion::arrow::array::StringArray>()
         })
         .ok_or("quarantine has no silver_table column")?;
-    Ok(col.iter().filter(|v| *v == Some(silver_name)).count())
+    let released = q
+        .column_by_name("released_in_run")
+        .ok_or("quarantine has no released_in_run column")?;
+    Ok((0..q.num_rows())
+        .filter(|&i| col.value(i) == silver_name && released.is_null(i))
+        .count())
 }
 
 fn fmt_avg(v: Option<f64>) -> String {

@@ -87,6 +87,8 @@ fn rule(
         lookup: None,
         enabled,
         rationale: tr(lang, why),
+        action: None,
+        cast: None,
     }
 }
 
@@ -411,6 +413,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 en: "Trips after filters, normalizations and enrichments: typed, with zone names and duration.",
                 ru: "Поездки после фильтров, нормализаций и обогащений: с типами, названиями зон и длительностью.",
             }),
+            merge: None,
         }],
         gold: vec![GoldModelDef {
             name: "trips_by_borough_daily".into(),

@@ -9,6 +9,7 @@
 //! - [`convert`]: strict text → type conversion (DECIMAL, formats; never rounded).
 //! - [`rules`]: the rule registry (seed 002 §3).
 //! - [`pipeline`]: filters → normalizations → enrichments → silver, quarantine, gold.
+//! - [`merge`]: dedup by business key, MERGE as SCD type 1, SCD type 2 history.
 //! - [`kafka`]: a simulated Kafka topic with at-least-once delivery.
 //! - [`versions`]: table versions, time travel, restore.
 //! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
@@ -23,6 +24,7 @@ pub mod error;
 pub mod example;
 pub mod kafka;
 pub mod lake;
+pub mod merge;
 pub mod model;
 pub mod pipeline;
 pub mod playground;

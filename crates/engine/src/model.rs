@@ -83,6 +83,10 @@ pub struct SilverTableDef {
     pub source: String,
     pub rules: RuleRegistry,
     pub description: String,
+    /// Written by business key (dedup, MERGE as SCD1, or SCD2 history)
+    /// instead of appended; see [`crate::merge`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<crate::merge::MergeSpec>,
 }
 
 /// A gold model: one SQL query over silver tables (never bronze).

@@ -36,15 +36,20 @@ use serde::{Deserialize, Serialize};
 use crate::bronze::BatchInfo;
 use crate::error::{clean_datafusion_message, EngineError, Result};
 use crate::model::{PipelineDef, SilverTableDef};
-use crate::rules::{Rule, RuleKind};
+use crate::rules::{Action, Rule, RuleKind};
 use crate::source::{parse_bronze, MissingColumn, Parsed, Rejected, LINEAGE_COLUMNS};
 
-/// Columns of `silver.quarantine` (all Utf8, in this order): `rule_id` (one id,
-/// or several joined by ", "), `reason` (`F1: fare_amount < 0 (fare_amount = -21.0)`),
-/// `raw_payload` (the bronze text), `silver_table`, `_source_file`, `_event_id`,
-/// `_batch_id` (lineage back to the bronze row).
+/// Columns of `silver.quarantine`, in this order: `run_id` (Int64, the run
+/// that quarantined the row), `rule_id` (one id, or several joined by ", "),
+/// `reason` (`F1: fare_amount < 0 (fare_amount = -21.0)`), `raw_payload`
+/// (the bronze text), `silver_table`, `_source_file`, `_event_id`,
+/// `_batch_id` (lineage back to the bronze row), all Utf8, and
+/// `released_in_run` (Int64, NULL while the row is quarantined; the run
+/// whose rules no longer reject it). The table is history: a run appends
+/// what it rejects and never deletes earlier rows (seed 003 §4).
 pub fn quarantine_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
+        Field::new("run_id", DataType::Int64, false),
         Field::new("rule_id", DataType::Utf8, false),
         Field::new("reason", DataType::Utf8, false),
         Field::new("raw_payload", DataType::Utf8, false),
@@ -52,6 +57,7 @@ pub fn quarantine_schema() -> SchemaRef {
         Field::new("_source_file", DataType::Utf8, false),
         Field::new("_event_id", DataType::Utf8, false),
         Field::new("_batch_id", DataType::Utf8, false),
+        Field::new("released_in_run", DataType::Int64, true),
     ]))
 }
 
@@ -75,16 +81,21 @@ impl Diagnostic {
     }
 }
 
-/// What one rule did in the last run.
+/// What one rule did in a run (its expectation results).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleStat {
     pub rule_id: String,
     pub kind: RuleKind,
-    /// Rows the rule saw.
-    pub rows_in: usize,
-    /// Filter: rows rejected. Normalize: rows whose value changed.
-    /// Enrich: rows where the new column is NULL (for a lookup: no match).
-    pub affected: usize,
+    pub action: Action,
+    /// Rows the rule checked.
+    pub checked: usize,
+    /// Rows that failed it (see [`crate::rules`] for what fails per kind);
+    /// passed = checked − failed.
+    pub failed: usize,
+    /// Normalize: values the rule changed.
+    pub changed: usize,
+    /// Reasons of up to three failing rows.
+    pub sample: Vec<String>,
 }
 
 /// Output of a table in the run.
@@ -107,6 +118,12 @@ pub struct RunOutput {
     pub missing_columns: BTreeMap<String, Vec<MissingColumn>>,
     /// Gold models that failed (scope `gold`); their tables are missing from `tables`.
     pub gold_errors: Vec<Diagnostic>,
+    /// Per silver table (qualified): rows that passed the rules but are not
+    /// rows of the table (duplicates, superseded states, deletes), counted
+    /// over every run that built the current table.
+    pub removed: BTreeMap<String, usize>,
+    /// Per silver table (qualified): this run's rows removed by the merge, for the row trail.
+    pub merge_log: BTreeMap<String, Vec<crate::merge::RemovedRow>>,
 }
 
 impl RunOutput {
@@ -126,17 +143,15 @@ pub struct RunInput<'a> {
     pub def: &'a PipelineDef,
     /// Per bronze table (name without layer): its batches with their rows, in ingest order.
     pub bronze: &'a BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
-    /// An incremental run: only these batches go through the rules, and their
-    /// silver and quarantine rows are appended to `base`'s tables.
-    pub incremental: Option<Incremental<'a>>,
-}
-
-/// What an incremental run starts from (seed 000 §5: only batches past the watermark).
-pub struct Incremental<'a> {
-    /// `_batch_id`s past the watermark.
-    pub new_batches: &'a std::collections::HashSet<String>,
-    /// The current silver and quarantine tables, to append to.
-    pub base: &'a RunOutput,
+    /// Number of this run (`run_id` of the quarantine rows it adds).
+    pub run_id: u64,
+    /// The last successful run's output: the quarantine history to append
+    /// to, and the base an incremental run merges into.
+    pub previous: Option<&'a RunOutput>,
+    /// An incremental run: only these batches (`_batch_id`s past the
+    /// watermark, seed 000 §5) go through the rules, and their rows are
+    /// appended / merged into `previous`'s silver tables.
+    pub new_batches: Option<&'a std::collections::HashSet<String>>,
 }
 
 /// Runs silver and gold. Returns the output tables (written to the lake), or
@@ -145,6 +160,10 @@ pub struct Incremental<'a> {
 pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diagnostic>> {
     let ctx = input.ctx;
     let def = input.def;
+    let incremental = match (input.new_batches, input.previous) {
+        (Some(new), Some(base)) => Some((new, base)),
+        _ => None,
+    };
     let mut diagnostics = Vec::new();
     let mut tables = Vec::new();
     let mut typed_bronze = BTreeMap::new();
@@ -171,17 +190,19 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut quarantine: Vec<(String, Rejected)> = Vec::new();
     let mut rule_stats = Vec::new();
     let mut silver_out = Vec::new();
+    let mut removed = BTreeMap::new();
+    let mut merge_log = BTreeMap::new();
     for s in &def.silver {
         // An incremental run reads only the new batches of the silver table's
         // own source; lookups still see their whole bronze table.
-        let filtered = match (&input.incremental, def.bronze_table(&s.source)) {
-            (Some(inc), Some(b)) => {
+        let filtered = match (&incremental, def.bronze_table(&s.source)) {
+            (Some((new_batches, _)), Some(b)) => {
                 let batches: Vec<(BatchInfo, RecordBatch)> = input
                     .bronze
                     .get(&s.source)
                     .map(|v| {
                         v.iter()
-                            .filter(|(i, _)| inc.new_batches.contains(&i.batch_id))
+                            .filter(|(i, _)| new_batches.contains(&i.batch_id))
                             .cloned()
                             .collect()
                     })
@@ -206,13 +227,55 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             r.reason = format!("{}: {}", r.rule_id, r.reason);
             quarantine.push((s.name.clone(), r));
         }
+        let name = format!("silver.{}", s.name);
+        let base = incremental.and_then(|(_, b)| b.table(&name));
+        let base_removed = incremental
+            .and_then(|(_, b)| b.removed.get(&name).copied())
+            .unwrap_or(0);
         match build_silver(ctx, s, parsed, &parsed_tables, &mut rule_stats).await {
-            Ok((batch, rejected)) => {
-                quarantine.extend(rejected.into_iter().map(|r| (s.name.clone(), r)));
-                silver_out.push(TableData {
-                    name: format!("silver.{}", s.name),
-                    batch,
-                });
+            Ok(built) => {
+                quarantine.extend(built.rejected.into_iter().map(|r| (s.name.clone(), r)));
+                let batch = match &s.merge {
+                    Some(spec) => {
+                        let merged = crate::merge::merge(crate::merge::MergeInput {
+                            spec,
+                            base,
+                            new: &built.rows,
+                            deletes: &built.deletes,
+                        });
+                        match merged {
+                            Ok(m) => {
+                                let rows_in =
+                                    built.rows.num_rows() + base.map_or(0, |b| b.num_rows());
+                                removed.insert(
+                                    name.clone(),
+                                    base_removed + rows_in.saturating_sub(m.batch.num_rows()),
+                                );
+                                merge_log.insert(name.clone(), m.removed);
+                                m.batch
+                            }
+                            Err(message) => {
+                                diagnostics.push(Diagnostic {
+                                    scope: "pipeline".into(),
+                                    id: s.name.clone(),
+                                    message: format!("silver.{} (merge): {message}", s.name),
+                                });
+                                continue;
+                            }
+                        }
+                    }
+                    None => match base {
+                        Some(old) => match append_rows(&name, old, &built.rows) {
+                            Ok(b) => b,
+                            Err(d) => {
+                                diagnostics.push(d);
+                                continue;
+                            }
+                        },
+                        None => built.rows,
+                    },
+                };
+                silver_out.push(TableData { name, batch });
             }
             Err(mut d) => diagnostics.append(&mut d),
         }
@@ -221,17 +284,17 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         return Err(diagnostics);
     }
     tables.extend(silver_out);
+    let previous_quarantine = input.previous.and_then(|p| p.table("silver.quarantine"));
     tables.push(TableData {
         name: "silver.quarantine".into(),
-        batch: quarantine_batch(&quarantine).map_err(|e| vec![pipeline_diag(e)])?,
+        batch: quarantine_history(
+            previous_quarantine,
+            &quarantine,
+            input.run_id as i64,
+            incremental.is_some(),
+        )
+        .map_err(|e| vec![pipeline_diag(e)])?,
     });
-    if let Some(inc) = &input.incremental {
-        for t in tables.iter_mut().filter(|t| t.name.starts_with("silver.")) {
-            if let Some(old) = inc.base.table(&t.name) {
-                t.batch = append_rows(&t.name, old, &t.batch).map_err(|e| vec![e])?;
-            }
-        }
-    }
 
     // Silver goes to the lake before gold runs: gold reads silver's Parquet files.
     // (Bronze files are written and registered at ingest.)
@@ -264,7 +327,121 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         rule_stats,
         missing_columns,
         gold_errors: diagnostics,
+        removed,
+        merge_log,
     })
+}
+
+/// The rows of a `silver.quarantine` table still quarantined, without the
+/// run columns: what a rebuild from bronze must reproduce (replay compares this).
+pub fn open_quarantine(batch: &RecordBatch) -> Result<RecordBatch> {
+    let Some(released) = batch.column_by_name("released_in_run") else {
+        return Ok(batch.clone());
+    };
+    let open = datafusion::arrow::compute::is_null(released)?;
+    let rows = filter_record_batch(batch, &open)?;
+    let keep: Vec<usize> = (0..rows.num_columns())
+        .filter(|&i| {
+            !matches!(
+                rows.schema().field(i).name().as_str(),
+                "run_id" | "released_in_run"
+            )
+        })
+        .collect();
+    Ok(rows.project(&keep)?)
+}
+
+/// The quarantine after this run: the previous history, then this run's
+/// rejected rows. A row already quarantined (same table, event, rules and
+/// reason) and still open is not added again, so rerunning the same rules
+/// on the same bronze changes nothing. In a full run, an open row that this
+/// run no longer rejects is marked `released_in_run`; an incremental run only
+/// sees new batches, so it releases nothing.
+fn quarantine_history(
+    previous: Option<&RecordBatch>,
+    rejected: &[(String, Rejected)],
+    run_id: i64,
+    incremental: bool,
+) -> Result<RecordBatch> {
+    use datafusion::arrow::array::Int64Array;
+    let key = |table: &str, r: &Rejected| {
+        format!(
+            "{table}\u{1}{}\u{1}{}\u{1}{}",
+            r.event_id, r.rule_id, r.reason
+        )
+    };
+    let current: std::collections::HashSet<String> =
+        rejected.iter().map(|(t, r)| key(t, r)).collect();
+    let mut open = std::collections::HashSet::new();
+    let mut old_released: Vec<Option<i64>> = Vec::new();
+    if let Some(prev) = previous {
+        let s = |name: &str| {
+            prev.column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        };
+        let released = prev
+            .column_by_name("released_in_run")
+            .and_then(|c| c.as_any().downcast_ref::<Int64Array>());
+        if let (Some(t), Some(e), Some(ru), Some(re), Some(rel)) = (
+            s("silver_table"),
+            s("_event_id"),
+            s("rule_id"),
+            s("reason"),
+            released,
+        ) {
+            for row in 0..prev.num_rows() {
+                let k = format!(
+                    "{}\u{1}{}\u{1}{}\u{1}{}",
+                    t.value(row),
+                    e.value(row),
+                    ru.value(row),
+                    re.value(row)
+                );
+                let was_open = rel.is_null(row);
+                if was_open && (incremental || current.contains(&k)) {
+                    open.insert(k);
+                    old_released.push(None);
+                } else if was_open {
+                    old_released.push(Some(run_id));
+                } else {
+                    old_released.push(Some(rel.value(row)));
+                }
+            }
+        }
+    }
+    let added: Vec<&(String, Rejected)> = rejected
+        .iter()
+        .filter(|(t, r)| !open.contains(&key(t, r)))
+        .collect();
+    let col = |f: &dyn Fn(&(String, Rejected)) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(added.iter().map(|x| f(x))))
+    };
+    let new_rows = RecordBatch::try_new(
+        quarantine_schema(),
+        vec![
+            Arc::new(Int64Array::from(vec![run_id; added.len()])),
+            col(&|(_, r)| &r.rule_id),
+            col(&|(_, r)| &r.reason),
+            col(&|(_, r)| &r.raw_payload),
+            col(&|(t, _)| t),
+            col(&|(_, r)| &r.source_file),
+            col(&|(_, r)| &r.event_id),
+            col(&|(_, r)| &r.batch_id),
+            Arc::new(Int64Array::from(vec![None::<i64>; added.len()])),
+        ],
+    )?;
+    match previous {
+        Some(prev)
+            if prev.schema() == quarantine_schema() && prev.num_rows() == old_released.len() =>
+        {
+            let mut cols = prev.columns().to_vec();
+            let last = cols.len() - 1;
+            cols[last] = Arc::new(Int64Array::from(old_released));
+            let prev = RecordBatch::try_new(quarantine_schema(), cols)?;
+            Ok(concat_batches(&quarantine_schema(), [&prev, &new_rows])?)
+        }
+        _ => Ok(new_rows),
+    }
 }
 
 /// `old` rows then `new` rows; refused when the rules changed the table's columns.
@@ -301,25 +478,6 @@ fn pipeline_diag(e: EngineError) -> Diagnostic {
         id: String::new(),
         message: e.to_string(),
     }
-}
-
-/// `(silver table, rejected row)` pairs as a `silver.quarantine` batch.
-fn quarantine_batch(rows: &[(String, Rejected)]) -> Result<RecordBatch> {
-    let col = |f: &dyn Fn(&(String, Rejected)) -> &str| -> ArrayRef {
-        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
-    };
-    Ok(RecordBatch::try_new(
-        quarantine_schema(),
-        vec![
-            col(&|(_, r)| &r.rule_id),
-            col(&|(_, r)| &r.reason),
-            col(&|(_, r)| &r.raw_payload),
-            col(&|(t, _)| t),
-            col(&|(_, r)| &r.source_file),
-            col(&|(_, r)| &r.event_id),
-            col(&|(_, r)| &r.batch_id),
-        ],
-    )?)
 }
 
 /// Writes `batch` as the single Parquet file of table `name` and (re)registers
@@ -447,15 +605,82 @@ fn df_err(e: datafusion::error::DataFusionError) -> String {
     clean_datafusion_message(&e.to_string())
 }
 
-/// Filters, then normalizations, then enrichments, for one silver table.
-/// Returns silver's rows and the rows the filters rejected.
+/// Hidden column carrying each row's position in bronze order through the
+/// rules (joins may reorder rows); dropped before silver is written.
+const ARRIVAL: &str = "_arrival";
+
+/// A rule's name for a column users may not target.
+fn is_internal(name: &str) -> bool {
+    LINEAGE_COLUMNS.contains(&name) || name == ARRIVAL
+}
+
+/// What one silver table's rules produced.
+pub(crate) struct SilverRows {
+    /// Rows in silver's layout (declared and added columns, `_event_id`, `_batch_id` last).
+    pub rows: RecordBatch,
+    /// Rows a `drop` rule failed (all reasons of a stage listed).
+    pub rejected: Vec<Rejected>,
+    /// Per row of `rows`: is it a delete event (`merge.delete_when`)?
+    pub deletes: BooleanArray,
+}
+
+/// Failing rows of one rule, by arrival position, with their reasons.
+type Failures = Vec<(i64, String)>;
+
+/// Applies a rule's action to its failing rows: `drop` records them against
+/// their rows, `fail` makes a diagnostic, `warn` only counts. Returns the stat.
+#[allow(clippy::too_many_arguments)]
+fn apply_action(
+    rule: &Rule,
+    checked: usize,
+    changed: usize,
+    failures: Failures,
+    drops: &mut BTreeMap<i64, Vec<String>>,
+    diags: &mut Vec<Diagnostic>,
+) -> RuleStat {
+    let action = rule.action();
+    let sample: Vec<String> = failures.iter().take(3).map(|(_, r)| r.clone()).collect();
+    let failed = failures.len();
+    match action {
+        Action::Drop => {
+            for (row, reason) in failures {
+                drops.entry(row).or_default().push(reason);
+            }
+        }
+        Action::Fail if failed > 0 => diags.push(Diagnostic::rule(
+            &rule.id,
+            format!(
+                "{failed} row(s) failed {id}, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: {first}",
+                id = rule.id,
+                first = sample.first().cloned().unwrap_or_default()
+            ),
+        )),
+        Action::Fail | Action::Warn => {}
+    }
+    RuleStat {
+        rule_id: rule.id.clone(),
+        kind: rule.kind,
+        action,
+        checked,
+        failed,
+        changed,
+        sample,
+    }
+}
+
+/// Filters, then normalizations, enrichments and expectations, for one
+/// silver table. Filters are evaluated together on the typed rows; rows a
+/// `drop` filter rejects leave before the normalizations (seed 002 §4: drop
+/// the garbage first). Normalizations, enrichments and expectations then
+/// each see every remaining row, and a row failing `drop` rules among them
+/// is quarantined with all their reasons.
 async fn build_silver(
     ctx: &SessionContext,
     def: &SilverTableDef,
     parsed: &Parsed,
     all_parsed: &BTreeMap<String, Parsed>,
     stats: &mut Vec<RuleStat>,
-) -> std::result::Result<(RecordBatch, Vec<Rejected>), Vec<Diagnostic>> {
+) -> std::result::Result<SilverRows, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     for id in def.rules.duplicate_ids() {
         diags.push(Diagnostic::rule(
@@ -463,11 +688,19 @@ async fn build_silver(
             format!("rule id {id} is used more than once; ids must be unique"),
         ));
     }
-    let typed = parsed.rows.clone();
+    let n = parsed.rows.num_rows();
+    let typed = with_column(
+        &parsed.rows,
+        ARRIVAL,
+        Arc::new(datafusion::arrow::array::Int64Array::from_iter_values(
+            0..n as i64,
+        )),
+    )
+    .map_err(|e| vec![pipeline_diag(e)])?;
     let typed_df = read_batch(ctx, &typed).map_err(|e| vec![pipeline_diag(e)])?;
 
-    // Filters: each evaluated on the typed rows; a row is rejected by every filter that is TRUE for it.
-    let mut reject_by: Vec<Vec<String>> = vec![Vec::new(); typed.num_rows()];
+    // Filters: each evaluated on the typed rows.
+    let mut drops: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for rule in def
         .rules
         .rules
@@ -478,67 +711,21 @@ async fn build_silver(
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
         }
-        match eval_filter(&typed_df, rule).await {
+        match eval_condition(&typed_df, rule, true).await {
             Ok((flags, cols)) => {
-                let mut n = 0;
-                for (row, reasons) in reject_by.iter_mut().enumerate() {
-                    if flags.is_valid(row) && flags.value(row) {
-                        n += 1;
-                        reasons.push(format!(
-                            "{}: {}{}",
-                            rule.id,
-                            rule.resolved_expression(),
-                            describe_values(&typed, &cols, row)
-                        ));
-                    }
-                }
-                stats.push(RuleStat {
-                    rule_id: rule.id.clone(),
-                    kind: rule.kind,
-                    rows_in: typed.num_rows(),
-                    affected: n,
-                });
+                let failures = failing_rows(&typed, &flags, rule, &cols);
+                stats.push(apply_action(rule, n, 0, failures, &mut drops, &mut diags));
             }
             Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
         }
     }
     let mut rejected = Vec::new();
-    let lineage = |name: &str| {
-        typed
-            .column_by_name(name)
-            .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
-    };
-    let (Some(ev), Some(ba), Some(fi), Some(raw)) = (
-        lineage("_event_id"),
-        lineage("_batch_id"),
-        lineage("_source_file"),
-        lineage("raw_payload"),
-    ) else {
-        return Err(vec![pipeline_diag(EngineError::Internal(
-            "lineage columns missing".into(),
-        ))]);
-    };
-    for (row, reasons) in reject_by.iter().enumerate() {
-        if !reasons.is_empty() {
-            rejected.push(Rejected {
-                event_id: ev.value(row).to_string(),
-                batch_id: ba.value(row).to_string(),
-                source_file: fi.value(row).to_string(),
-                raw_payload: raw.value(row).to_string(),
-                rule_id: reasons
-                    .iter()
-                    .map(|r| r.split(':').next().unwrap_or_default())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                reason: reasons.join("; "),
-            });
-        }
-    }
-    let keep = BooleanArray::from(reject_by.iter().map(|r| r.is_empty()).collect::<Vec<_>>());
-    let mut current =
-        filter_record_batch(&typed, &keep).map_err(|e| vec![pipeline_diag(e.into())])?;
+    let current = split_rejected(&typed, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+    let mut current = current;
 
-    // Normalizations and enrichments: each on the materialized output of the previous rule.
+    // Normalizations, enrichments, expectations: each on the materialized
+    // output of the previous rule; failures collected per row.
+    let mut expect_df: Option<(RecordBatch, DataFrame)> = None;
     for rule in def
         .rules
         .in_execution_order()
@@ -549,21 +736,49 @@ async fn build_silver(
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
         }
+        let checked = current.num_rows();
+        if rule.kind == RuleKind::Expect {
+            // Expectations all see the same rows: the output of the last enrichment.
+            if expect_df.is_none() {
+                match read_batch(ctx, &current) {
+                    Ok(df) => expect_df = Some((current.clone(), df)),
+                    Err(e) => {
+                        diags.push(pipeline_diag(e));
+                        continue;
+                    }
+                }
+            }
+            let Some((batch, df)) = &expect_df else {
+                continue;
+            };
+            match eval_condition(df, rule, false).await {
+                Ok((flags, cols)) => {
+                    let failures = failing_rows(batch, &flags, rule, &cols);
+                    stats.push(apply_action(
+                        rule, checked, 0, failures, &mut drops, &mut diags,
+                    ));
+                }
+                Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
+            }
+            continue;
+        }
         let result = match (&rule.kind, &rule.lookup) {
             (RuleKind::Normalize, _) => normalize(ctx, &current, rule).await,
             (RuleKind::Enrich, None) => enrich_computed(ctx, &current, rule).await,
             (RuleKind::Enrich, Some(_)) => enrich_lookup(ctx, &current, rule, all_parsed).await,
-            (RuleKind::Filter, _) => continue,
+            (RuleKind::Filter | RuleKind::Expect, _) => continue,
         };
         match result {
-            Ok((next, affected)) => {
-                stats.push(RuleStat {
-                    rule_id: rule.id.clone(),
-                    kind: rule.kind,
-                    rows_in: current.num_rows(),
-                    affected,
-                });
-                current = next;
+            Ok(step) => {
+                stats.push(apply_action(
+                    rule,
+                    checked,
+                    step.changed,
+                    step.failures,
+                    &mut drops,
+                    &mut diags,
+                ));
+                current = step.rows;
             }
             Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
         }
@@ -571,21 +786,147 @@ async fn build_silver(
     if !diags.is_empty() {
         return Err(diags);
     }
+    let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+
+    // Delete events of a merged table.
+    let deletes = match def.merge.as_ref().and_then(|m| m.delete_when.as_deref()) {
+        Some(cond) => predicate_mask(ctx, &current, cond).await.map_err(|m| {
+            vec![Diagnostic {
+                scope: "pipeline".into(),
+                id: def.name.clone(),
+                message: format!("silver.{}: delete_when: {m}", def.name),
+            }]
+        })?,
+        None => BooleanArray::from(vec![false; current.num_rows()]),
+    };
 
     // Silver's columns: everything but the bronze text, with the lineage ids last.
     let schema = current.schema();
     let mut order: Vec<usize> = (0..schema.fields().len())
-        .filter(|&i| !LINEAGE_COLUMNS.contains(&schema.field(i).name().as_str()))
+        .filter(|&i| !is_internal(schema.field(i).name().as_str()))
         .collect();
     for name in ["_event_id", "_batch_id"] {
         if let Ok(i) = schema.index_of(name) {
             order.push(i);
         }
     }
-    let silver = current
+    let rows = current
         .project(&order)
         .map_err(|e| vec![pipeline_diag(e.into())])?;
-    Ok((silver, rejected))
+    Ok(SilverRows {
+        rows,
+        rejected,
+        deletes,
+    })
+}
+
+/// `batch` with `array` added (or replaced) as column `name`.
+fn with_column(batch: &RecordBatch, name: &str, array: ArrayRef) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut cols = batch.columns().to_vec();
+    let field = Field::new(name, array.data_type().clone(), true);
+    match batch.schema().index_of(name) {
+        Ok(i) => {
+            fields[i] = field;
+            cols[i] = array;
+        }
+        Err(_) => {
+            fields.push(field);
+            cols.push(array);
+        }
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}
+
+/// Arrival positions of `batch`'s rows.
+fn arrivals(batch: &RecordBatch) -> Vec<i64> {
+    batch
+        .column_by_name(ARRIVAL)
+        .and_then(|c| {
+            c.as_any()
+                .downcast_ref::<datafusion::arrow::array::Int64Array>()
+        })
+        .map(|a| a.values().to_vec())
+        .unwrap_or_default()
+}
+
+/// Rows where `flags` is TRUE, with the rule's reason (`F1: fare_amount < 0 (fare_amount = -21)`).
+fn failing_rows(
+    batch: &RecordBatch,
+    flags: &BooleanArray,
+    rule: &Rule,
+    cols: &[String],
+) -> Failures {
+    let arrival = arrivals(batch);
+    (0..flags.len())
+        .filter(|&r| flags.is_valid(r) && flags.value(r))
+        .map(|r| {
+            (
+                arrival.get(r).copied().unwrap_or(r as i64),
+                format!(
+                    "{}: {}{}",
+                    rule.id,
+                    rule.resolved_expression(),
+                    describe_values(batch, cols, r)
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Moves the rows of `batch` that have drop reasons into `rejected` (one
+/// quarantine row each, every reason listed) and returns the others.
+fn split_rejected(
+    batch: &RecordBatch,
+    drops: &mut BTreeMap<i64, Vec<String>>,
+    rejected: &mut Vec<Rejected>,
+) -> std::result::Result<RecordBatch, Diagnostic> {
+    if drops.is_empty() {
+        return Ok(batch.clone());
+    }
+    let lineage = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+    };
+    let (Some(ev), Some(ba), Some(fi), Some(raw)) = (
+        lineage("_event_id"),
+        lineage("_batch_id"),
+        lineage("_source_file"),
+        lineage("raw_payload"),
+    ) else {
+        return Err(pipeline_diag(EngineError::Internal(
+            "lineage columns missing".into(),
+        )));
+    };
+    let arrival = arrivals(batch);
+    let mut keep = Vec::with_capacity(batch.num_rows());
+    for (row, a) in arrival.iter().enumerate() {
+        match drops.remove(a) {
+            Some(reasons) => {
+                keep.push(false);
+                rejected.push(Rejected {
+                    event_id: ev.value(row).to_string(),
+                    batch_id: ba.value(row).to_string(),
+                    source_file: fi.value(row).to_string(),
+                    raw_payload: raw.value(row).to_string(),
+                    rule_id: reasons
+                        .iter()
+                        .map(|r| r.split(':').next().unwrap_or_default())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    reason: reasons.join("; "),
+                });
+            }
+            None => keep.push(true),
+        }
+    }
+    filter_record_batch(batch, &BooleanArray::from(keep)).map_err(|e| pipeline_diag(e.into()))
 }
 
 fn check_rule_size(rule: &Rule) -> std::result::Result<(), String> {
@@ -623,7 +964,7 @@ fn check_target_column(rule: &Rule, name: &str) -> std::result::Result<(), Strin
             rule.kind.as_str()
         ));
     }
-    if LINEAGE_COLUMNS.contains(&name) {
+    if is_internal(name) {
         return Err(format!(
             "{name} is a lineage column from bronze; rules cannot change it"
         ));
@@ -662,18 +1003,24 @@ pub(crate) async fn predicate_mask(
         .ok_or_else(|| "the condition did not produce a boolean".to_string())
 }
 
-/// Evaluates a filter's predicate per row. Returns TRUE = reject, and the
-/// columns the predicate reads (for the quarantine reason).
-async fn eval_filter(
+/// Evaluates a rule's condition per row. Returns TRUE = the row fails the
+/// rule (a filter: the condition is TRUE; an expectation: it is not TRUE),
+/// and the columns the condition reads (for the quarantine reason).
+async fn eval_condition(
     df: &DataFrame,
     rule: &Rule,
+    reject_when_true: bool,
 ) -> std::result::Result<(BooleanArray, Vec<String>), String> {
     let expr = df
         .parse_sql_expr(&rule.resolved_expression())
         .map_err(df_err)?;
     let ty = expr.get_type(df.schema()).map_err(df_err)?;
     if ty != DataType::Boolean && ty != DataType::Null {
-        return Err(format!("a filter must be a condition (TRUE = send the row to quarantine), but this expression gives {ty}"));
+        return Err(if reject_when_true {
+            format!("a filter must be a condition (TRUE = send the row to quarantine), but this expression gives {ty}")
+        } else {
+            format!("an expectation must be a condition every row satisfies (TRUE = the row is fine), but this expression gives {ty}")
+        });
     }
     let mut cols: Vec<String> = expr
         .column_refs()
@@ -682,9 +1029,14 @@ async fn eval_filter(
         .collect();
     cols.sort();
     cols.dedup();
+    let flag = if reject_when_true {
+        expr.is_true()
+    } else {
+        expr.is_not_true()
+    };
     let out = collect_one(
         df.clone()
-            .select(vec![expr.is_true().alias("__reject")])
+            .select(vec![flag.alias("__fails")])
             .map_err(df_err)?,
     )
     .await?;
@@ -693,17 +1045,26 @@ async fn eval_filter(
         .as_any()
         .downcast_ref::<BooleanArray>()
         .cloned()
-        .ok_or_else(|| "filter did not produce a boolean".to_string())?;
+        .ok_or_else(|| "the condition did not produce a boolean".to_string())?;
     Ok((flags, cols))
 }
 
-/// Replaces an existing column with the expression's value. Returns the new
-/// rows and how many values changed.
+/// Output of a normalization or enrichment.
+struct Step {
+    rows: RecordBatch,
+    /// Normalize: values changed.
+    changed: usize,
+    failures: Failures,
+}
+
+/// Replaces an existing column with the expression's value, converted
+/// exactly to the rule's declared `type` if it has one. A row fails when its
+/// value does not convert, or becomes NULL from a non-NULL value.
 async fn normalize(
     ctx: &SessionContext,
     input: &RecordBatch,
     rule: &Rule,
-) -> std::result::Result<(RecordBatch, usize), String> {
+) -> std::result::Result<Step, String> {
     let column = rule.column.trim();
     check_target_column(rule, column)?;
     let Ok(old_index) = input.schema().index_of(column) else {
@@ -715,12 +1076,50 @@ async fn normalize(
     let expr = df
         .parse_sql_expr(&rule.resolved_expression())
         .map_err(df_err)?;
-    let out = collect_one(df.with_column(column, expr).map_err(df_err)?).await?;
+    let mut out = collect_one(df.with_column(column, expr).map_err(df_err)?).await?;
     let new_index = out.schema().index_of(column).map_err(|e| e.to_string())?;
-    Ok((
-        out.clone(),
-        changed_values(input.column(old_index), out.column(new_index)),
-    ))
+    let old = input.column(old_index);
+    let arrival = arrivals(&out);
+    let mut failures = Vec::new();
+    let mut converted_failed = vec![false; out.num_rows()];
+    if let Some(ty) = rule.cast {
+        let value = out.column(new_index).clone();
+        let text = cast(&value, &DataType::Utf8).map_err(|e| e.to_string())?;
+        let text = text
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or("value as text")?;
+        let (typed, errors) =
+            crate::convert::convert_column(column, text, ty, &[]).map_err(|e| e.to_string())?;
+        for (row, e) in errors.into_iter().enumerate() {
+            if let Some(e) = e {
+                converted_failed[row] = true;
+                failures.push((arrival[row], format!("{}: {e}", rule.id)));
+            }
+        }
+        out = with_column(&out, column, typed).map_err(|e| e.to_string())?;
+    }
+    let new = out.column(new_index);
+    let opts = FormatOptions::default().with_null("NULL");
+    let old_text = ArrayFormatter::try_new(old.as_ref(), &opts).map_err(|e| e.to_string())?;
+    for row in 0..out.num_rows() {
+        if old.is_valid(row) && new.is_null(row) && !converted_failed[row] {
+            failures.push((
+                arrival[row],
+                format!(
+                    "{}: {column} became NULL (was {})",
+                    rule.id,
+                    old_text.value(row)
+                ),
+            ));
+        }
+    }
+    failures.sort_by_key(|(a, _)| *a);
+    Ok(Step {
+        changed: changed_values(old, new),
+        rows: out,
+        failures,
+    })
 }
 
 /// Values that differ, comparing in the old column's type (so 1.5 → 1 counts as a change).
@@ -733,12 +1132,12 @@ fn changed_values(old: &ArrayRef, new: &ArrayRef) -> usize {
     }
 }
 
-/// Adds a computed column. Returns the new rows and how many are NULL in it.
+/// Adds a computed column. A row fails when the new value is NULL.
 async fn enrich_computed(
     ctx: &SessionContext,
     input: &RecordBatch,
     rule: &Rule,
-) -> std::result::Result<(RecordBatch, usize), String> {
+) -> std::result::Result<Step, String> {
     let column = rule.column.trim();
     check_target_column(rule, column)?;
     if input.schema().index_of(column).is_ok() {
@@ -751,11 +1150,24 @@ async fn enrich_computed(
         .parse_sql_expr(&rule.resolved_expression())
         .map_err(df_err)?;
     let out = collect_one(df.with_column(column, expr).map_err(df_err)?).await?;
-    let nulls = out
-        .column_by_name(column)
-        .map(|c| c.null_count())
-        .unwrap_or(0);
-    Ok((out, nulls))
+    let failures = null_failures(&out, rule, column, "");
+    Ok(Step {
+        rows: out,
+        changed: 0,
+        failures,
+    })
+}
+
+/// Rows where the enrichment's first new column is NULL.
+fn null_failures(out: &RecordBatch, rule: &Rule, column: &str, why: &str) -> Failures {
+    let arrival = arrivals(out);
+    let Some(values) = out.column_by_name(column) else {
+        return vec![];
+    };
+    (0..out.num_rows())
+        .filter(|&r| values.is_null(r))
+        .map(|r| (arrival[r], format!("{}: {column} is NULL{why}", rule.id)))
+        .collect()
 }
 
 /// Splits "pu.borough, upper(pu.zone)" into SQL expressions with the SQL parser.
@@ -770,15 +1182,15 @@ fn split_expressions(text: &str) -> std::result::Result<Vec<String>, String> {
     Ok(exprs.into_iter().map(|e| e.to_string()).collect())
 }
 
-/// LEFT JOIN with a lookup table, then adds the rule's output columns.
-/// Returns the new rows and how many rows found no match. Fails when the
-/// join would change the number of rows (lookup key not unique).
+/// LEFT JOIN with a lookup table, then adds the rule's output columns. A
+/// row fails when it found no match (its first new column is NULL). Errors
+/// when the join would change the number of rows (lookup key not unique).
 async fn enrich_lookup(
     ctx: &SessionContext,
     input: &RecordBatch,
     rule: &Rule,
     all_parsed: &BTreeMap<String, Parsed>,
-) -> std::result::Result<(RecordBatch, usize), String> {
+) -> std::result::Result<Step, String> {
     let lookup = rule.lookup.as_ref().ok_or("no lookup")?;
     let outputs = rule.output_columns();
     if outputs.is_empty() {
@@ -820,7 +1232,7 @@ async fn enrich_lookup(
     // Only the lookup's own columns take part (not its lineage columns).
     let schema = parsed.rows.schema();
     let own: Vec<usize> = (0..schema.fields().len())
-        .filter(|&i| !LINEAGE_COLUMNS.contains(&schema.field(i).name().as_str()))
+        .filter(|&i| !is_internal(schema.field(i).name().as_str()))
         .collect();
     let lookup_rows = parsed.rows.project(&own).map_err(|e| e.to_string())?;
 
@@ -868,11 +1280,31 @@ async fn enrich_lookup(
     if out.num_rows() != input.num_rows() {
         return Err(not_unique(out.num_rows().to_string()));
     }
-    let unmatched = out
-        .column_by_name(&outputs[0])
-        .map(|c| c.null_count())
-        .unwrap_or(0);
-    Ok((out, unmatched))
+    // A hash join may reorder rows: put them back in arrival order.
+    let arrival = arrivals(&out);
+    let mut order: Vec<u32> = (0..out.num_rows() as u32).collect();
+    order.sort_by_key(|&i| arrival[i as usize]);
+    let idx = datafusion::arrow::array::UInt32Array::from(order);
+    let out = RecordBatch::try_new(
+        out.schema(),
+        out.columns()
+            .iter()
+            .map(|c| datafusion::arrow::compute::take(c.as_ref(), &idx, None))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    let failures = null_failures(
+        &out,
+        rule,
+        &outputs[0],
+        &format!(" (no match in {})", lookup.table),
+    );
+    Ok(Step {
+        rows: out,
+        changed: 0,
+        failures,
+    })
 }
 
 /// Plans a gold model's SQL (a query only: no DDL or DML), refuses it if it

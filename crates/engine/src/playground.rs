@@ -28,7 +28,7 @@ use crate::error::{EngineError, Result};
 use crate::kafka::{KafkaMessage, Topic};
 use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
 use crate::model::{BronzeMode, PipelineDef};
-use crate::pipeline::{register_table, run, Diagnostic, Incremental, RunInput, RunOutput};
+use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
 use crate::source::{type_records, ColumnType};
 use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
 
@@ -1011,13 +1011,9 @@ impl Playground {
             ctx: &self.ctx,
             def: &self.def,
             bronze: &self.bronze,
-            incremental: match (&self.last_good, incremental) {
-                (Some(base), true) => Some(Incremental {
-                    new_batches: &new_batches,
-                    base,
-                }),
-                _ => None,
-            },
+            run_id: self.run_info.runs,
+            previous: self.last_good.as_ref(),
+            new_batches: incremental.then_some(&new_batches),
         })
         .await;
         match result {
@@ -1156,7 +1152,9 @@ impl Playground {
             ctx: &ctx,
             def: &self.def,
             bronze: &self.bronze,
-            incremental: None,
+            run_id: 1,
+            previous: None,
+            new_batches: None,
         })
         .await
         {
@@ -1174,7 +1172,15 @@ impl Playground {
             Ok(out) => {
                 let mut tables = Vec::new();
                 for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
-                    let current = self.table_batch(&t.name);
+                    let mut current = self.table_batch(&t.name);
+                    let mut t = t.clone();
+                    // The quarantine is history; a rebuild reproduces its open rows.
+                    if t.name == "silver.quarantine" {
+                        t.batch = crate::pipeline::open_quarantine(&t.batch)?;
+                        current = current
+                            .map(|c| crate::pipeline::open_quarantine(&c))
+                            .transpose()?;
+                    }
                     let (only_replayed, only_current) = match &current {
                         Some(c) => row_diff(c, &t.batch)?,
                         None => (t.batch.num_rows(), 0),

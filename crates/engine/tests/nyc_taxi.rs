@@ -196,11 +196,11 @@ async fn silver_is_typed_normalized_and_enriched() {
             .iter()
             .find(|r| r.rule.id == id)
             .and_then(|r| r.stat.as_ref())
-            .map(|s| s.affected)
+            .map(|s| (s.checked, s.failed, s.changed))
     };
-    assert_eq!(stat("F1"), Some(1));
-    assert_eq!(stat("F3"), Some(5));
-    assert_eq!(stat("N4"), Some(260));
+    assert_eq!(stat("F1"), Some((266, 1, 0)));
+    assert_eq!(stat("F3"), Some((266, 5, 0)));
+    assert_eq!(stat("N4"), Some((260, 0, 260)));
     assert_eq!(stat("F4"), None);
 }
 
@@ -298,7 +298,18 @@ async fn f3_with_the_seed_range_quarantines_every_trip() {
     })
     .await;
     assert_eq!(table(&v, SILVER).row_count, 0);
-    assert_eq!(table(&v, "silver.quarantine").row_count, 266);
+    // History: run 1's six rows stay (now released: their reasons no longer
+    // hold) and this run adds all 266 trips.
+    let q = table(&v, "silver.quarantine");
+    assert_eq!(q.row_count, 272);
+    assert_eq!(
+        (cell(q, 0, "released_in_run"), cell(q, 6, "released_in_run")),
+        (Some("2"), None)
+    );
+    assert_eq!(
+        check(&v, "A1").observed,
+        "bronze 266 = silver 0 + quarantine 266"
+    );
     assert_eq!(table(&v, "gold.trips_by_borough_daily").row_count, 0);
     assert_eq!(check(&v, "A2").status, CheckStatus::Warn);
 }
@@ -367,11 +378,16 @@ async fn dropped_json_lines_file_is_a_new_batch_and_flows_downstream() {
     assert_eq!(table(&v, SILVER).row_count, 261);
     let q = table(&v, "silver.quarantine");
     assert_eq!(q.row_count, 7);
+    // The quarantine is history: run 1's six rows, then this run's one.
     assert_eq!(
-        cell(q, 0, "reason"),
+        cell(q, 6, "reason"),
         Some("parse: VendorID: 'two' is not BIGINT")
     );
-    assert_eq!(cell(q, 0, "_source_file"), Some("extra.jsonl"));
+    assert_eq!(cell(q, 6, "_source_file"), Some("extra.jsonl"));
+    assert_eq!(
+        (cell(q, 0, "run_id"), cell(q, 6, "run_id")),
+        (Some("1"), Some("2"))
+    );
     assert_eq!(
         check(&v, "A1").observed,
         "bronze 268 = silver 261 + quarantine 7"
@@ -405,7 +421,10 @@ async fn registry_exports_as_markdown() {
         panic!()
     };
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "| # | Column / scope | Rule | Kind | Rationale |");
+    assert_eq!(
+        lines[0],
+        "| # | Column / scope | Rule | Kind | On failure | Rationale |"
+    );
     assert_eq!(lines.len(), 2 + 13);
     assert!(
         lines[3].starts_with("| F2 | total_amount | `total_amount > 1000` | filter |"),
@@ -510,8 +529,9 @@ async fn every_csv_record_reaches_bronze_even_when_silver_cannot_read_it() {
     let reasons: Vec<&str> = (0..q.row_count)
         .filter_map(|r| cell(q, r, "reason"))
         .collect();
-    assert_eq!(reasons[0], "parse: 5 fields, the header has 18");
-    assert_eq!(reasons[1], "parse: passenger_count: 'one' is not DOUBLE");
+    assert_eq!(reasons.len(), 8, "run 1's six rows, then this run's two");
+    assert_eq!(reasons[6], "parse: 5 fields, the header has 18");
+    assert_eq!(reasons[7], "parse: passenger_count: 'one' is not DOUBLE");
     assert_eq!(
         check(&v, "A1").observed,
         "bronze 269 = silver 261 + quarantine 8"
@@ -631,7 +651,7 @@ async fn a_file_with_none_of_the_declared_columns_is_quarantined_not_read_as_nul
     assert_eq!(table(&v, SILVER).row_count, 260);
     let q = table(&v, "silver.quarantine");
     assert_eq!(
-        cell(q, 0, "reason"),
+        cell(q, 6, "reason"),
         Some("parse: the file's header (a, b, c) has none of the declared columns (VendorID, tpep_pickup_datetime, tpep_dropoff_datetime, passenger_count, trip_distance, … (19 in all))")
     );
     assert_eq!(check(&v, "R1").status, CheckStatus::Pass);

@@ -3,7 +3,7 @@
 
 use medallion_engine::api::SilverView;
 use medallion_engine::pipeline::RuleStat;
-use medallion_engine::rules::{Rule, RuleKind};
+use medallion_engine::rules::{Action, Rule, RuleKind};
 use medallion_engine::Lang;
 use yew::prelude::*;
 
@@ -24,17 +24,20 @@ fn stat_text(lang: Lang, rule: &Rule, stat: Option<&RuleStat>) -> String {
         return t(lang, "off").to_string();
     }
     let Some(s) = stat else { return String::new() };
-    match (s.kind, rule.lookup.is_some()) {
-        (RuleKind::Filter, _) => format!("{} {} / {}", t(lang, "rejected"), s.affected, s.rows_in),
-        (RuleKind::Normalize, _) => {
-            format!("{} {} / {}", t(lang, "changed"), s.affected, s.rows_in)
+    let failed_word = match (s.kind, s.action, rule.lookup.is_some()) {
+        (_, Action::Warn, _) if s.kind != RuleKind::Enrich => t(lang, "warned"),
+        (RuleKind::Filter, _, _) => t(lang, "rejected"),
+        (RuleKind::Enrich, _, true) => t(lang, "no_match"),
+        (RuleKind::Enrich, _, false) => t(lang, "null_in"),
+        _ => t(lang, "failed"),
+    };
+    let failed = format!("{failed_word} {} / {}", s.failed, s.checked);
+    match s.kind {
+        RuleKind::Normalize if s.failed == 0 => {
+            format!("{} {} / {}", t(lang, "changed"), s.changed, s.checked)
         }
-        (RuleKind::Enrich, true) => {
-            format!("{} {} / {}", t(lang, "no_match"), s.affected, s.rows_in)
-        }
-        (RuleKind::Enrich, false) => {
-            format!("{} {} / {}", t(lang, "null_in"), s.affected, s.rows_in)
-        }
+        RuleKind::Normalize => format!("{failed} · {} {}", t(lang, "changed"), s.changed),
+        _ => failed,
     }
 }
 
@@ -106,7 +109,46 @@ pub fn rules_panel(p: &Props) -> Html {
             { for p.draft.iter().enumerate().map(|(i, rule)| {
                 let engine_view = silver.rules.iter().find(|r| r.rule.id == rule.id);
                 let error = engine_view.and_then(|r| r.error.clone());
-                let stat = stat_text(lang, rule, engine_view.and_then(|r| r.stat.as_ref()));
+                let stat_ref = engine_view.and_then(|r| r.stat.as_ref());
+                let stat = stat_text(lang, rule, stat_ref);
+                let sample = stat_ref.map(|s| s.sample.join("\n")).unwrap_or_default();
+                let on_action = {
+                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                    Callback::from(move |e: Event| {
+                        let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+                        let mut rules = draft.clone();
+                        if let Some(r) = rules.get_mut(i) {
+                            r.action = match el.value().as_str() {
+                                "warn" => Some(Action::Warn),
+                                "fail" => Some(Action::Fail),
+                                _ => Some(Action::Drop),
+                            };
+                        }
+                        cb.emit(rules);
+                    })
+                };
+                let on_cast = {
+                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                    Callback::from(move |e: InputEvent| {
+                        let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+                        let text = el.value();
+                        let cast = if text.trim().is_empty() {
+                            None
+                        } else {
+                            match text.parse() {
+                                Ok(t) => Some(t),
+                                // Not a type yet (still typing): leave the rule as it is.
+                                Err(_) => return,
+                            }
+                        };
+                        let mut rules = draft.clone();
+                        if let Some(r) = rules.get_mut(i) {
+                            r.cast = cast;
+                        }
+                        cb.emit(rules);
+                    })
+                };
+                let action = rule.action();
                 let toggle = {
                     let (draft, cb) = (p.draft.clone(), p.on_change.clone());
                     Callback::from(move |_| {
@@ -127,7 +169,12 @@ pub fn rules_panel(p: &Props) -> Html {
                             <span class={classes!("kind", kind_class)}>{ t(lang, kind_class) }</span>
                             <input class="mono rule-column" value={rule.column.clone()} title={rule.column.clone()}
                                 oninput={line_input(edit(i, |r, v| r.column = v))} />
-                            <span class="rule-stat">{ stat }</span>
+                            <span class="rule-stat" title={sample}>{ stat }</span>
+                            <select class={classes!("rule-action", action.as_str())} title={t(lang, "on_failure")} onchange={on_action}>
+                                { for [Action::Warn, Action::Drop, Action::Fail].into_iter().map(|a| html! {
+                                    <option value={a.as_str()} selected={a == action} title={t(lang, &format!("action_{}", a.as_str()))}>{ a.as_str() }</option>
+                                }) }
+                            </select>
                             <button class="ghost small delete" title={t(lang, "delete_rule")} onclick={delete(i)}>{ "×" }</button>
                         </div>
                         if let Some(l) = &rule.lookup {
@@ -137,6 +184,11 @@ pub fn rules_panel(p: &Props) -> Html {
                             </div>
                         }
                         <textarea class="mono rule-expr" rows={if rule.expression.len() > 60 { "2" } else { "1" }} spellcheck="false" value={rule.expression.clone()} oninput={on_expr} />
+                        if rule.kind == RuleKind::Normalize {
+                            <label class="rule-type muted" title={t(lang, "cast_hint")}>{ format!("→ {} ", t(lang, "cast_type")) }
+                                <input class="mono" placeholder="—" value={rule.cast.map(|c| c.to_string()).unwrap_or_default()} oninput={on_cast} />
+                            </label>
+                        }
                         if !rule.params.is_empty() {
                             <div class="params">
                                 <span class="muted">{ t(lang, "params") }</span>
@@ -171,6 +223,7 @@ pub fn rules_panel(p: &Props) -> Html {
                 <button class="ghost small" id="add-filter" onclick={add(RuleKind::Filter)}>{ format!("+ {}", t(lang, "filter")) }</button>
                 <button class="ghost small" id="add-normalize" onclick={add(RuleKind::Normalize)}>{ format!("+ {}", t(lang, "normalize")) }</button>
                 <button class="ghost small" id="add-enrich" onclick={add(RuleKind::Enrich)}>{ format!("+ {}", t(lang, "enrich")) }</button>
+                <button class="ghost small" id="add-expect" onclick={add(RuleKind::Expect)}>{ format!("+ {}", t(lang, "expect")) }</button>
             </div>
         </div>
     }
@@ -183,6 +236,7 @@ fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang) -> Rule {
         RuleKind::Filter => "F",
         RuleKind::Normalize => "N",
         RuleKind::Enrich => "E",
+        RuleKind::Expect => "X",
     };
     let next = existing
         .iter()
@@ -200,6 +254,7 @@ fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang) -> Rule {
             "tip_pct",
             "round(tip_amount / NULLIF(fare_amount, 0) * 100, 1)",
         ),
+        RuleKind::Expect => ("total_amount", "total_amount >= fare_amount"),
     };
     Rule {
         id: format!("{prefix}{next}"),
@@ -210,5 +265,7 @@ fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang) -> Rule {
         lookup: None,
         enabled: false,
         rationale: t(lang, "new_rationale").into(),
+        action: None,
+        cast: None,
     }
 }
