@@ -327,12 +327,11 @@ impl PipelineView {
 }
 
 pub(crate) fn diagnostics_for<'a>(
-    diags: &'a [Diagnostic],
+    diags: impl Iterator<Item = &'a Diagnostic>,
     scope: &'a str,
     id: &'a str,
 ) -> Option<String> {
     let msgs: Vec<&str> = diags
-        .iter()
         .filter(|d| d.scope == scope && d.id == id)
         .map(|d| d.message.as_str())
         .collect();

@@ -7,6 +7,7 @@ use crate::model::{
     SilverTableDef,
 };
 use crate::rules::{Lookup, Rule, RuleKind, RuleParam, RuleRegistry};
+use crate::scenarios::{self, ExampleFile};
 use crate::source::{ColumnType as T, SourceSchema};
 
 /// A bundled example: a pipeline definition (in the chosen language) and the
@@ -14,18 +15,52 @@ use crate::source::{ColumnType as T, SourceSchema};
 pub struct Example {
     pub name: &'static str,
     pub definition: fn(Lang) -> PipelineDef,
-    pub files: fn() -> Vec<(&'static str, &'static str, &'static [u8])>,
+    pub files: fn() -> Vec<ExampleFile>,
+    /// `(bronze table, messages)`: one JSON value per line (`null` is a
+    /// tombstone), produced to the table's topic and polled at load.
+    pub kafka: fn() -> Vec<(&'static str, &'static str)>,
+}
+
+fn no_kafka() -> Vec<(&'static str, &'static str)> {
+    vec![]
 }
 
 /// Key of the example the playground opens with.
 pub const DEFAULT_EXAMPLE: &str = "nyc_taxi_silver";
 
 /// Every bundled example.
-pub const EXAMPLES: &[Example] = &[Example {
-    name: DEFAULT_EXAMPLE,
-    definition: nyc_taxi,
-    files: nyc_taxi_files,
-}];
+pub const EXAMPLES: &[Example] = &[
+    Example {
+        name: DEFAULT_EXAMPLE,
+        definition: nyc_taxi,
+        files: nyc_taxi_files,
+        kafka: no_kafka,
+    },
+    Example {
+        name: "kafka_orders",
+        definition: scenarios::kafka_orders,
+        files: scenarios::kafka_orders_files,
+        kafka: scenarios::kafka_orders_messages,
+    },
+    Example {
+        name: "landing_retry",
+        definition: scenarios::landing_retry,
+        files: scenarios::landing_retry_files,
+        kafka: no_kafka,
+    },
+    Example {
+        name: "ecommerce",
+        definition: scenarios::ecommerce,
+        files: scenarios::ecommerce_files,
+        kafka: no_kafka,
+    },
+    Example {
+        name: "cdc_order",
+        definition: scenarios::cdc_order,
+        files: scenarios::cdc_order_files,
+        kafka: no_kafka,
+    },
+];
 
 /// The example named `name`.
 pub fn find(name: &str) -> Option<&'static Example> {
@@ -44,7 +79,7 @@ pub const TAXI_TRIPS_CSV: &[u8] =
 pub const TAXI_ZONES_CSV: &[u8] =
     include_bytes!("../../../static/examples/nyc_taxi/taxi_zone_lookup.csv");
 
-fn nyc_taxi_files() -> Vec<(&'static str, &'static str, &'static [u8])> {
+fn nyc_taxi_files() -> Vec<ExampleFile> {
     vec![
         ("taxi_zone_lookup", "taxi_zone_lookup.csv", TAXI_ZONES_CSV),
         (
@@ -55,12 +90,19 @@ fn nyc_taxi_files() -> Vec<(&'static str, &'static str, &'static [u8])> {
     ]
 }
 
-struct Tr {
-    en: &'static str,
-    ru: &'static str,
+/// A text in both languages.
+pub(crate) struct Tr {
+    pub en: &'static str,
+    pub ru: &'static str,
 }
 
-fn tr(lang: Lang, t: Tr) -> String {
+/// Sets a normalization's declared type.
+pub(crate) fn typed(mut r: Rule, ty: &str) -> Rule {
+    r.cast = ty.parse().ok();
+    r
+}
+
+pub(crate) fn tr(lang: Lang, t: Tr) -> String {
     match lang {
         Lang::En => t.en,
         Lang::Ru => t.ru,
@@ -69,7 +111,7 @@ fn tr(lang: Lang, t: Tr) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn rule(
+pub(crate) fn rule(
     lang: Lang,
     id: &str,
     kind: RuleKind,
@@ -201,14 +243,14 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
             en: "Exercise from the course: a charged trip with zero distance. Switch it on and watch silver and the checks.",
             ru: "Задание курса: оплаченная поездка с нулевой дистанцией. Включите и посмотрите на silver и проверки.",
         }),
-        rule(lang, "N1", Normalize, "passenger_count", "CAST(coalesce(passenger_count, 0) AS INT)", true, Tr {
-            en: "DOUBLE → INT: a passenger count is a whole number; a missing count becomes 0.",
-            ru: "DOUBLE → INT: число пассажиров целое; пропуск становится 0.",
-        }),
-        rule(lang, "N2", Normalize, "RatecodeID", "CAST(coalesce(RatecodeID, 99) AS INT)", true, Tr {
+        typed(rule(lang, "N1", Normalize, "passenger_count", "coalesce(passenger_count, 0)", true, Tr {
+            en: "DOUBLE → INT: a passenger count is a whole number; a missing count becomes 0. The type is declared, so a count like 1.5 would go to quarantine instead of being cut to 1.",
+            ru: "DOUBLE → INT: число пассажиров целое; пропуск становится 0. Тип объявлен, поэтому значение вроде 1.5 уйдёт в карантин, а не обрежется до 1.",
+        }), "INT"),
+        typed(rule(lang, "N2", Normalize, "RatecodeID", "coalesce(RatecodeID, 99)", true, Tr {
             en: "DOUBLE → INT: rate codes are categories; a missing code becomes 99 (unknown).",
             ru: "DOUBLE → INT: тариф — категория; пропуск становится 99 (неизвестно).",
-        }),
+        }), "INT"),
         rule(lang, "N3", Normalize, "congestion_surcharge", "coalesce(congestion_surcharge, 0.0)", true, Tr {
             en: "A missing congestion surcharge means none was charged: NULL → 0.0, so sums add up.",
             ru: "Пустая доплата за пробки означает, что её не было: NULL → 0.0, чтобы суммы сходились.",
@@ -217,10 +259,10 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
             en: "NULL → 0.0. This 2020 sample has no Airport_fee column at all: silver reads it as NULL (check S4 warns) and this rule makes it 0.0.",
             ru: "NULL → 0.0. В выгрузке 2020 года колонки Airport_fee нет совсем: silver читает её как NULL (проверка S4 предупреждает), а это правило делает 0.0.",
         }),
-        rule(lang, "N5", Normalize, "payment_type", "CAST(coalesce(payment_type, 0) AS INT)", false, Tr {
+        typed(rule(lang, "N5", Normalize, "payment_type", "coalesce(payment_type, 0)", false, Tr {
             en: "Exercise: BIGINT → INT, NULL → 0 (unknown); watch payment_type's type change in silver.",
             ru: "Задание: BIGINT → INT, NULL → 0 (неизвестно). Тип payment_type меняется.",
-        }),
+        }), "INT"),
         rule(lang, "E1", Enrich, "trip_duration_minutes", "(to_unixtime(tpep_dropoff_datetime) - to_unixtime(tpep_pickup_datetime)) / 60.0", true, Tr {
             en: "Trip length in minutes, computed once here so every consumer uses the same definition.",
             ru: "Длительность поездки в минутах: считаем один раз здесь, чтобы все потребители брали одно определение.",

@@ -29,6 +29,7 @@ pub mod model;
 pub mod pipeline;
 pub mod playground;
 pub mod rules;
+pub mod scenarios;
 pub mod source;
 pub mod versions;
 

@@ -69,6 +69,10 @@ pub struct Diagnostic {
     /// Rule id or gold model name (empty for `pipeline`).
     pub id: String,
     pub message: String,
+    /// For a rule: its silver table (name without the layer); rule ids are
+    /// unique per table only.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub table: String,
 }
 
 impl Diagnostic {
@@ -77,6 +81,7 @@ impl Diagnostic {
             scope: "rule".into(),
             id: id.into(),
             message: message.into(),
+            table: String::new(),
         }
     }
 }
@@ -84,6 +89,8 @@ impl Diagnostic {
 /// What one rule did in a run (its expectation results).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleStat {
+    /// Silver table (name without the layer).
+    pub silver_table: String,
     pub rule_id: String,
     pub kind: RuleKind,
     pub action: Action,
@@ -192,6 +199,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut silver_out = Vec::new();
     let mut removed = BTreeMap::new();
     let mut merge_log = BTreeMap::new();
+    let mut silver_done: BTreeMap<String, RecordBatch> = BTreeMap::new();
     for s in &def.silver {
         // An incremental run reads only the new batches of the silver table's
         // own source; lookups still see their whole bronze table.
@@ -219,6 +227,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                     "silver.{} reads bronze.{}, which does not exist",
                     s.name, s.source
                 ),
+                table: String::new(),
             });
             continue;
         };
@@ -232,7 +241,16 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         let base_removed = incremental
             .and_then(|(_, b)| b.removed.get(&name).copied())
             .unwrap_or(0);
-        match build_silver(ctx, s, parsed, &parsed_tables, &mut rule_stats).await {
+        let lookups = Lookups {
+            bronze: &parsed_tables,
+            silver: &silver_done,
+        };
+        let first_stat = rule_stats.len();
+        let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats).await;
+        for st in &mut rule_stats[first_stat..] {
+            st.silver_table = s.name.clone();
+        }
+        match built {
             Ok(built) => {
                 quarantine.extend(built.rejected.into_iter().map(|r| (s.name.clone(), r)));
                 let batch = match &s.merge {
@@ -259,6 +277,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                                     scope: "pipeline".into(),
                                     id: s.name.clone(),
                                     message: format!("silver.{} (merge): {message}", s.name),
+                                    table: String::new(),
                                 });
                                 continue;
                             }
@@ -275,9 +294,13 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                         None => built.rows,
                     },
                 };
+                silver_done.insert(name.clone(), batch.clone());
                 silver_out.push(TableData { name, batch });
             }
-            Err(mut d) => diagnostics.append(&mut d),
+            Err(d) => diagnostics.extend(d.into_iter().map(|mut d| {
+                d.table = s.name.clone();
+                d
+            })),
         }
     }
     if !diagnostics.is_empty() {
@@ -316,6 +339,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 scope: "gold".into(),
                 id: g.name.clone(),
                 message,
+                table: String::new(),
             }),
         }
     }
@@ -467,6 +491,7 @@ fn append_rows(
                 names(new),
                 names(old)
             ),
+            table: String::new(),
         });
     }
     concat_batches(&old.schema(), [old, new]).map_err(|e| pipeline_diag(e.into()))
@@ -477,6 +502,7 @@ fn pipeline_diag(e: EngineError) -> Diagnostic {
         scope: "pipeline".into(),
         id: String::new(),
         message: e.to_string(),
+        table: String::new(),
     }
 }
 
@@ -609,6 +635,14 @@ fn df_err(e: datafusion::error::DataFusionError) -> String {
 /// rules (joins may reorder rows); dropped before silver is written.
 const ARRIVAL: &str = "_arrival";
 
+/// Tables an enrichment can join: bronze tables read with their declared
+/// schema, and the silver tables built earlier in this run.
+pub(crate) struct Lookups<'a> {
+    pub bronze: &'a BTreeMap<String, Parsed>,
+    /// Qualified names (`silver.customers`), in build order.
+    pub silver: &'a BTreeMap<String, RecordBatch>,
+}
+
 /// A rule's name for a column users may not target.
 fn is_internal(name: &str) -> bool {
     LINEAGE_COLUMNS.contains(&name) || name == ARRIVAL
@@ -658,6 +692,7 @@ fn apply_action(
         Action::Fail | Action::Warn => {}
     }
     RuleStat {
+        silver_table: String::new(),
         rule_id: rule.id.clone(),
         kind: rule.kind,
         action,
@@ -678,7 +713,7 @@ async fn build_silver(
     ctx: &SessionContext,
     def: &SilverTableDef,
     parsed: &Parsed,
-    all_parsed: &BTreeMap<String, Parsed>,
+    lookups: &Lookups<'_>,
     stats: &mut Vec<RuleStat>,
 ) -> std::result::Result<SilverRows, Vec<Diagnostic>> {
     let mut diags = Vec::new();
@@ -765,7 +800,7 @@ async fn build_silver(
         let result = match (&rule.kind, &rule.lookup) {
             (RuleKind::Normalize, _) => normalize(ctx, &current, rule).await,
             (RuleKind::Enrich, None) => enrich_computed(ctx, &current, rule).await,
-            (RuleKind::Enrich, Some(_)) => enrich_lookup(ctx, &current, rule, all_parsed).await,
+            (RuleKind::Enrich, Some(_)) => enrich_lookup(ctx, &current, rule, lookups).await,
             (RuleKind::Filter | RuleKind::Expect, _) => continue,
         };
         match result {
@@ -795,6 +830,7 @@ async fn build_silver(
                 scope: "pipeline".into(),
                 id: def.name.clone(),
                 message: format!("silver.{}: delete_when: {m}", def.name),
+                table: String::new(),
             }]
         })?,
         None => BooleanArray::from(vec![false; current.num_rows()]),
@@ -1170,6 +1206,32 @@ fn null_failures(out: &RecordBatch, rule: &Rule, column: &str, why: &str) -> Fai
         .collect()
 }
 
+/// Qualifier of the row's own columns in a lookup join.
+const ROW_ALIAS: &str = "__row";
+
+/// `sql` (one expression) with every bare identifier that names one of the
+/// row's columns qualified as [`ROW_ALIAS`] (`user_id` → `__row.user_id`).
+fn qualify_row_columns(
+    sql: &str,
+    row_columns: &std::collections::HashSet<String>,
+) -> std::result::Result<String, String> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions_mut, Expr as SqlExpr, Ident};
+    let dialect = GenericDialect {};
+    let mut expr = Parser::new(&dialect)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| format!("SQL syntax: {e}"))?;
+    let _ = visit_expressions_mut(&mut expr, |e| {
+        if let SqlExpr::Identifier(id) = e {
+            if row_columns.contains(&id.value) {
+                *e = SqlExpr::CompoundIdentifier(vec![Ident::new(ROW_ALIAS), id.clone()]);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(expr.to_string())
+}
+
 /// Splits "pu.borough, upper(pu.zone)" into SQL expressions with the SQL parser.
 fn split_expressions(text: &str) -> std::result::Result<Vec<String>, String> {
     let dialect = GenericDialect {};
@@ -1189,7 +1251,7 @@ async fn enrich_lookup(
     ctx: &SessionContext,
     input: &RecordBatch,
     rule: &Rule,
-    all_parsed: &BTreeMap<String, Parsed>,
+    lookups: &Lookups<'_>,
 ) -> std::result::Result<Step, String> {
     let lookup = rule.lookup.as_ref().ok_or("no lookup")?;
     let outputs = rule.output_columns();
@@ -1214,29 +1276,60 @@ async fn enrich_lookup(
             exprs.len()
         ));
     }
-    let table = lookup
-        .table
-        .strip_prefix("bronze.")
-        .unwrap_or(&lookup.table);
-    let parsed = all_parsed.get(table).ok_or_else(|| {
-        format!(
-            "lookup table {} does not exist (bronze tables: {})",
-            lookup.table,
-            all_parsed
-                .keys()
-                .map(|k| format!("bronze.{k}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })?;
+    let known = || {
+        lookups
+            .bronze
+            .keys()
+            .map(|k| format!("bronze.{k}"))
+            .chain(lookups.silver.keys().cloned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let rows = if lookup.table.starts_with("silver.") {
+        lookups.silver.get(&lookup.table).ok_or_else(|| {
+            format!(
+                "lookup table {} is not built before this table (tables available here: {}). A silver table can join silver tables listed before it.",
+                lookup.table,
+                known()
+            )
+        })?
+    } else {
+        let table = lookup
+            .table
+            .strip_prefix("bronze.")
+            .unwrap_or(&lookup.table);
+        &lookups
+            .bronze
+            .get(table)
+            .ok_or_else(|| {
+                format!(
+                    "lookup table {} does not exist (tables: {})",
+                    lookup.table,
+                    known()
+                )
+            })?
+            .rows
+    };
     // Only the lookup's own columns take part (not its lineage columns).
-    let schema = parsed.rows.schema();
+    let schema = rows.schema();
     let own: Vec<usize> = (0..schema.fields().len())
         .filter(|&i| !is_internal(schema.field(i).name().as_str()))
         .collect();
-    let lookup_rows = parsed.rows.project(&own).map_err(|e| e.to_string())?;
+    let lookup_rows = rows.project(&own).map_err(|e| e.to_string())?;
 
-    let left = read_batch(ctx, input).map_err(|e| e.to_string())?;
+    // The row's own columns are qualified as `__row`, and a bare name in the
+    // rule's SQL that is one of them means the row's column: in
+    // `user_id = u.user_id` the lookup may have a `user_id` too.
+    let left = read_batch(ctx, input)
+        .map_err(|e| e.to_string())?
+        .alias(ROW_ALIAS)
+        .map_err(df_err)?;
+    let row_names: std::collections::HashSet<String> = input
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     let left_cols: Vec<Expr> = left
         .schema()
         .columns()
@@ -1248,16 +1341,18 @@ async fn enrich_lookup(
         .alias(&lookup.alias)
         .map_err(df_err)?;
     let both = left.schema().join(right.schema()).map_err(df_err)?;
+    let on_sql = qualify_row_columns(&lookup.on, &row_names)?;
     let on = ctx
         .state()
-        .create_logical_expr(&lookup.on, &both)
+        .create_logical_expr(&on_sql, &both)
         .map_err(|e| format!("join condition: {}", df_err(e)))?;
     let joined = left
         .join_on(right, JoinType::Left, vec![on])
         .map_err(df_err)?;
     let mut select = left_cols;
     for (c, e) in outputs.iter().zip(&exprs) {
-        let expr = joined.parse_sql_expr(e).map_err(df_err)?;
+        let e = qualify_row_columns(e, &row_names)?;
+        let expr = joined.parse_sql_expr(&e).map_err(df_err)?;
         select.push(expr.alias(c));
     }
     let not_unique = |got: String| {

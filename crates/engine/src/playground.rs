@@ -275,6 +275,22 @@ impl Playground {
             self.append(table, file, bytes, &IngestOptions::default())
                 .await?;
         }
+        // Kafka-fed tables: the example's messages are produced, then polled
+        // as one micro-batch.
+        for (table, lines) in (example.kafka)() {
+            let messages = lines
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| KafkaMessage {
+                    key: None,
+                    value: (l.trim() != "null").then(|| l.to_string()),
+                    producer_ts_micros: None,
+                    erased: false,
+                })
+                .collect();
+            self.kafka_produce(table, messages)?;
+            self.poll_into_bronze(table, None, false).await?;
+        }
         self.run().await;
         Ok(())
     }
@@ -655,6 +671,20 @@ impl Playground {
         max: Option<usize>,
         crash_before_commit: bool,
     ) -> Result<BatchInfo> {
+        let info = self
+            .poll_into_bronze(table, max, crash_before_commit)
+            .await?;
+        self.run().await;
+        Ok(info)
+    }
+
+    /// [`Self::kafka_poll`] without the rerun.
+    async fn poll_into_bronze(
+        &mut self,
+        table: &str,
+        max: Option<usize>,
+        crash_before_commit: bool,
+    ) -> Result<BatchInfo> {
         let (table, topic) = self.topic_mut(table)?;
         let from = topic.committed;
         let to = topic
@@ -700,7 +730,6 @@ impl Playground {
                 t.committed = to;
             }
         }
-        self.run().await;
         Ok(info)
     }
 
@@ -1249,11 +1278,18 @@ impl Playground {
                     .map(|r| RuleView {
                         rule: r.clone(),
                         stat: if r.enabled {
-                            stats.iter().find(|st| st.rule_id == r.id).cloned()
+                            stats
+                                .iter()
+                                .find(|st| st.rule_id == r.id && st.silver_table == s.name)
+                                .cloned()
                         } else {
                             None
                         },
-                        error: diagnostics_for(&self.diagnostics, "rule", &r.id),
+                        error: diagnostics_for(
+                            self.diagnostics.iter().filter(|d| d.table == s.name),
+                            "rule",
+                            &r.id,
+                        ),
                     })
                     .collect(),
             })
@@ -1264,7 +1300,7 @@ impl Playground {
             .iter()
             .map(|g| GoldView {
                 model: g.clone(),
-                error: diagnostics_for(&self.diagnostics, "gold", &g.name),
+                error: diagnostics_for(self.diagnostics.iter(), "gold", &g.name),
             })
             .collect();
         PipelineView {

@@ -495,7 +495,7 @@ async fn rw21_numbers_as_strings_reach_bronze_untouched() {
         Some("{\"order_id\":\"5.0000002E+8\",\"price\":99.99,\"qty\":\"3\"}")
     );
     // "99,99" is quarantined (no locale rule declares a decimal comma);
-    // "500000001" and "3" convert. (DECIMAL and exponent forms: issue 4.)
+    // "500000001" and "3" convert. (DECIMAL and exponent forms: the next test.)
     let q = rows(&mut p, "silver.quarantine").await;
     assert!(
         col(&q, "reason").contains(&Some("parse: price: '99,99' is not DOUBLE")),
@@ -505,6 +505,171 @@ async fn rw21_numbers_as_strings_reach_bronze_untouched() {
     let silver = rows(&mut p, "silver.t").await;
     assert_eq!(col(&silver, "order_id")[0], Some("500000001"));
     assert_eq!(col(&silver, "price")[0], Some("99.99"));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn rw21_silver_types_numbers_exactly_and_a_locale_rule_reads_the_comma() {
+    let def = pipeline(
+        &[
+            ("order_id", "BIGINT"),
+            ("price", "DECIMAL(10,2)"),
+            ("qty", "INT"),
+        ],
+        json!([]),
+        &[],
+    );
+    let mut p = playground(def).await;
+    ingest(
+        &mut p,
+        "rw-21.jsonl",
+        case!("rw-21-numbers-as-strings.jsonl"),
+    )
+    .await;
+    let silver = rows(&mut p, "silver.t").await;
+    assert_eq!(
+        col(&silver, "order_id"),
+        [Some("500000001"), Some("500000020")]
+    );
+    assert_eq!(col(&silver, "price"), [Some("99.99"), Some("99.99")]);
+    assert_eq!(col(&silver, "qty"), [Some("2"), Some("3")]);
+    let q = rows(&mut p, "silver.quarantine").await;
+    assert_eq!(
+        col(&q, "reason"),
+        [Some("parse: price: '99,99' is not DECIMAL(10,2)")]
+    );
+    // A locale rule: price read as text, the comma replaced, then typed exactly.
+    let def = pipeline(
+        &[("order_id", "BIGINT"), ("price", "STRING"), ("qty", "INT")],
+        json!([{"id": "N1", "kind": "normalize", "column": "price", "expression": "replace(price, ',', '.')",
+                "type": "DECIMAL(10,2)", "enabled": true, "rationale": "this source writes a decimal comma"}]),
+        &[],
+    );
+    let mut p = playground(def).await;
+    ingest(
+        &mut p,
+        "rw-21.jsonl",
+        case!("rw-21-numbers-as-strings.jsonl"),
+    )
+    .await;
+    let silver = rows(&mut p, "silver.t").await;
+    assert_eq!(
+        col(&silver, "price"),
+        [Some("99.99"), Some("99.99"), Some("99.99")]
+    );
+    assert_eq!(silver.columns[1].data_type, "DECIMAL(10,2)");
+    assert_eq!(rows(&mut p, "silver.quarantine").await.row_count, 0);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn rw23_declared_timestamp_formats_parse_and_feb_30_never_rolls_over() {
+    let mut def = pipeline(
+        &[("trip_id", "INT"), ("pickup_ts", "TIMESTAMP")],
+        json!([]),
+        &[],
+    );
+    def.bronze[0].schema.columns[1].formats = [
+        "yyyy-MM-dd HH:mm:ss",
+        "yyyy-MM-dd'T'HH:mm:ss",
+        "epoch_ms",
+        "MM/dd/yyyy HH:mm",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut p = playground(def).await;
+    ingest(
+        &mut p,
+        "rw-23.csv",
+        case!("rw-23-mixed-timestamp-formats.csv"),
+    )
+    .await;
+    let silver = rows(&mut p, "silver.t").await;
+    assert_eq!(
+        col(&silver, "pickup_ts"),
+        [
+            Some("2024-03-01 08:15:00"),
+            Some("2024-03-01 08:15:00"),
+            Some("2024-03-01 08:15:00"),
+            Some("2024-03-01 08:15:00"),
+            None
+        ]
+    );
+    let q = rows(&mut p, "silver.quarantine").await;
+    assert_eq!(
+        col(&q, "reason"),
+        [Some("parse: pickup_ts: '2024-02-30 10:00:00' is not TIMESTAMP (declared formats: yyyy-MM-dd HH:mm:ss, yyyy-MM-dd'T'HH:mm:ss, epoch_ms, MM/dd/yyyy HH:mm)")]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn rw25_current_state_by_lsn_history_of_id_7_and_base64_prices() {
+    let mut def: PipelineDef = serde_json::from_value(json!({
+        "title": "case",
+        "bronze": [{
+            "name": "t", "source_system": "debezium", "description": "",
+            "schema": {"columns": [
+                {"name": "op", "type": "STRING"},
+                {"name": "id", "type": "BIGINT", "path": "after.id"},
+                {"name": "before_id", "type": "BIGINT", "path": "before.id"},
+                {"name": "name", "type": "STRING", "path": "after.name"},
+                {"name": "price", "type": "DECIMAL(10,2)", "path": "after.price", "formats": ["base64"]},
+                {"name": "lsn", "type": "BIGINT", "path": "source.lsn"}
+            ]}
+        }],
+        "silver": [{
+            "name": "products", "source": "t", "description": "",
+            "rules": {"rules": [{"id": "N1", "kind": "normalize", "column": "id",
+                "expression": "coalesce(id, before_id)", "enabled": true,
+                "rationale": "a delete carries the key in before"}]},
+            "merge": {"keys": ["id"], "sequence_by": "lsn", "stored_as": "scd1",
+                "delete_when": "op = 'd'", "track_history_except": ["op", "before_id"]}
+        }],
+        "gold": [], "checks": []
+    }))
+    .unwrap();
+    let mut history = def.silver[0].clone();
+    history.name = "products_history".into();
+    history.merge.as_mut().unwrap().stored_as = medallion_engine::merge::Scd::Scd2;
+    def.silver.push(history);
+    let mut p = playground(def).await;
+    ingest(
+        &mut p,
+        "rw-25.jsonl",
+        case!("rw-25-debezium-envelope.jsonl"),
+    )
+    .await;
+    // Current state by source.lsn, not arrival: 7 deleted (lsn 120), 8 from the
+    // snapshot row that arrived last with the lowest lsn.
+    let current = rows(&mut p, "silver.products").await;
+    assert_eq!(col(&current, "id"), [Some("8")]);
+    assert_eq!(col(&current, "price"), [Some("19.99")]);
+    let h = rows(&mut p, "silver.products_history").await;
+    assert_eq!(col(&h, "id"), [Some("7"), Some("7"), Some("8")]);
+    assert_eq!(
+        col(&h, "price"),
+        [Some("12.34"), Some("14.00"), Some("19.99")]
+    );
+    assert_eq!(
+        col(&h, "valid_from"),
+        [Some("100"), Some("110"), Some("90")]
+    );
+    assert_eq!(col(&h, "valid_to"), [Some("110"), Some("120"), None]);
+    assert_eq!(
+        col(&h, "is_current"),
+        [Some("false"), Some("false"), Some("true")]
+    );
+    // The tombstone is quarantined, once, with its reason.
+    let q = rows(&mut p, "silver.quarantine").await;
+    assert_eq!(
+        col(&q, "reason"),
+        [
+            Some("parse: tombstone: the record is JSON null (a Kafka/CDC delete marker), not an object"),
+            Some("parse: tombstone: the record is JSON null (a Kafka/CDC delete marker), not an object")
+        ]
+    );
+    assert_eq!(
+        col(&q, "silver_table"),
+        [Some("products"), Some("products_history")]
+    );
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
