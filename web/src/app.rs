@@ -6,7 +6,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
-use medallion_engine::api::{PipelineView, Request, Response, RunMode, TableView};
+use medallion_engine::api::{
+    GoldView, PipelineView, Request, Response, RunMode, SilverView, TableView,
+};
 use medallion_engine::bronze::{BatchInfo, IngestOptions};
 use medallion_engine::example::DEFAULT_EXAMPLE;
 use medallion_engine::kafka::KafkaMessage;
@@ -28,6 +30,11 @@ use crate::i18n::t;
 /// Messages offered in the Kafka panel of the taxi example: two trips in July 2020.
 const KAFKA_SAMPLE: &str = r#"{"VendorID": 2, "tpep_pickup_datetime": "2020-07-15 08:00:00", "tpep_dropoff_datetime": "2020-07-15 08:20:00", "passenger_count": 1, "trip_distance": 3.2, "RatecodeID": 1, "store_and_fwd_flag": "N", "PULocationID": 142, "DOLocationID": 236, "payment_type": 1, "fare_amount": 14.5, "extra": 0.5, "mta_tax": 0.5, "tip_amount": 3.0, "tolls_amount": 0, "improvement_surcharge": 0.3, "total_amount": 21.3, "congestion_surcharge": 2.5}
 {"VendorID": 1, "tpep_pickup_datetime": "2020-07-15 08:05:00", "tpep_dropoff_datetime": "2020-07-15 08:11:00", "passenger_count": 2, "trip_distance": 1.1, "RatecodeID": 1, "store_and_fwd_flag": "N", "PULocationID": 161, "DOLocationID": 162, "payment_type": 2, "fare_amount": 6.5, "extra": 0.5, "mta_tax": 0.5, "tip_amount": 0, "tolls_amount": 0, "improvement_surcharge": 0.3, "total_amount": 10.3, "congestion_surcharge": 2.5}"#;
+
+/// Messages offered in the Kafka panel of the Kafka orders scenario: a late
+/// update of 1002 (now PAID) and a brand-new order.
+const KAFKA_ORDERS_SAMPLE: &str = r#"{"order_id": 1002, "user_id": 15, "amount": "149.00", "status": "PAID", "created_at": "2024-01-15T11:20:00"}
+{"order_id": 1004, "user_id": 15, "amount": "20.50", "status": "PAID", "created_at": "2024-01-16T09:10:00"}"#;
 
 /// Delay between the last keystroke in an editor and the rerun it triggers.
 const EDIT_DEBOUNCE_MS: u32 = 300;
@@ -116,6 +123,8 @@ pub fn app() -> Html {
     let selected = use_state(|| "silver.nyc_taxi_yellow".to_string());
     let page = use_state(|| None::<TableView>);
     let rules_draft = use_state(Vec::<Rule>::new);
+    // The silver table whose rules the registry panel edits (qualified name).
+    let rules_table = use_state(String::new);
     let gold_draft = use_state(String::new);
     let banner = use_reducer(Banners::default);
     let export = use_state(|| None::<String>);
@@ -132,6 +141,7 @@ pub fn app() -> Html {
         view: view.clone(),
         page: page.clone(),
         rules_draft: rules_draft.clone(),
+        rules_table: rules_table.clone(),
         gold_draft: gold_draft.clone(),
         banner: banner.clone(),
         export: export.clone(),
@@ -202,13 +212,48 @@ pub fn app() -> Html {
             on_response.clone(),
             banner.clone(),
         );
+        let view = view.clone();
         Callback::from(move |mode: BronzeMode| {
             banner.dispatch(BannerAction::Clear);
             engine.send(
                 Request::LoadExample {
-                    example: DEFAULT_EXAMPLE.into(),
+                    example: current_example(&view),
                     lang: *lang,
                     bronze_mode: Some(mode),
+                },
+                on_response(true),
+            );
+        })
+    };
+
+    let on_example = {
+        let (engine, lang, on_response, banner, view, selected, rules_table) = (
+            engine.clone(),
+            lang.clone(),
+            on_response.clone(),
+            banner.clone(),
+            view.clone(),
+            selected.clone(),
+            rules_table.clone(),
+        );
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            let name = el.value();
+            if name == current_example(&view) {
+                return;
+            }
+            if !confirm(t(*lang, "confirm_example")) {
+                el.set_value(&current_example(&view));
+                return;
+            }
+            banner.dispatch(BannerAction::Clear);
+            selected.set(String::new());
+            rules_table.set(String::new());
+            engine.send(
+                Request::LoadExample {
+                    example: name,
+                    lang: *lang,
+                    bronze_mode: None,
                 },
                 on_response(true),
             );
@@ -222,6 +267,7 @@ pub fn app() -> Html {
             on_response.clone(),
             banner.clone(),
         );
+        let view = view.clone();
         Callback::from(move |_| {
             if !confirm(t(*lang, "confirm_reload")) {
                 return;
@@ -229,7 +275,7 @@ pub fn app() -> Html {
             banner.dispatch(BannerAction::Clear);
             engine.send(
                 Request::LoadExample {
-                    example: DEFAULT_EXAMPLE.into(),
+                    example: current_example(&view),
                     lang: *lang,
                     bronze_mode: None,
                 },
@@ -257,11 +303,12 @@ pub fn app() -> Html {
             send_debounced.clone(),
             rules_timer.clone(),
         );
+        let rules_table = rules_table.clone();
         Callback::from(move |rules: Vec<Rule>| {
             rules_draft.set(rules.clone());
             let silver_table = view
                 .as_ref()
-                .and_then(|v| v.silver.first())
+                .and_then(|v| active_silver(v, &rules_table))
                 .map(|s| s.name.clone())
                 .unwrap_or_default();
             send(
@@ -281,11 +328,12 @@ pub fn app() -> Html {
             send_debounced,
             gold_timer.clone(),
         );
+        let selected = selected.clone();
         Callback::from(move |sql: String| {
             gold_draft.set(sql.clone());
             let model = view
                 .as_ref()
-                .and_then(|v| v.gold.first())
+                .and_then(|v| active_gold(v, &selected))
                 .map(|g| g.model.name.clone())
                 .unwrap_or_default();
             send(&slot, Request::SetGoldSql { model, sql });
@@ -387,11 +435,45 @@ pub fn app() -> Html {
             travel.clone(),
             corrupt_only.clone(),
         );
+        let (view, rules_table, rules_draft, gold_draft) = (
+            view.clone(),
+            rules_table.clone(),
+            rules_draft.clone(),
+            gold_draft.clone(),
+        );
         Callback::from(move |name: String| {
             page.set(None);
             travel.set(None);
             corrupt_only.set(false);
+            if let Some(v) = view.as_ref() {
+                // A silver table's rules and a gold model's SQL follow the selection.
+                if let Some(s) = v.silver.iter().find(|s| s.name == name) {
+                    rules_table.set(name.clone());
+                    rules_draft.set(s.rules.iter().map(|r| r.rule.clone()).collect());
+                }
+                if let Some(g) = v
+                    .gold
+                    .iter()
+                    .find(|g| format!("gold.{}", g.model.name) == name)
+                {
+                    gold_draft.set(g.model.sql.clone());
+                }
+            }
             selected.set(name);
+        })
+    };
+
+    let on_rules_table = {
+        let (view, rules_table, rules_draft) =
+            (view.clone(), rules_table.clone(), rules_draft.clone());
+        Callback::from(move |name: String| {
+            if let Some(s) = view
+                .as_ref()
+                .and_then(|v| v.silver.iter().find(|s| s.name == name))
+            {
+                rules_draft.set(s.rules.iter().map(|r| r.rule.clone()).collect());
+                rules_table.set(name);
+            }
         })
     };
 
@@ -568,9 +650,14 @@ pub fn app() -> Html {
     };
 
     let on_export = {
-        let (engine, on_response, view) = (engine.clone(), on_response.clone(), view.clone());
+        let (engine, on_response, view, rules_table) = (
+            engine.clone(),
+            on_response.clone(),
+            view.clone(),
+            rules_table.clone(),
+        );
         Callback::from(move |_| {
-            if let Some(s) = view.as_ref().and_then(|v| v.silver.first()) {
+            if let Some(s) = view.as_ref().and_then(|v| active_silver(v, &rules_table)) {
                 engine.send(
                     Request::ExportRules {
                         silver_table: s.name.clone(),
@@ -621,7 +708,11 @@ pub fn app() -> Html {
         <div class="app" ondragover={ignore_drag} ondrop={stray_drop}>
             <header class="topbar">
                 <h1>{ t(lang_v, "app_title") }</h1>
-                <span class="example-title">{ &v.title }</span>
+                <select class="example-picker" id="example-picker" title={t(lang_v, "example")} onchange={on_example}>
+                    { for medallion_engine::example::catalog(lang_v).into_iter().map(|(name, title)| html! {
+                        <option value={name} selected={name == v.example}>{ title }</option>
+                    }) }
+                </select>
                 <span class="tagline">{ t(lang_v, "tagline") }</span>
                 <span class="spacer"></span>
                 <span class={classes!("run-status", (!v.run.ok).then_some("bad"))} id="run-status">
@@ -649,7 +740,7 @@ pub fn app() -> Html {
                             table={tv}
                             lang={lang_v}
                             batches={v.batches.clone()}
-                            gold={v.gold.first().cloned()}
+                            gold={active_gold(&v, &selected).cloned()}
                             gold_draft={(*gold_draft).clone()}
                             on_gold_sql={on_gold_sql}
                             on_page={on_page}
@@ -660,7 +751,7 @@ pub fn app() -> Html {
                             on_corrupt_only={on_corrupt_only}
                             on_reread={on_reread}
                             topic={v.topics.iter().find(|tp| tp.table == *selected).cloned()}
-                            kafka_sample={KAFKA_SAMPLE}
+                            kafka_sample={if v.example == "kafka_orders" { KAFKA_ORDERS_SAMPLE } else { KAFKA_SAMPLE }}
                             on_produce={on_produce}
                             on_poll={on_poll}
                             erasures={v.erasures.clone()}
@@ -670,7 +761,9 @@ pub fn app() -> Html {
                 </section>
                 <section class="right">
                     <RulesPanel
-                        silver={v.silver.first().cloned()}
+                        silver={active_silver(&v, &rules_table).cloned()}
+                        silver_tables={v.silver.iter().map(|s| s.name.clone()).collect::<Vec<_>>()}
+                        on_table={on_rules_table}
                         draft={(*rules_draft).clone()}
                         lang={lang_v}
                         on_change={on_rules}
@@ -693,6 +786,30 @@ pub fn app() -> Html {
             }
         </div>
     }
+}
+
+/// The example loaded now (the default before the first answer).
+fn current_example(view: &UseStateHandle<Option<PipelineView>>) -> String {
+    view.as_ref()
+        .map(|v| v.example.clone())
+        .filter(|e| !e.is_empty())
+        .unwrap_or_else(|| DEFAULT_EXAMPLE.into())
+}
+
+/// The silver table the rule registry panel shows: the chosen one, else the first.
+fn active_silver<'a>(v: &'a PipelineView, chosen: &str) -> Option<&'a SilverView> {
+    v.silver
+        .iter()
+        .find(|s| s.name == chosen)
+        .or_else(|| v.silver.first())
+}
+
+/// The gold model whose SQL is edited: the selected gold table's, else the first.
+fn active_gold<'a>(v: &'a PipelineView, selected: &str) -> Option<&'a GoldView> {
+    v.gold
+        .iter()
+        .find(|g| format!("gold.{}", g.model.name) == selected)
+        .or_else(|| v.gold.first())
 }
 
 /// Asks the browser's confirm dialog; `false` if it cannot be shown.
@@ -770,6 +887,7 @@ struct Handles {
     view: UseStateHandle<Option<PipelineView>>,
     page: UseStateHandle<Option<TableView>>,
     rules_draft: UseStateHandle<Vec<Rule>>,
+    rules_table: UseStateHandle<String>,
     gold_draft: UseStateHandle<String>,
     banner: BannerHandle,
     export: UseStateHandle<Option<String>>,
@@ -783,24 +901,30 @@ struct Handles {
 fn apply_response(h: &Handles, reset_drafts: bool, resp: Response) {
     match resp {
         Response::Snapshot(v) => {
+            // A new example opens on its first silver table.
+            let selected = if v.table(&h.selected).is_some() {
+                (*h.selected).clone()
+            } else {
+                let first = v
+                    .silver
+                    .first()
+                    .map(|s| s.name.clone())
+                    .or_else(|| v.tables.first().map(|t| t.name.clone()))
+                    .unwrap_or_default();
+                h.selected.set(first.clone());
+                first
+            };
             if reset_drafts {
                 h.rules_draft.set(
-                    v.silver
-                        .first()
+                    active_silver(&v, &h.rules_table)
                         .map(|s| s.rules.iter().map(|r| r.rule.clone()).collect())
                         .unwrap_or_default(),
                 );
                 h.gold_draft.set(
-                    v.gold
-                        .first()
+                    active_gold(&v, &selected)
                         .map(|g| g.model.sql.clone())
                         .unwrap_or_default(),
                 );
-            }
-            if v.table(&h.selected).is_none() {
-                if let Some(first) = v.tables.first() {
-                    h.selected.set(first.name.clone());
-                }
             }
             // Stay on the page (and version, and filter) the learner was
             // reading: fetch it again from the new results.

@@ -77,6 +77,11 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "quarantine_hint" => ("rejected rows, with rule id and reason", "отклонённые строки с id правила и причиной"),
         "ingest_ok" => ("appended as a new batch", "добавлен как новый батч"),
         "reload" => ("Reload example", "Перезагрузить пример"),
+        "example" => ("Scenario", "Сценарий"),
+        "confirm_example" => (
+            "Open this scenario? Everything in the current one (dropped files, rule edits, versions) is replaced.",
+            "Открыть этот сценарий? Всё в текущем (загруженные файлы, правки правил, версии) будет заменено.",
+        ),
         "columns" => ("columns", "колонок"),
         "drop_on_bronze" => (
             "Drop files on a bronze table card (bronze.…) to append them as a new batch.",

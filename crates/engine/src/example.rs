@@ -67,6 +67,14 @@ pub fn find(name: &str) -> Option<&'static Example> {
     EXAMPLES.iter().find(|e| e.name == name)
 }
 
+/// `(name, title)` of every example, titles in `lang`, for a picker.
+pub fn catalog(lang: Lang) -> Vec<(&'static str, String)> {
+    EXAMPLES
+        .iter()
+        .map(|e| (e.name, (e.definition)(lang).title))
+        .collect()
+}
+
 /// Names of all examples.
 pub fn names() -> Vec<&'static str> {
     EXAMPLES.iter().map(|e| e.name).collect()

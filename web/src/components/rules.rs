@@ -12,6 +12,9 @@ use crate::i18n::t;
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
     pub silver: Option<SilverView>,
+    /// Every silver table (qualified), to switch between registries.
+    pub silver_tables: Vec<String>,
+    pub on_table: Callback<String>,
     /// The user's current rules (may be ahead of the engine while typing).
     pub draft: Vec<Rule>,
     pub lang: Lang,
@@ -102,7 +105,21 @@ pub fn rules_panel(p: &Props) -> Html {
     html! {
         <div class="panel rules" id="rules">
             <div class="panel-head">
-                <h2>{ t(lang, "rules") }<small>{ format!(" {} → {}", silver.source, silver.name) }</small></h2>
+                <h2>{ t(lang, "rules") }<small>{ format!(" {} → ", silver.source) }</small>
+                    if p.silver_tables.len() > 1 {
+                        <select id="rules-table" class="rules-table" onchange={
+                            let cb = p.on_table.clone();
+                            Callback::from(move |e: Event| {
+                                let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+                                cb.emit(el.value());
+                            })
+                        }>
+                            { for p.silver_tables.iter().map(|n| html! { <option value={n.clone()} selected={*n == silver.name}>{ n }</option> }) }
+                        </select>
+                    } else {
+                        <small>{ &silver.name }</small>
+                    }
+                </h2>
                 <button class="ghost small" onclick={on_export}>{ t(lang, "export_md") }</button>
             </div>
             <p class="muted">{ t(lang, "rules_hint") }</p>
