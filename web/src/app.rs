@@ -769,7 +769,7 @@ pub fn app() -> Html {
                         on_change={on_rules}
                         on_export={on_export}
                     />
-                    <ChecksPanel checks={v.checks.clone()} lang={lang_v} />
+                    <ChecksPanel checks={v.checks.clone()} history={v.run_history.clone()} lang={lang_v} />
                 </section>
             </main>
             if let Some(b) = (*reingest).clone() {

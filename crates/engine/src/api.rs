@@ -232,6 +232,25 @@ pub struct PipelineView {
     /// A warning about what the last request did (e.g. a restore in incremental mode).
     pub notice: Option<String>,
     pub run: RunInfo,
+    /// Results of the successful runs, oldest first (the last [`RUN_HISTORY`]):
+    /// each rule's expectation figures and each check's status.
+    pub run_history: Vec<RunRecord>,
+}
+
+/// Runs kept in [`PipelineView::run_history`].
+pub const RUN_HISTORY: usize = 30;
+
+/// What one successful run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Run number (the quarantine's `run_id`).
+    pub run: u64,
+    /// Start of the run, µs since the Unix epoch (UTC).
+    pub ts_micros: i64,
+    pub incremental: bool,
+    pub rules: Vec<crate::pipeline::RuleStat>,
+    /// `(check id, status)` in definition order.
+    pub checks: Vec<(String, crate::checks::CheckStatus)>,
 }
 
 /// How a run reads bronze (seed 000 §5).

@@ -1,7 +1,11 @@
 //! Quality checks on three levels (seed `002_b94de4dc08a8f02d.txt` section 8):
-//! row (a predicate every silver row must satisfy), schema (columns and
-//! types), aggregate (bronze vs silver reconciliation, share filtered,
-//! averages). Evaluated after every successful run.
+//! row (a predicate every silver row must satisfy; dbt's `not_null`,
+//! `unique`, `accepted_values`, `accepted_range`, `relationships`), schema
+//! (columns and types; a model contract), aggregate (bronze vs silver
+//! reconciliation, share filtered, averages, a custom SQL audit that must
+//! return no rows, as in SQLMesh). Each check has a severity (`error` fails,
+//! `warn` warns) and shows a sample of the rows that violate it. Evaluated
+//! after every successful run; the playground keeps the results per run.
 
 use std::sync::Arc;
 
@@ -14,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::Lang;
 use crate::error::clean_datafusion_message;
-use crate::model::{CheckKind, CheckLevel, PipelineDef};
+use crate::model::{CheckKind, CheckLevel, PipelineDef, Severity};
 use crate::pipeline::{collect_single, RunOutput};
 use crate::source::ColumnType;
 
@@ -41,7 +45,14 @@ pub struct CheckResult {
     pub status: CheckStatus,
     /// What was measured, in the playground's language ("0 rows violate", "6 of 266 (2.26%)").
     pub observed: String,
+    pub severity: Severity,
+    /// Up to [`SAMPLE_ROWS`] violating rows, as `column=value, ...` (keys first).
+    #[serde(default)]
+    pub sample: Vec<String>,
 }
+
+/// Violating rows shown per check.
+pub const SAMPLE_ROWS: usize = 5;
 
 /// Evaluates every check against a run's output.
 pub async fn evaluate(
@@ -52,9 +63,32 @@ pub async fn evaluate(
 ) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(def.checks.len());
     for c in &def.checks {
-        let (status, observed) = match evaluate_one(ctx, def, &c.kind, out, lang).await {
-            Ok(r) => r,
-            Err(m) => (CheckStatus::Error, m),
+        let (status, observed, sample) = match evaluate_sql_check(ctx, def, &c.kind, lang).await {
+            Some(Ok(o)) => (o.status, o.observed, o.sample),
+            Some(Err(m)) => (CheckStatus::Error, m, vec![]),
+            None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
+                Ok((status, observed)) => {
+                    let sample = match (&c.kind, status) {
+                        (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
+                            let sql = format!(
+                                "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
+                                table_sql(table)
+                            );
+                            match query(ctx, &sql).await {
+                                Ok(bad) => sample_rows(&bad, &keys_of(def, table)),
+                                Err(_) => vec![],
+                            }
+                        }
+                        _ => vec![],
+                    };
+                    (status, observed, sample)
+                }
+                Err(m) => (CheckStatus::Error, m, vec![]),
+            },
+        };
+        let status = match (status, c.severity) {
+            (CheckStatus::Fail, Severity::Warn) => CheckStatus::Warn,
+            (s, _) => s,
         };
         results.push(CheckResult {
             id: c.id.clone(),
@@ -62,6 +96,8 @@ pub async fn evaluate(
             description: c.description.clone(),
             status,
             observed,
+            severity: c.severity,
+            sample,
         });
     }
     results
@@ -256,7 +292,9 @@ async fn evaluate_one(
         } => {
             let bronze = table(out, bronze_table)?.num_rows();
             let silver = table(out, silver_table)?.num_rows();
-            let dropped = bronze.saturating_sub(silver);
+            // Rows a merge removed (duplicates, older states) were not filtered.
+            let removed = out.removed.get(silver_table).copied().unwrap_or(0);
+            let dropped = bronze.saturating_sub(silver + removed);
             let pct = if bronze == 0 {
                 0.0
             } else {
@@ -299,6 +337,14 @@ async fn evaluate_one(
                 ),
             ))
         }
+        // Evaluated with SQL by `evaluate_sql_check`.
+        CheckKind::NotNull { .. }
+        | CheckKind::Unique { .. }
+        | CheckKind::AcceptedValues { .. }
+        | CheckKind::AcceptedRange { .. }
+        | CheckKind::Relationships { .. }
+        | CheckKind::Contract { .. }
+        | CheckKind::Audit { .. } => Err("internal: SQL check".into()),
     }
 }
 
@@ -338,4 +384,342 @@ fn average(batch: &RecordBatch, column: &str) -> Result<Option<f64>, String> {
         .ok_or("not numeric")?;
     let n = f.len() - f.null_count();
     Ok(sum(f).map(|s| s / n as f64).filter(|_| n > 0))
+}
+
+/// Outcome of a check evaluated with SQL over the registered tables.
+struct Outcome {
+    status: CheckStatus,
+    observed: String,
+    sample: Vec<String>,
+}
+
+/// `"name"` as a SQL identifier.
+fn q(ident: &str) -> String {
+    format!("\"{}\"", ident.replace('"', "\"\""))
+}
+
+/// `silver.orders` as a SQL table reference (`"silver"."orders"`).
+fn table_sql(name: &str) -> String {
+    match name.split_once('.') {
+        Some((layer, t)) => format!("{}.{}", q(layer), q(t)),
+        None => q(name),
+    }
+}
+
+/// `'text'` as a SQL string literal.
+fn lit(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Business key columns of a silver table (its merge keys), for samples.
+fn keys_of(def: &PipelineDef, table: &str) -> Vec<String> {
+    def.silver
+        .iter()
+        .find(|s| format!("silver.{}", s.name) == table)
+        .and_then(|s| s.merge.as_ref())
+        .map(|m| m.keys.clone())
+        .unwrap_or_default()
+}
+
+/// Runs a read-only SELECT and collects its rows.
+async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, String> {
+    crate::pipeline::check_size(sql, crate::pipeline::MAX_SQL_TOKENS)?;
+    let opts = datafusion::execution::context::SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
+    let df = ctx
+        .sql_with_options(sql, opts)
+        .await
+        .map_err(|e| clean_datafusion_message(&e.to_string()))?;
+    Ok(collect_single(df, Some(crate::pipeline::GOLD_MAX_ROWS)).await?)
+}
+
+/// Up to [`SAMPLE_ROWS`] rows of `batch` as `column=value, ...`, with
+/// `first` columns (keys, the checked column) before the others, at most 6 columns.
+fn sample_rows(batch: &RecordBatch, first: &[String]) -> Vec<String> {
+    use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+    let schema = batch.schema();
+    let mut cols: Vec<usize> = first
+        .iter()
+        .filter_map(|c| schema.index_of(c).ok())
+        .collect();
+    for i in 0..schema.fields().len() {
+        let name = schema.field(i).name();
+        if !cols.contains(&i) && !name.starts_with('_') {
+            cols.push(i);
+        }
+    }
+    cols.dedup();
+    cols.truncate(6);
+    let opts = FormatOptions::default()
+        .with_null("NULL")
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S"));
+    let formatters: Vec<_> = cols
+        .iter()
+        .filter_map(|&i| {
+            ArrayFormatter::try_new(batch.column(i).as_ref(), &opts)
+                .ok()
+                .map(|f| (schema.field(i).name().clone(), f))
+        })
+        .collect();
+    (0..batch.num_rows().min(SAMPLE_ROWS))
+        .map(|r| {
+            formatters
+                .iter()
+                .map(|(n, f)| format!("{n}={}", f.value(r)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect()
+}
+
+fn violated(lang: Lang, bad: usize, total: Option<usize>) -> String {
+    match (lang, total) {
+        (Lang::En, Some(n)) => format!("{bad} of {n} rows violate"),
+        (Lang::Ru, Some(n)) => format!("нарушают {bad} из {n} строк"),
+        (Lang::En, None) => format!("{bad} rows violate"),
+        (Lang::Ru, None) => format!("нарушают {bad} строк"),
+    }
+}
+
+fn pass_or_fail(bad: usize) -> CheckStatus {
+    if bad == 0 {
+        CheckStatus::Pass
+    } else {
+        CheckStatus::Fail
+    }
+}
+
+/// The dbt-style row checks, the contract and the audit: evaluated with SQL
+/// over the tables registered in `ctx`. `None` for the other kinds.
+async fn evaluate_sql_check(
+    ctx: &SessionContext,
+    def: &PipelineDef,
+    kind: &CheckKind,
+    lang: Lang,
+) -> Option<Result<Outcome, String>> {
+    let rows_where = |table: &str, condition: String| {
+        format!("SELECT * FROM {} WHERE {condition}", table_sql(table))
+    };
+    let total = |table: String| async move {
+        query(
+            ctx,
+            &format!("SELECT COUNT(*) AS n FROM {}", table_sql(&table)),
+        )
+        .await
+        .ok()
+        .and_then(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::Int64Array>()
+                .map(|a| a.value(0) as usize)
+        })
+    };
+    let simple = |table: &str, column: &str, condition: String| {
+        let table = table.to_string();
+        let mut first = keys_of(def, &table);
+        first.push(column.to_string());
+        let sql = rows_where(&table, condition);
+        async move {
+            let bad = query(ctx, &sql).await?;
+            let n = total(table).await;
+            Ok(Outcome {
+                status: pass_or_fail(bad.num_rows()),
+                observed: violated(lang, bad.num_rows(), n),
+                sample: sample_rows(&bad, &first),
+            })
+        }
+    };
+    Some(match kind {
+        CheckKind::NotNull { table, column } => {
+            simple(table, column, format!("{} IS NULL", q(column))).await
+        }
+        CheckKind::AcceptedValues {
+            table,
+            column,
+            values,
+        } => {
+            let list = values.iter().map(|v| lit(v)).collect::<Vec<_>>().join(", ");
+            simple(
+                table,
+                column,
+                format!("CAST({} AS VARCHAR) NOT IN ({list})", q(column)),
+            )
+            .await
+        }
+        CheckKind::AcceptedRange {
+            table,
+            column,
+            min,
+            max,
+        } => {
+            let mut parts = Vec::new();
+            if let Some(m) = min {
+                parts.push(format!("{} < {m}", q(column)));
+            }
+            if let Some(m) = max {
+                parts.push(format!("{} > {m}", q(column)));
+            }
+            if parts.is_empty() {
+                return Some(Err("accepted_range needs min, max or both".into()));
+            }
+            simple(table, column, parts.join(" OR ")).await
+        }
+        CheckKind::Unique { table, columns } => {
+            let cols = columns.iter().map(|c| q(c)).collect::<Vec<_>>().join(", ");
+            let not_null = columns
+                .iter()
+                .map(|c| format!("{} IS NOT NULL", q(c)))
+                .collect::<Vec<_>>()
+                .join(" AND ");
+            let sql = format!(
+                "SELECT {cols}, COUNT(*) AS rows_with_this_key FROM {} WHERE {not_null} GROUP BY {cols} HAVING COUNT(*) > 1",
+                table_sql(table)
+            );
+            match query(ctx, &sql).await {
+                Err(e) => Err(e),
+                Ok(bad) => {
+                    let groups = bad.num_rows();
+                    Ok(Outcome {
+                        status: pass_or_fail(groups),
+                        observed: match lang {
+                            Lang::En => format!("{groups} duplicated keys"),
+                            Lang::Ru => format!("повторяющихся ключей: {groups}"),
+                        },
+                        sample: sample_rows(&bad, columns),
+                    })
+                }
+            }
+        }
+        CheckKind::Relationships {
+            table,
+            column,
+            to,
+            field,
+        } => {
+            let sql = format!(
+                "SELECT c.* FROM {} c LEFT JOIN (SELECT DISTINCT {} AS __key FROM {}) p ON c.{} = p.__key WHERE c.{} IS NOT NULL AND p.__key IS NULL",
+                table_sql(table),
+                q(field),
+                table_sql(to),
+                q(column),
+                q(column)
+            );
+            let mut first = keys_of(def, table);
+            first.push(column.clone());
+            match query(ctx, &sql).await {
+                Err(e) => Err(e),
+                Ok(bad) => Ok(Outcome {
+                    status: pass_or_fail(bad.num_rows()),
+                    observed: match lang {
+                        Lang::En => format!("{} rows point to no {to}.{field}", bad.num_rows()),
+                        Lang::Ru => format!(
+                            "{} строк ссылаются на несуществующий {to}.{field}",
+                            bad.num_rows()
+                        ),
+                    },
+                    sample: sample_rows(&bad, &first),
+                }),
+            }
+        }
+        CheckKind::Contract { table, columns } => contract(ctx, table, columns, lang).await,
+        CheckKind::Audit { sql } => {
+            use datafusion::sql::sqlparser::{dialect::GenericDialect, parser::Parser};
+            match Parser::parse_sql(&GenericDialect {}, sql) {
+                Ok(st)
+                    if st.len() == 1
+                        && matches!(
+                            st[0],
+                            datafusion::sql::sqlparser::ast::Statement::Query(_)
+                        ) => {}
+                Ok(_) => {
+                    return Some(Err(
+                        "an audit is one SELECT that returns the bad rows".into()
+                    ))
+                }
+                Err(e) => return Some(Err(format!("SQL syntax: {e}"))),
+            }
+            match query(ctx, sql).await {
+                Err(e) => Err(e),
+                Ok(bad) => Ok(Outcome {
+                    status: pass_or_fail(bad.num_rows()),
+                    observed: match lang {
+                        Lang::En => format!("{} rows returned (0 expected)", bad.num_rows()),
+                        Lang::Ru => format!("вернулось строк: {} (ожидалось 0)", bad.num_rows()),
+                    },
+                    sample: sample_rows(&bad, &[]),
+                }),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// A model contract: exact columns (lineage and SCD2 columns aside), types,
+/// and no NULL in the columns declared not nullable.
+async fn contract(
+    ctx: &SessionContext,
+    table: &str,
+    columns: &[crate::model::ContractColumn],
+    lang: Lang,
+) -> Result<Outcome, String> {
+    let batch = query(ctx, &format!("SELECT * FROM {}", table_sql(table))).await?;
+    let schema = batch.schema();
+    let mut problems = Vec::new();
+    for c in columns {
+        let Ok(field) = schema.field_with_name(&c.name) else {
+            problems.push(match lang {
+                Lang::En => format!("{} is missing", c.name),
+                Lang::Ru => format!("нет колонки {}", c.name),
+            });
+            continue;
+        };
+        let actual = ColumnType::from_arrow(field.data_type())
+            .map(|t| t.sql_name())
+            .unwrap_or_else(|| field.data_type().to_string());
+        if actual != c.data_type.sql_name() {
+            problems.push(match lang {
+                Lang::En => format!("{} is {actual}, the contract says {}", c.name, c.data_type),
+                Lang::Ru => format!("{} имеет тип {actual}, в контракте {}", c.name, c.data_type),
+            });
+        }
+        if !c.nullable {
+            let nulls = batch.column_by_name(&c.name).map_or(0, |a| a.null_count());
+            if nulls > 0 {
+                problems.push(match lang {
+                    Lang::En => format!("{} is NOT NULL but has {nulls} NULLs", c.name),
+                    Lang::Ru => format!("{} NOT NULL, но NULL: {nulls}", c.name),
+                });
+            }
+        }
+    }
+    let extra: Vec<&str> = schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .filter(|n| {
+            !n.starts_with('_')
+                && !crate::merge::SCD2_COLUMNS.contains(n)
+                && !columns.iter().any(|c| c.name == *n)
+        })
+        .collect();
+    if !extra.is_empty() {
+        problems.push(match lang {
+            Lang::En => format!("not in the contract: {}", extra.join(", ")),
+            Lang::Ru => format!("нет в контракте: {}", extra.join(", ")),
+        });
+    }
+    Ok(Outcome {
+        status: pass_or_fail(problems.len()),
+        observed: if problems.is_empty() {
+            match lang {
+                Lang::En => format!("{} columns as declared", columns.len()),
+                Lang::Ru => format!("{} колонок как объявлено", columns.len()),
+            }
+        } else {
+            problems.join("; ")
+        },
+        sample: vec![],
+    })
 }

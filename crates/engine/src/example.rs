@@ -4,7 +4,7 @@
 use crate::api::Lang;
 use crate::model::{
     BronzeMode, BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef,
-    SilverTableDef,
+    Severity, SilverTableDef,
 };
 use crate::rules::{Lookup, Rule, RuleKind, RuleParam, RuleRegistry};
 use crate::scenarios::{self, ExampleFile};
@@ -289,6 +289,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         level,
         description: tr(lang, d),
         kind,
+        severity: Default::default(),
     };
     let row = |pred: &str| CheckKind::RowPredicate {
         table: silver.into(),
@@ -429,6 +430,75 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
             },
         ),
     ];
+    // The exercises' checks: warnings until the learner switches F4, N5, E4 on.
+    let warn = |mut c: CheckDef| {
+        c.severity = Severity::Warn;
+        c
+    };
+    let mut checks = checks;
+    checks.extend([
+        warn(check(
+            "R4",
+            CheckLevel::Row,
+            Tr {
+                en: "Exercise F4: no charged trip with zero distance",
+                ru: "Задание F4: нет оплаченных поездок с нулевым расстоянием",
+            },
+            row("NOT (trip_distance = 0 AND total_amount != 0)"),
+        )),
+        warn(check(
+            "S5",
+            CheckLevel::Schema,
+            Tr {
+                en: "Exercise N5: payment_type is INT",
+                ru: "Задание N5: payment_type — INT",
+            },
+            CheckKind::ColumnType {
+                table: silver.into(),
+                column: "payment_type".into(),
+                data_type: T::Int,
+            },
+        )),
+        warn(check(
+            "S6",
+            CheckLevel::Schema,
+            Tr {
+                en: "Exercise E4: speed_mph exists",
+                ru: "Задание E4: колонка speed_mph есть",
+            },
+            CheckKind::ColumnsExist {
+                table: silver.into(),
+                columns: vec!["speed_mph".into()],
+            },
+        )),
+        check(
+            "R5",
+            CheckLevel::Row,
+            Tr {
+                en: "passenger_count between 0 and 9 (accepted_range)",
+                ru: "passenger_count от 0 до 9 (accepted_range)",
+            },
+            CheckKind::AcceptedRange {
+                table: silver.into(),
+                column: "passenger_count".into(),
+                min: Some("0".into()),
+                max: Some("9".into()),
+            },
+        ),
+        check(
+            "R6",
+            CheckLevel::Row,
+            Tr {
+                en: "payment_type is a TLC code 1–6 (accepted_values)",
+                ru: "payment_type — код TLC 1–6 (accepted_values)",
+            },
+            CheckKind::AcceptedValues {
+                table: silver.into(),
+                column: "payment_type".into(),
+                values: ["1", "2", "3", "4", "5", "6"].map(String::from).to_vec(),
+            },
+        ),
+    ]);
 
     PipelineDef {
         title: tr(lang, Tr { en: "NYC taxi: silver module", ru: "NYC taxi: модуль silver" }),

@@ -141,6 +141,69 @@ pub enum CheckKind {
         silver_table: String,
         column: String,
     },
+    /// Row level (dbt `not_null`): `column` is never NULL.
+    NotNull { table: String, column: String },
+    /// Row level (dbt `unique`): no two rows share the values of `columns`
+    /// (rows with a NULL among them are not compared).
+    Unique { table: String, columns: Vec<String> },
+    /// Row level (dbt `accepted_values`): `column`, as text, is one of
+    /// `values` (NULL passes: pair it with `not_null`).
+    AcceptedValues {
+        table: String,
+        column: String,
+        values: Vec<String>,
+    },
+    /// Row level (dbt_utils `accepted_range`): `min <= column <= max`, bounds
+    /// as SQL literals (`0`, `DATE '2024-01-01'`); either may be omitted.
+    AcceptedRange {
+        table: String,
+        column: String,
+        #[serde(default)]
+        min: Option<String>,
+        #[serde(default)]
+        max: Option<String>,
+    },
+    /// Row level (dbt `relationships`): every non-NULL `column` value exists
+    /// in `to`.`field` (a foreign key).
+    Relationships {
+        table: String,
+        column: String,
+        to: String,
+        field: String,
+    },
+    /// Schema level (a dbt model contract): `table` has exactly these
+    /// columns (lineage columns aside) with these types, and the ones not
+    /// nullable hold no NULL. Fails when silver's schema drifts.
+    Contract {
+        table: String,
+        columns: Vec<ContractColumn>,
+    },
+    /// Aggregate level (a SQLMesh audit): `sql` is a SELECT that returns
+    /// the bad rows; the check passes when it returns none. It may read any layer.
+    Audit { sql: String },
+}
+
+/// One column of a [`CheckKind::Contract`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContractColumn {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub data_type: ColumnType,
+    #[serde(default = "yes")]
+    pub nullable: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How bad a failing check is (dbt's `severity`): `error` fails, `warn` warns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warn,
+    #[default]
+    Error,
 }
 
 /// A named quality check.
@@ -149,6 +212,9 @@ pub struct CheckDef {
     pub id: String,
     pub level: CheckLevel,
     pub description: String,
+    /// `error` (default): a violation fails the check; `warn`: it warns.
+    #[serde(default)]
+    pub severity: Severity,
     #[serde(flatten)]
     pub kind: CheckKind,
 }

@@ -65,6 +65,7 @@ pub struct Playground {
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
+    run_history: Vec<crate::api::RunRecord>,
 }
 
 /// A DataFusion session fit for the browser: one partition (nothing is
@@ -135,6 +136,7 @@ impl Playground {
             rereading: false,
             checks: vec![],
             diagnostics: vec![],
+            run_history: vec![],
             run_info: RunInfo {
                 ok: true,
                 duration_ms: 0.0,
@@ -336,6 +338,7 @@ impl Playground {
             })
             .collect();
         self.checks.clear();
+        self.run_history.clear();
         self.diagnostics.clear();
         self.run_info = RunInfo {
             ok: true,
@@ -1074,6 +1077,20 @@ impl Playground {
                     }
                 }
                 self.checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
+                self.run_history.push(crate::api::RunRecord {
+                    run: self.run_info.runs,
+                    ts_micros: ts,
+                    incremental,
+                    rules: out.rule_stats.clone(),
+                    checks: self
+                        .checks
+                        .iter()
+                        .map(|c| (c.id.clone(), c.status))
+                        .collect(),
+                });
+                if self.run_history.len() > crate::api::RUN_HISTORY {
+                    self.run_history.remove(0);
+                }
                 self.diagnostics = std::mem::take(&mut out.gold_errors);
                 self.run_info.ok = self.diagnostics.is_empty() && self.run_info.errors.is_empty();
                 self.last_good = Some(out);
@@ -1311,6 +1328,7 @@ impl Playground {
             silver,
             gold,
             checks: self.checks.clone(),
+            run_history: self.run_history.clone(),
             batches: self.batches.clone(),
             history: self.history.all(),
             replay: self.replay.clone(),

@@ -84,6 +84,7 @@ fn check(id: &str, level: CheckLevel, description: String, kind: CheckKind) -> C
         level,
         description,
         kind,
+        severity: Default::default(),
     }
 }
 
@@ -247,6 +248,74 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 },
             ),
             check(
+                "R2",
+                CheckLevel::Row,
+                tr(lang, Tr { en: "order_id is never NULL (not_null)", ru: "order_id не бывает NULL (not_null)" }),
+                CheckKind::NotNull { table: "silver.orders".into(), column: "order_id".into() },
+            ),
+            check(
+                "R3",
+                CheckLevel::Row,
+                tr(lang, Tr { en: "One row per order_id (unique)", ru: "Одна строка на order_id (unique)" }),
+                CheckKind::Unique { table: "silver.orders".into(), columns: vec!["order_id".into()] },
+            ),
+            check(
+                "R4",
+                CheckLevel::Row,
+                tr(lang, Tr { en: "status is a known status (accepted_values)", ru: "status — известный статус (accepted_values)" }),
+                CheckKind::AcceptedValues {
+                    table: "silver.orders".into(),
+                    column: "status".into(),
+                    values: ["PAID", "PENDING", "CANCELLED"].map(String::from).to_vec(),
+                },
+            ),
+            check(
+                "R5",
+                CheckLevel::Row,
+                tr(lang, Tr { en: "amount between 0 and 10000 (accepted_range)", ru: "amount от 0 до 10000 (accepted_range)" }),
+                CheckKind::AcceptedRange {
+                    table: "silver.orders".into(),
+                    column: "amount".into(),
+                    min: Some("0".into()),
+                    max: Some("10000".into()),
+                },
+            ),
+            check(
+                "R6",
+                CheckLevel::Row,
+                tr(lang, Tr { en: "Every order's user exists in silver.users (relationships)", ru: "Пользователь каждого заказа есть в silver.users (relationships)" }),
+                CheckKind::Relationships {
+                    table: "silver.orders".into(),
+                    column: "user_id".into(),
+                    to: "silver.users".into(),
+                    field: "user_id".into(),
+                },
+            ),
+            check(
+                "S2",
+                CheckLevel::Schema,
+                tr(lang, Tr { en: "silver.orders keeps its contract", ru: "silver.orders соблюдает контракт" }),
+                CheckKind::Contract {
+                    table: "silver.orders".into(),
+                    columns: [
+                        ("order_id", "BIGINT", false),
+                        ("user_id", "BIGINT", false),
+                        ("amount", "DECIMAL(12,2)", false),
+                        ("status", "STRING", false),
+                        ("created_at", "TIMESTAMP", true),
+                        ("country", "STRING", true),
+                        ("segment", "STRING", true),
+                    ]
+                    .into_iter()
+                    .map(|(n, t, nullable)| crate::model::ContractColumn {
+                        name: n.into(),
+                        data_type: t.parse().unwrap_or(T::String),
+                        nullable,
+                    })
+                    .collect(),
+                },
+            ),
+            check(
                 "A1",
                 CheckLevel::Aggregate,
                 tr(lang, Tr {
@@ -254,6 +323,30 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                     ru: "События bronze = заказы silver + карантин + удалённые дубли",
                 }),
                 reconcile("orders", "orders"),
+            ),
+            check(
+                "A2",
+                CheckLevel::Aggregate,
+                tr(lang, Tr {
+                    en: "Share of events that did not reach silver (warn above 5%)",
+                    ru: "Доля событий, не дошедших до silver (предупреждение выше 5%)",
+                }),
+                CheckKind::FilteredShare {
+                    bronze_table: "bronze.orders".into(),
+                    silver_table: "silver.orders".into(),
+                    warn_above_pct: 5.0,
+                },
+            ),
+            check(
+                "A3",
+                CheckLevel::Aggregate,
+                tr(lang, Tr {
+                    en: "Audit: gold revenue equals silver's PAID amount (no rows expected)",
+                    ru: "Аудит: выручка gold равна сумме PAID в silver (строк быть не должно)",
+                }),
+                CheckKind::Audit {
+                    sql: "SELECT g.revenue AS gold_revenue, s.paid AS silver_paid\nFROM (SELECT SUM(revenue) AS revenue FROM gold.revenue_daily) g\nCROSS JOIN (SELECT SUM(amount) AS paid FROM silver.orders WHERE status = 'PAID') s\nWHERE g.revenue IS DISTINCT FROM s.paid".into(),
+                },
             ),
         ],
     }

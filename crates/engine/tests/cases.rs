@@ -1765,3 +1765,46 @@ async fn restoring_in_incremental_mode_warns_and_reading_again_is_not_a_duplicat
         .notice
         .is_none());
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn unique_check_severity_warn_and_an_audit_that_is_not_a_select() {
+    let mut def = pipeline(&[("id", "INT"), ("city", "STRING")], json!([]), &[]);
+    def.checks = serde_json::from_value(json!([
+        {"id": "U1", "level": "row", "description": "", "kind": "unique", "table": "silver.t", "columns": ["id"]},
+        {"id": "U2", "level": "row", "description": "", "kind": "unique", "table": "silver.t", "columns": ["id"], "severity": "warn"},
+        {"id": "V1", "level": "row", "description": "", "kind": "accepted_values", "table": "silver.t", "column": "city", "values": ["Omsk", "Kazan"], "severity": "warn"},
+        {"id": "Q1", "level": "aggregate", "description": "", "kind": "audit", "sql": "DELETE FROM silver.t"},
+        {"id": "Q2", "level": "aggregate", "description": "", "kind": "audit", "sql": "SELECT id FROM silver.t WHERE city = 'O''Hare'"}
+    ]))
+    .unwrap();
+    let mut p = playground(def).await;
+    let v = ingest(&mut p, "t.csv", b"id,city\n1,Omsk\n1,Kazan\n2,O'Hare\n").await;
+    let c = |id: &str| v.checks.iter().find(|c| c.id == id).unwrap().clone();
+    assert_eq!(
+        (c("U1").status, c("U1").observed.as_str(), c("U1").sample),
+        (
+            medallion_engine::checks::CheckStatus::Fail,
+            "1 duplicated keys",
+            vec!["id=1, rows_with_this_key=2".to_string()]
+        )
+    );
+    assert_eq!(c("U2").status, medallion_engine::checks::CheckStatus::Warn);
+    assert_eq!(
+        (c("V1").status, c("V1").sample),
+        (
+            medallion_engine::checks::CheckStatus::Warn,
+            vec!["city=O'Hare, id=2".to_string()]
+        )
+    );
+    assert_eq!(
+        (c("Q1").status, c("Q1").observed.as_str()),
+        (
+            medallion_engine::checks::CheckStatus::Error,
+            "an audit is one SELECT that returns the bad rows"
+        )
+    );
+    assert_eq!(
+        (c("Q2").observed.as_str(), c("Q2").sample),
+        ("1 rows returned (0 expected)", vec!["id=2".to_string()])
+    );
+}

@@ -354,6 +354,36 @@ async fn exercises_f4_n5_e4_can_be_switched_on() {
     );
     assert!(s.columns.iter().any(|c| c.name == "speed_mph"));
     assert_eq!(check(&v, "S2").observed, "INT");
+    // The exercises' checks, warnings before, pass now.
+    for id in ["R4", "S5", "S6", "R5", "R6"] {
+        assert_eq!(check(&v, id).status, CheckStatus::Pass, "{id}");
+    }
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn exercise_checks_warn_until_the_exercises_are_switched_on() {
+    let v = example().await.view();
+    let r4 = check(&v, "R4");
+    assert_eq!(
+        (r4.status, r4.observed.as_str()),
+        (CheckStatus::Warn, "11 of 260 rows violate")
+    );
+    assert_eq!(r4.sample.len(), 5);
+    assert!(
+        r4.sample[0].contains("trip_distance=0.0"),
+        "{}",
+        r4.sample[0]
+    );
+    assert_eq!(
+        (check(&v, "S5").status, check(&v, "S5").observed.as_str()),
+        (CheckStatus::Warn, "BIGINT, expected INT")
+    );
+    assert_eq!(
+        (check(&v, "S6").status, check(&v, "S6").observed.as_str()),
+        (CheckStatus::Warn, "missing: speed_mph")
+    );
+    assert_eq!(check(&v, "R5").status, CheckStatus::Pass);
+    assert_eq!(check(&v, "R6").observed, "0 of 260 rows violate");
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]

@@ -574,3 +574,125 @@ async fn cdc_order_scd1_current_state_and_scd2_history() {
             .identical
     );
 }
+
+fn status<'a>(v: &'a PipelineView, id: &str) -> (String, &'a str, Vec<String>) {
+    let c = v.checks.iter().find(|c| c.id == id).expect("check");
+    (
+        format!("{:?}", c.status),
+        c.observed.as_str(),
+        c.sample.clone(),
+    )
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
+    let mut p = scenario("kafka_orders").await;
+    let v = send(&mut p, Request::Snapshot).await;
+    for (id, observed) in [
+        ("R2", "0 of 2 rows violate"),
+        ("R3", "0 duplicated keys"),
+        ("R4", "0 of 2 rows violate"),
+        ("R5", "0 of 2 rows violate"),
+        ("R6", "0 rows point to no silver.users.user_id"),
+        ("S2", "7 columns as declared"),
+        ("A3", "0 rows returned (0 expected)"),
+    ] {
+        assert_eq!(status(&v, id), ("Pass".into(), observed, vec![]), "{id}");
+    }
+    // Two of four events did not reach silver, but one was a duplicate: 1 of 4 filtered.
+    assert_eq!(
+        status(&v, "A2").1,
+        "1 of 4 rows did not reach silver (25.00%, threshold 5%)"
+    );
+    // Let order 1003 through (its rules only warn): the contract and R1 catch it.
+    let mut rules: Vec<_> = v
+        .silver
+        .iter()
+        .find(|s| s.name == "silver.orders")
+        .unwrap()
+        .rules
+        .iter()
+        .map(|r| r.rule.clone())
+        .collect();
+    for r in rules
+        .iter_mut()
+        .filter(|r| ["N1", "X2", "X3"].contains(&r.id.as_str()))
+    {
+        r.action = Some(Action::Warn);
+    }
+    let v = send(
+        &mut p,
+        Request::SetRules {
+            silver_table: "orders".into(),
+            rules,
+        },
+    )
+    .await;
+    assert_eq!(
+        status(&v, "S2"),
+        (
+            "Fail".into(),
+            "amount is NOT NULL but has 1 NULLs; status is NOT NULL but has 1 NULLs",
+            vec![]
+        )
+    );
+    assert_eq!(
+        status(&v, "R1"),
+        (
+            "Fail".into(),
+            "1 of 3 rows violate (1 because a value is NULL)",
+            vec!["order_id=1003, user_id=42, amount=NULL, status=NULL, created_at=2024-01-15 12:45:00, country=DE".to_string()]
+        )
+    );
+    // dbt semantics: NULL is not an unaccepted value (not_null is its own test).
+    assert_eq!(status(&v, "R4").0, "Pass");
+    // An order of an unknown user: relationships fails and names it.
+    send(&mut p, Request::KafkaProduce {
+        table: "orders".into(),
+        messages: vec![KafkaMessage {
+            key: None,
+            value: Some(r#"{"order_id": 1005, "user_id": 99, "amount": "10.00", "status": "PAID", "created_at": "2024-01-16T08:00:00"}"#.into()),
+            producer_ts_micros: None,
+            erased: false,
+        }],
+    })
+    .await;
+    let v = send(
+        &mut p,
+        Request::KafkaPoll {
+            table: "orders".into(),
+            max: None,
+            crash_before_commit: false,
+        },
+    )
+    .await;
+    assert_eq!(
+        status(&v, "R6"),
+        (
+            "Fail".into(),
+            "1 rows point to no silver.users.user_id",
+            vec!["order_id=1005, user_id=99, amount=10.00, status=PAID, created_at=2024-01-16 08:00:00, country=NULL".to_string()]
+        )
+    );
+    // The audit still holds: gold was rebuilt from the same silver.
+    assert_eq!(status(&v, "A3").0, "Pass");
+    // Results are kept per run.
+    let last = v.run_history.last().unwrap();
+    assert!(last.checks.contains(&(
+        "R6".to_string(),
+        medallion_engine::checks::CheckStatus::Fail
+    )));
+    let first = &v.run_history[0];
+    assert!(first.checks.contains(&(
+        "R6".to_string(),
+        medallion_engine::checks::CheckStatus::Pass
+    )));
+    assert_eq!(
+        first
+            .rules
+            .iter()
+            .find(|r| r.silver_table == "orders" && r.rule_id == "X3")
+            .map(|r| (r.checked, r.failed)),
+        Some((4, 1))
+    );
+}
