@@ -534,6 +534,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Поездки после фильтров, нормализаций и обогащений: с типами, названиями зон и длительностью.",
             }),
             merge: None,
+            select: vec![],
         }],
         gold: vec![GoldModelDef {
             name: "trips_by_borough_daily".into(),

@@ -87,6 +87,12 @@ pub struct SilverTableDef {
     /// instead of appended; see [`crate::merge`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<crate::merge::MergeSpec>,
+    /// Silver's own columns, as a SQL select list applied after the rules
+    /// (`uid AS user_id`, `amount`): renames that conform names across
+    /// sources (seed 003 §4, principle 5) and leave out working columns.
+    /// Empty: every column the rules produced. Merge keys name these columns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub select: Vec<String>,
 }
 
 /// A gold model: one SQL query over silver tables (never bronze).

@@ -836,6 +836,22 @@ async fn build_silver(
         None => BooleanArray::from(vec![false; current.num_rows()]),
     };
 
+    // The declared select list (renames, chosen columns), lineage kept.
+    let current = if def.select.is_empty() {
+        current
+    } else {
+        select_columns(ctx, &current, &def.select)
+            .await
+            .map_err(|m| {
+                vec![Diagnostic {
+                    scope: "pipeline".into(),
+                    id: def.name.clone(),
+                    message: format!("silver.{} select: {m}", def.name),
+                    table: String::new(),
+                }]
+            })?
+    };
+
     // Silver's columns: everything but the bronze text, with the lineage ids last.
     let schema = current.schema();
     let mut order: Vec<usize> = (0..schema.fields().len())
@@ -854,6 +870,49 @@ async fn build_silver(
         rejected,
         deletes,
     })
+}
+
+/// `batch` projected to the SQL select list `items` (each `expr [AS name]`),
+/// with the lineage and arrival columns carried along.
+async fn select_columns(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    items: &[String],
+) -> std::result::Result<RecordBatch, String> {
+    let df = read_batch(ctx, batch).map_err(|e| e.to_string())?;
+    let mut exprs = Vec::with_capacity(items.len() + LINEAGE_COLUMNS.len() + 1);
+    for item in items {
+        check_size(item, MAX_EXPRESSION_TOKENS)?;
+        let dialect = GenericDialect {};
+        let parsed = Parser::new(&dialect)
+            .try_with_sql(item)
+            .and_then(|mut p| p.parse_select_item())
+            .map_err(|e| format!("{item}: {e}"))?;
+        use datafusion::sql::sqlparser::ast::SelectItem;
+        let (expr, alias) = match parsed {
+            SelectItem::UnnamedExpr(e) => (e.to_string(), None),
+            SelectItem::ExprWithAlias { expr, alias } => (expr.to_string(), Some(alias.value)),
+            _ => {
+                return Err(format!(
+                    "{item}: write one column or expression, with an optional AS name"
+                ))
+            }
+        };
+        let e = df.parse_sql_expr(&expr).map_err(df_err)?;
+        let name = alias.unwrap_or_else(|| expr.clone());
+        if is_internal(&name) {
+            return Err(format!(
+                "{name} is a lineage column; it is kept without being listed"
+            ));
+        }
+        exprs.push(e.alias(name));
+    }
+    for c in LINEAGE_COLUMNS.iter().chain([ARRIVAL].iter()) {
+        if batch.schema().index_of(c).is_ok() {
+            exprs.push(datafusion::prelude::col(format!("\"{c}\"")));
+        }
+    }
+    collect_one(df.select(exprs).map_err(df_err)?).await
 }
 
 /// `batch` with `array` added (or replaced) as column `name`.

@@ -57,6 +57,7 @@ fn silver(
         rules: RuleRegistry { rules },
         description,
         merge,
+        select: vec![],
     }
 }
 
@@ -138,7 +139,7 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
         "users",
         "crm_export",
         SourceSchema::new(&[
-            ("user_id", T::Bigint),
+            ("uid", T::Bigint),
             ("name", T::String),
             ("country", T::String),
             ("segment", T::String),
@@ -146,8 +147,9 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
         tr(
             lang,
             Tr {
-                en: "User reference data exported from the CRM.",
-                ru: "Справочник пользователей, выгрузка из CRM.",
+                en: "User reference data exported from the CRM, which calls the user id uid.",
+                ru:
+                    "Справочник пользователей, выгрузка из CRM, где id пользователя называется uid.",
             },
         ),
     );
@@ -188,19 +190,25 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
         }),
         bronze: vec![orders, users],
         silver: vec![
-            silver(
-                "users",
-                "users",
-                vec![rule(lang, "N1", Normalize, "country", "upper(trim(country))", true, Tr {
-                    en: "Country codes in one form (upper case, no spaces): a conformed dimension.",
-                    ru: "Коды стран в одном виде (верхний регистр, без пробелов): согласованное измерение.",
-                })],
-                Some(merge_by(&["user_id"], None, Scd::Scd1)),
-                tr(lang, Tr {
-                    en: "One row per user (MERGE by user_id).",
-                    ru: "Одна строка на пользователя (MERGE по user_id).",
-                }),
-            ),
+            {
+                let mut users = silver(
+                    "users",
+                    "users",
+                    vec![rule(lang, "N1", Normalize, "country", "upper(trim(country))", true, Tr {
+                        en: "Country codes in one form (upper case, no spaces): a conformed dimension.",
+                        ru: "Коды стран в одном виде (верхний регистр, без пробелов): согласованное измерение.",
+                    })],
+                    Some(merge_by(&["user_id"], None, Scd::Scd1)),
+                    tr(lang, Tr {
+                        en: "One row per user (MERGE by user_id). The CRM's uid is renamed user_id, the name every silver table uses (conformed dimensions, seed 003 §4).",
+                        ru: "Одна строка на пользователя (MERGE по user_id). uid из CRM переименован в user_id — имя, общее для всех таблиц silver (согласованные измерения, seed 003 §4).",
+                    }),
+                );
+                users.select = ["uid AS user_id", "name", "country", "segment"]
+                    .map(String::from)
+                    .to_vec();
+                users
+            },
             silver(
                 "orders",
                 "orders",
