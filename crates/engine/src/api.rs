@@ -117,6 +117,10 @@ pub enum Request {
     },
     /// The rule registry of a silver table as a markdown table.
     ExportRules { silver_table: String },
+    /// The row trail of row `row` (0-based, in the current version) of a
+    /// silver, quarantine or gold table: its bronze records and every rule's
+    /// outcome on them, or the silver rows behind a gold row.
+    Trail { table: String, row: usize },
     /// The current state, unchanged.
     Snapshot,
 }
@@ -127,6 +131,8 @@ pub enum Request {
 pub enum Response {
     Snapshot(PipelineView),
     Table(TableView),
+    /// Answer to [`Request::Trail`].
+    Trail(crate::trail::RowTrail),
     Text {
         text: String,
     },

@@ -13,6 +13,7 @@
 //! - [`kafka`]: a simulated Kafka topic with at-least-once delivery.
 //! - [`versions`]: table versions, time travel, restore.
 //! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
+//! - [`trail`]: row lineage, from a silver / quarantine / gold row back to bronze.
 //! - [`api`]: serializable requests and views for the UI and JavaScript.
 
 pub mod api;
@@ -31,6 +32,7 @@ pub mod playground;
 pub mod rules;
 pub mod scenarios;
 pub mod source;
+pub mod trail;
 pub mod versions;
 
 pub use api::{Lang, PipelineView, Request, Response};

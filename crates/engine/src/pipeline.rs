@@ -246,7 +246,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             silver: &silver_done,
         };
         let first_stat = rule_stats.len();
-        let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats).await;
+        let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats, None).await;
         for st in &mut rule_stats[first_stat..] {
             st.silver_table = s.name.clone();
         }
@@ -715,6 +715,7 @@ async fn build_silver(
     parsed: &Parsed,
     lookups: &Lookups<'_>,
     stats: &mut Vec<RuleStat>,
+    mut trace: Option<&mut Vec<TraceEntry>>,
 ) -> std::result::Result<SilverRows, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     for id in def.rules.duplicate_ids() {
@@ -749,6 +750,9 @@ async fn build_silver(
         match eval_condition(&typed_df, rule, true).await {
             Ok((flags, cols)) => {
                 let failures = failing_rows(&typed, &flags, rule, &cols);
+                if let Some(t) = trace.as_deref_mut() {
+                    trace_rule(t, rule, &typed, None, &failures);
+                }
                 stats.push(apply_action(rule, n, 0, failures, &mut drops, &mut diags));
             }
             Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
@@ -789,6 +793,9 @@ async fn build_silver(
             match eval_condition(df, rule, false).await {
                 Ok((flags, cols)) => {
                     let failures = failing_rows(batch, &flags, rule, &cols);
+                    if let Some(t) = trace.as_deref_mut() {
+                        trace_rule(t, rule, batch, None, &failures);
+                    }
                     stats.push(apply_action(
                         rule, checked, 0, failures, &mut drops, &mut diags,
                     ));
@@ -805,6 +812,9 @@ async fn build_silver(
         };
         match result {
             Ok(step) => {
+                if let Some(t) = trace.as_deref_mut() {
+                    trace_rule(t, rule, &current, Some(&step.rows), &step.failures);
+                }
                 stats.push(apply_action(
                     rule,
                     checked,
@@ -870,6 +880,119 @@ async fn build_silver(
         rejected,
         deletes,
     })
+}
+
+/// What one rule did to one row, for the row trail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    /// Position of the row in the traced input (internal).
+    #[serde(skip)]
+    pub arrival: i64,
+    pub rule_id: String,
+    pub kind: RuleKind,
+    /// `passed`, `failed (drop): F1: …`, `amount: '99.99' → 99.99`, `country = DE`.
+    pub text: String,
+    pub failed: bool,
+}
+
+/// Records what `rule` did to each row of `before` (`after`: the rule's
+/// output, for normalizations and enrichments).
+fn trace_rule(
+    trace: &mut Vec<TraceEntry>,
+    rule: &Rule,
+    before: &RecordBatch,
+    after: Option<&RecordBatch>,
+    failures: &Failures,
+) {
+    let opts = FormatOptions::default()
+        .with_null("NULL")
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S"));
+    let show = |batch: &RecordBatch, col: &str, row: usize| -> String {
+        batch
+            .column_by_name(col)
+            .and_then(|a| {
+                ArrayFormatter::try_new(a.as_ref(), &opts)
+                    .ok()
+                    .map(|f| f.value(row).to_string())
+            })
+            .unwrap_or_else(|| "?".into())
+    };
+    let after_rows: std::collections::HashMap<i64, usize> = after
+        .map(|a| {
+            arrivals(a)
+                .into_iter()
+                .enumerate()
+                .map(|(i, x)| (x, i))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (row, arrival) in arrivals(before).into_iter().enumerate() {
+        let failure = failures.iter().find(|(a, _)| *a == arrival);
+        let text = match (failure, rule.kind, after.zip(after_rows.get(&arrival))) {
+            (Some((_, reason)), _, _) => format!("failed ({}): {reason}", rule.action().as_str()),
+            (None, RuleKind::Normalize, Some((a, &r))) => {
+                let col = rule.column.trim();
+                let (old, new) = (show(before, col, row), show(a, col, r));
+                match rule.cast {
+                    Some(ty) => format!("{col}: '{old}' → {new} as {ty}"),
+                    None if old == new => format!("{col} unchanged ({old})"),
+                    None => format!("{col}: {old} → {new}"),
+                }
+            }
+            (None, RuleKind::Enrich, Some((a, &r))) => rule
+                .output_columns()
+                .iter()
+                .map(|c| format!("{c} = {}", show(a, c, r)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => "passed".into(),
+        };
+        trace.push(TraceEntry {
+            arrival,
+            rule_id: rule.id.clone(),
+            kind: rule.kind,
+            text,
+            failed: failure.is_some(),
+        });
+    }
+}
+
+/// Runs one silver table's rules over a few parsed bronze records and
+/// records what every rule did to each (the row trail). Returns the entries
+/// by `_event_id`, and the rows quarantined with their reasons.
+pub(crate) async fn trace_silver(
+    ctx: &SessionContext,
+    def: &SilverTableDef,
+    parsed: &Parsed,
+    lookups: &Lookups<'_>,
+) -> std::result::Result<(Vec<(String, TraceEntry)>, Vec<Rejected>), String> {
+    let mut entries = Vec::new();
+    let mut stats = Vec::new();
+    let built = build_silver(ctx, def, parsed, lookups, &mut stats, Some(&mut entries))
+        .await
+        .map_err(|d| {
+            d.into_iter()
+                .map(|d| d.message)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+    let events = parsed
+        .rows
+        .column_by_name("_event_id")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .map(|a| {
+            (0..a.len())
+                .map(|i| a.value(i).to_string())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    Ok((
+        entries
+            .into_iter()
+            .filter_map(|e| events.get(e.arrival as usize).map(|ev| (ev.clone(), e)))
+            .collect(),
+        built.rejected,
+    ))
 }
 
 /// `batch` projected to the SQL select list `items` (each `expr [AS name]`),

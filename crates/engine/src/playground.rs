@@ -236,6 +236,7 @@ impl Playground {
             Request::ExportRules { silver_table } => self
                 .export_rules(&silver_table)
                 .map(|text| Response::Text { text }),
+            Request::Trail { table, row } => self.trail(&table, row).await.map(Response::Trail),
             Request::Snapshot => Ok(self.snapshot()),
         };
         result.unwrap_or_else(|e| Response::Error {
@@ -1258,6 +1259,26 @@ impl Playground {
         };
         self.replay = Some(report.clone());
         Ok(report)
+    }
+
+    /// The row trail of row `row` of `table` (see [`crate::trail`]).
+    pub async fn trail(&self, table: &str, row: usize) -> Result<crate::trail::RowTrail> {
+        let out = self
+            .last_good
+            .as_ref()
+            .ok_or_else(|| EngineError::Request("nothing has run yet".into()))?;
+        crate::trail::trail(
+            crate::trail::TrailInput {
+                ctx: &self.ctx,
+                def: &self.def,
+                bronze: &self.bronze,
+                out,
+            },
+            table,
+            row,
+        )
+        .await
+        .map_err(EngineError::Request)
     }
 
     /// Everything the UI shows, with the first [`PREVIEW_ROWS`] rows of each table.

@@ -696,3 +696,114 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
         Some((4, 1))
     );
 }
+
+async fn trail(p: &mut Playground, table: &str, row: usize) -> medallion_engine::trail::RowTrail {
+    match p
+        .handle(Request::Trail {
+            table: table.into(),
+            row,
+        })
+        .await
+    {
+        Response::Trail(t) => t,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn steps(r: &medallion_engine::trail::TrailRecord) -> Vec<String> {
+    r.steps
+        .iter()
+        .map(|s| format!("{}: {}", s.rule_id, s.text))
+        .collect()
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn row_trail_from_silver_quarantine_and_gold_back_to_bronze() {
+    let mut p = scenario("kafka_orders").await;
+    // Silver order 1001: the record that is the row, and its redelivered duplicate.
+    let t = trail(&mut p, "silver.orders", 0).await;
+    assert_eq!(t.row, "order_id=1001, user_id=42, amount=99.99, status=PAID, created_at=2024-01-15 10:03:00, country=DE, segment=vip");
+    assert_eq!(
+        t.records
+            .iter()
+            .map(|r| (r.source_file.as_str(), r.role.as_str()))
+            .collect::<Vec<_>>(),
+        [("orders_raw:0:0", "kept"), ("orders_raw:0:2", "duplicate")]
+    );
+    assert_eq!(
+        steps(&t.records[0]),
+        [
+            "N1: amount: '99.99' → 99.99 as DECIMAL(12,2)",
+            "E1: country = DE, segment = vip",
+            "X1: passed",
+            "X2: passed",
+            "X3: passed"
+        ]
+    );
+    // The quarantined order 1003: every rule that rejected it.
+    let t = trail(&mut p, "silver.quarantine", 0).await;
+    assert_eq!(t.records.len(), 1);
+    assert_eq!(t.records[0].role, "quarantined");
+    assert_eq!(
+        t.records[0].raw_payload,
+        r#"{"order_id": 1003, "user_id": 42, "amount": "bad_data", "status": null, "created_at": "2024-01-15T12:45:00"}"#
+    );
+    assert_eq!(
+        t.records[0]
+            .steps
+            .iter()
+            .filter(|s| s.failed)
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "failed (drop): N1: amount: 'bad_data' is not DECIMAL(12,2)",
+            "failed (drop): X2: amount IS NOT NULL AND amount > 0 (amount = NULL)",
+            "failed (drop): X3: status IN ('PAID', 'PENDING', 'CANCELLED') (status = NULL)"
+        ]
+    );
+    // Gold: revenue_daily's row comes from order 1001 only (PAID, DE, that day).
+    let t = trail(&mut p, "gold.revenue_daily", 0).await;
+    assert_eq!(
+        t.silver_rows.iter().map(|r| (r.table.as_str(), r.row.as_str())).collect::<Vec<_>>(),
+        [("silver.orders", "order_id=1001, user_id=42, amount=99.99, status=PAID, created_at=2024-01-15 10:03:00, country=DE, segment=vip")]
+    );
+    assert_eq!(t.note.as_deref(), Some("input rows of the model (after its WHERE and JOINs) with the same report_date, country"));
+    // A JOIN: user 42's KPI row comes from the user and the user's order.
+    let t = trail(&mut p, "gold.user_kpi", 1).await;
+    assert_eq!(
+        t.silver_rows
+            .iter()
+            .map(|r| r.table.as_str())
+            .collect::<Vec<_>>(),
+        ["silver.users", "silver.orders"]
+    );
+    // SCD1 of a CDC stream: the current row and the four states it superseded.
+    let mut p = scenario("cdc_order").await;
+    let t = trail(&mut p, "silver.order_current", 0).await;
+    let mut roles: Vec<&str> = t.records.iter().map(|r| r.role.as_str()).collect();
+    roles.sort();
+    assert_eq!(
+        roles,
+        [
+            "kept",
+            "superseded",
+            "superseded",
+            "superseded",
+            "superseded"
+        ]
+    );
+    // Bad requests get a clear message.
+    match p
+        .handle(Request::Trail {
+            table: "silver.order_current".into(),
+            row: 7,
+        })
+        .await
+    {
+        Response::Error { message } => assert_eq!(
+            message,
+            "silver.order_current has 1 rows; there is no row 8"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

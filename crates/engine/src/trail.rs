@@ -1,0 +1,493 @@
+//! Row trail (lineage): for a silver, quarantine or gold row, the bronze
+//! records it came from and what every rule did to them.
+//!
+//! - A silver row: the bronze record that stands for it now, and the records
+//!   the merge folded into it (duplicates, superseded states), each with its
+//!   file, batch and line and every rule's outcome on it (re-run on just
+//!   those records with the current rules).
+//! - A quarantine row: the rejected record and the rule outcomes that sent it there.
+//! - A gold row: the silver rows it was computed from. For a model that is
+//!   one GROUP BY (the usual gold shape), the rows of its input (after its
+//!   WHERE and JOINs) whose group values equal the gold row's; for a model
+//!   without aggregation, the input rows that produce the same values.
+
+use std::collections::{BTreeMap, HashSet};
+
+use datafusion::arrow::array::{Array, RecordBatch, StringArray};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::dataframe::DataFrame;
+use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::prelude::SessionContext;
+use serde::{Deserialize, Serialize};
+
+use crate::bronze::BatchInfo;
+use crate::merge::RemovedRow;
+use crate::model::PipelineDef;
+use crate::pipeline::{collect_single, trace_silver, Lookups, RunOutput, TraceEntry};
+use crate::source::{parse_bronze, Parsed};
+
+/// The trail of one row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowTrail {
+    /// Qualified table of the row.
+    pub table: String,
+    /// The row, as `column=value, ...`.
+    pub row: String,
+    /// Bronze records behind a silver or quarantine row, in bronze order.
+    pub records: Vec<TrailRecord>,
+    /// Silver rows behind a gold row.
+    pub silver_rows: Vec<TrailSilverRow>,
+    /// How the trail was found, or why it is partial.
+    pub note: Option<String>,
+}
+
+/// One bronze record and what happened to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrailRecord {
+    pub event_id: String,
+    pub batch_id: String,
+    pub source_file: String,
+    /// The batch's file and when it was ingested (µs since the Unix epoch, UTC).
+    pub ingest_ts_micros: Option<i64>,
+    pub raw_payload: String,
+    /// `kept` (this record is the row), `duplicate`, `superseded`, `deleted`, `quarantined`.
+    pub role: String,
+    /// Every rule's outcome on it, in execution order (`parse` first when it could not be read).
+    pub steps: Vec<TraceEntry>,
+}
+
+/// A silver row a gold row was computed from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrailSilverRow {
+    /// Qualified silver table.
+    pub table: String,
+    pub event_id: String,
+    /// The row, as `column=value, ...`.
+    pub row: String,
+}
+
+/// Everything the trail needs from the playground.
+pub(crate) struct TrailInput<'a> {
+    pub ctx: &'a SessionContext,
+    pub def: &'a PipelineDef,
+    pub bronze: &'a BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+    pub out: &'a RunOutput,
+}
+
+fn opts() -> FormatOptions<'static> {
+    FormatOptions::default()
+        .with_null("NULL")
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S"))
+}
+
+/// Row `row` of `batch` as `column=value, ...` (lineage columns left out).
+pub(crate) fn describe_row(batch: &RecordBatch, row: usize) -> String {
+    let opts = opts();
+    batch
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.name().starts_with('_') && f.name() != "raw_payload")
+        .filter_map(|(i, f)| {
+            ArrayFormatter::try_new(batch.column(i).as_ref(), &opts)
+                .ok()
+                .map(|fmt| format!("{}={}", f.name(), fmt.value(row)))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn text(batch: &RecordBatch, column: &str, row: usize) -> Option<String> {
+    batch
+        .column_by_name(column)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .filter(|a| a.is_valid(row))
+        .map(|a| a.value(row).to_string())
+}
+
+/// The trail of row `row` of table `table` (qualified).
+pub(crate) async fn trail(
+    input: TrailInput<'_>,
+    table: &str,
+    row: usize,
+) -> Result<RowTrail, String> {
+    let batch = input
+        .out
+        .table(table)
+        .ok_or_else(|| format!("there is no table {table}"))?;
+    if row >= batch.num_rows() {
+        return Err(format!(
+            "{table} has {} rows; there is no row {}",
+            batch.num_rows(),
+            row + 1
+        ));
+    }
+    let shown = describe_row(batch, row);
+    if table.starts_with("gold.") {
+        return gold_trail(&input, table, batch, row, shown).await;
+    }
+    if table.starts_with("bronze.") {
+        return Err(
+            "a bronze row is its own source: its file, batch and line are in its audit columns"
+                .into(),
+        );
+    }
+    let event = text(batch, "_event_id", row).ok_or("this row has no _event_id")?;
+    let silver_name = if table == "silver.quarantine" {
+        text(batch, "silver_table", row).ok_or("quarantine row without silver_table")?
+    } else {
+        table.trim_start_matches("silver.").to_string()
+    };
+    let mut t = silver_trail(&input, &silver_name, &event).await?;
+    t.table = table.to_string();
+    t.row = shown;
+    Ok(t)
+}
+
+/// Bronze records behind silver row `event` of silver table `silver_name`.
+async fn silver_trail(
+    input: &TrailInput<'_>,
+    silver_name: &str,
+    event: &str,
+) -> Result<RowTrail, String> {
+    let def = input
+        .def
+        .silver
+        .iter()
+        .find(|s| s.name == silver_name)
+        .ok_or_else(|| format!("silver.{silver_name} is not defined"))?;
+    let source = input
+        .def
+        .bronze_table(&def.source)
+        .ok_or_else(|| format!("bronze.{} is not defined", def.source))?;
+    // The record itself and every record the merge folded into it (transitively).
+    let log: &[RemovedRow] = input
+        .out
+        .merge_log
+        .get(&format!("silver.{silver_name}"))
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let mut wanted: HashSet<String> = HashSet::from([event.to_string()]);
+    let mut roles: BTreeMap<String, String> =
+        BTreeMap::from([(event.to_string(), "kept".to_string())]);
+    loop {
+        let before = wanted.len();
+        for r in log {
+            if r.kept_event_id.as_ref().is_some_and(|k| wanted.contains(k))
+                && wanted.insert(r.event_id.clone())
+            {
+                roles.insert(r.event_id.clone(), format!("{:?}", r.why).to_lowercase());
+            }
+        }
+        if wanted.len() == before {
+            break;
+        }
+    }
+    // Those records, as bronze batches of their own.
+    let mut mini: Vec<(BatchInfo, RecordBatch)> = Vec::new();
+    for (info, b) in input
+        .bronze
+        .get(&def.source)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+    {
+        let Some(ids) = b
+            .column_by_name("_event_id")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        else {
+            continue;
+        };
+        let mask: datafusion::arrow::array::BooleanArray = (0..b.num_rows())
+            .map(|i| Some(wanted.contains(ids.value(i))))
+            .collect();
+        if mask.true_count() > 0 {
+            let rows = datafusion::arrow::compute::filter_record_batch(b, &mask)
+                .map_err(|e| e.to_string())?;
+            mini.push((info.clone(), rows));
+        }
+    }
+    let parsed = parse_bronze(&source.schema, &mini).map_err(|e| e.to_string())?;
+    // Lookups see what the run saw: bronze tables read with their schemas, silver tables as built.
+    let mut bronze_parsed: BTreeMap<String, Parsed> = BTreeMap::new();
+    for b in &input.def.bronze {
+        if def.rules.rules.iter().any(|r| {
+            r.enabled
+                && r.lookup
+                    .as_ref()
+                    .is_some_and(|l| l.table.trim_start_matches("bronze.") == b.name)
+        }) {
+            let batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
+            bronze_parsed.insert(
+                b.name.clone(),
+                parse_bronze(&b.schema, batches).map_err(|e| e.to_string())?,
+            );
+        }
+    }
+    let silver_tables: BTreeMap<String, RecordBatch> = input
+        .out
+        .tables
+        .iter()
+        .filter(|t| t.name.starts_with("silver.") && t.name != "silver.quarantine")
+        .map(|t| (t.name.clone(), t.batch.clone()))
+        .collect();
+    let lookups = Lookups {
+        bronze: &bronze_parsed,
+        silver: &silver_tables,
+    };
+    let (entries, rejected) = trace_silver(input.ctx, def, &parsed, &lookups).await?;
+    let mut records = Vec::new();
+    for (info, b) in &mini {
+        for i in 0..b.num_rows() {
+            let Some(ev) = text(b, "_event_id", i) else {
+                continue;
+            };
+            let mut steps: Vec<TraceEntry> = Vec::new();
+            if let Some(r) = parsed.rejected.iter().find(|r| r.event_id == ev) {
+                steps.push(TraceEntry {
+                    arrival: 0,
+                    rule_id: crate::source::PARSE_RULE_ID.into(),
+                    kind: crate::rules::RuleKind::Filter,
+                    text: format!("failed (drop): {}", r.reason),
+                    failed: true,
+                });
+            }
+            steps.extend(
+                entries
+                    .iter()
+                    .filter(|(e, _)| *e == ev)
+                    .map(|(_, s)| s.clone()),
+            );
+            let quarantined = parsed.rejected.iter().any(|r| r.event_id == ev)
+                || rejected.iter().any(|r| r.event_id == ev);
+            records.push(TrailRecord {
+                event_id: ev.clone(),
+                batch_id: info.batch_id.clone(),
+                source_file: text(b, "_source_file", i).unwrap_or_default(),
+                ingest_ts_micros: Some(info.ingest_ts_micros),
+                raw_payload: text(b, "raw_payload", i)
+                    .or_else(|| text(b, "_corrupt_record", i))
+                    .unwrap_or_else(|| describe_row(b, i)),
+                role: if quarantined {
+                    "quarantined".into()
+                } else {
+                    roles.get(&ev).cloned().unwrap_or_else(|| "kept".into())
+                },
+                steps,
+            });
+        }
+    }
+    let note = (records.len() < wanted.len()).then(|| {
+        "some records of this row are no longer in bronze (erased by a right-to-be-forgotten request)".to_string()
+    });
+    Ok(RowTrail {
+        table: String::new(),
+        row: String::new(),
+        records,
+        silver_rows: vec![],
+        note,
+    })
+}
+
+/// The silver rows a gold row was computed from.
+async fn gold_trail(
+    input: &TrailInput<'_>,
+    table: &str,
+    gold: &RecordBatch,
+    row: usize,
+    shown: String,
+) -> Result<RowTrail, String> {
+    let model = input
+        .def
+        .gold
+        .iter()
+        .find(|g| format!("gold.{}", g.name) == table)
+        .ok_or_else(|| format!("{table} is not a gold model"))?;
+    let df = input.ctx.sql(&model.sql).await.map_err(|e| e.to_string())?;
+    let mut plan = df.logical_plan().clone();
+    while let LogicalPlan::Sort(s) = &plan {
+        plan = s.input.as_ref().clone();
+    }
+    while let LogicalPlan::Limit(l) = &plan {
+        plan = l.input.as_ref().clone();
+    }
+    let LogicalPlan::Projection(proj) = &plan else {
+        return Ok(untraced(
+            table,
+            shown,
+            "this model's shape is not traced (expected SELECT … [GROUP BY …])",
+        ));
+    };
+    // (expression over the input, gold column index) pairs to match on.
+    let (input_plan, keys): (LogicalPlan, Vec<(Expr, usize)>) = match proj.input.as_ref() {
+        LogicalPlan::Aggregate(agg) => {
+            let agg_schema = agg.schema.clone();
+            let mut keys = Vec::new();
+            for (i, e) in proj.expr.iter().enumerate() {
+                let inner = match e {
+                    Expr::Alias(a) => a.expr.as_ref(),
+                    other => other,
+                };
+                if let Expr::Column(c) = inner {
+                    if let Some(g) = agg
+                        .group_expr
+                        .iter()
+                        .enumerate()
+                        .find(|(gi, _)| agg_schema.qualified_field(*gi).1.name() == &c.name)
+                        .map(|(_, g)| g.clone())
+                    {
+                        keys.push((g, i));
+                    }
+                }
+            }
+            (agg.input.as_ref().clone(), keys)
+        }
+        other => (
+            other.clone(),
+            proj.expr
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    (
+                        match e {
+                            Expr::Alias(a) => a.expr.as_ref().clone(),
+                            other => other.clone(),
+                        },
+                        i,
+                    )
+                })
+                .collect(),
+        ),
+    };
+    // Lineage columns of the input: one `_event_id` per silver table read.
+    let aliases = table_aliases(&input_plan);
+    let lineage: Vec<(String, Expr)> = input_plan
+        .schema()
+        .iter()
+        .filter(|(_, f)| f.name() == "_event_id")
+        .map(|(q, f)| {
+            let qualifier = q.map(|q| q.to_string()).unwrap_or_default();
+            let name = aliases
+                .get(&qualifier)
+                .cloned()
+                .unwrap_or_else(|| qualifier.clone());
+            (
+                name,
+                Expr::Column(datafusion::common::Column::new(q.cloned(), f.name())),
+            )
+        })
+        .collect();
+    if lineage.is_empty() {
+        return Ok(untraced(
+            table,
+            shown,
+            "the model's input has no _event_id to follow",
+        ));
+    }
+    let mut select: Vec<Expr> = keys
+        .iter()
+        .enumerate()
+        .map(|(k, (e, _))| e.clone().alias(format!("__key{k}")))
+        .collect();
+    select.extend(
+        lineage
+            .iter()
+            .enumerate()
+            .map(|(k, (_, e))| e.clone().alias(format!("__event{k}"))),
+    );
+    let rows_df = DataFrame::new(input.ctx.state(), input_plan)
+        .select(select)
+        .map_err(|e| e.to_string())?;
+    let rows = collect_single(rows_df, Some(crate::pipeline::GOLD_MAX_ROWS))
+        .await
+        .map_err(|e| e.to_string())?;
+    let opts = opts();
+    let cell = |b: &RecordBatch, col: usize, r: usize| -> String {
+        ArrayFormatter::try_new(b.column(col).as_ref(), &opts)
+            .map(|f| f.value(r).to_string())
+            .unwrap_or_default()
+    };
+    let wanted: Vec<String> = keys.iter().map(|(_, gi)| cell(gold, *gi, row)).collect();
+    let mut silver_rows = Vec::new();
+    let mut seen = HashSet::new();
+    for r in 0..rows.num_rows() {
+        if (0..keys.len()).any(|k| cell(&rows, k, r) != wanted[k]) {
+            continue;
+        }
+        for (k, (name, _)) in lineage.iter().enumerate() {
+            let col = keys.len() + k;
+            let ev = cell(&rows, col, r);
+            if ev == "NULL" || !seen.insert((name.clone(), ev.clone())) {
+                continue;
+            }
+            let row_text = input
+                .out
+                .table(name)
+                .and_then(|t| {
+                    let ids = t
+                        .column_by_name("_event_id")?
+                        .as_any()
+                        .downcast_ref::<StringArray>()?
+                        .clone();
+                    (0..t.num_rows())
+                        .find(|&i| ids.value(i) == ev)
+                        .map(|i| describe_row(t, i))
+                })
+                .unwrap_or_default();
+            silver_rows.push(TrailSilverRow {
+                table: name.clone(),
+                event_id: ev,
+                row: row_text,
+            });
+        }
+    }
+    Ok(RowTrail {
+        table: table.to_string(),
+        row: shown,
+        records: vec![],
+        silver_rows,
+        note: Some(if keys.is_empty() {
+            "the model aggregates every input row into one".to_string()
+        } else {
+            format!(
+                "input rows of the model (after its WHERE and JOINs) with the same {}",
+                keys.iter()
+                    .map(|(_, gi)| gold.schema().field(*gi).name().clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }),
+    })
+}
+
+fn untraced(table: &str, row: String, why: &str) -> RowTrail {
+    RowTrail {
+        table: table.to_string(),
+        row,
+        records: vec![],
+        silver_rows: vec![],
+        note: Some(why.to_string()),
+    }
+}
+
+/// Qualifier used in a plan → the table it scans (`o` → `silver.orders`).
+fn table_aliases(plan: &LogicalPlan) -> BTreeMap<String, String> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let mut out = BTreeMap::new();
+    let _ = plan.apply(|node| {
+        match node {
+            LogicalPlan::TableScan(scan) => {
+                let name = scan.table_name.to_string();
+                out.insert(name.clone(), name);
+            }
+            LogicalPlan::SubqueryAlias(a) => {
+                if let LogicalPlan::TableScan(scan) = a.input.as_ref() {
+                    out.insert(a.alias.to_string(), scan.table_name.to_string());
+                }
+            }
+            _ => {}
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    out
+}
