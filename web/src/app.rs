@@ -24,6 +24,7 @@ use crate::components::pipeline::PipelineStrip;
 use crate::components::rules::RulesPanel;
 use crate::components::runbar::RunBar;
 use crate::components::table::TablePanel;
+use crate::components::trail::TrailDialog;
 use crate::engine::Engine;
 use crate::i18n::t;
 
@@ -132,6 +133,7 @@ pub fn app() -> Html {
     let travel = use_state(|| None::<u64>);
     let corrupt_only = use_state(|| false);
     let reingest = use_state(|| None::<BatchInfo>);
+    let trail = use_state(|| None::<medallion_engine::trail::RowTrail>);
     // One pending timer per editor, so a gold edit never cancels a rule edit.
     let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
     let gold_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
@@ -145,6 +147,7 @@ pub fn app() -> Html {
         gold_draft: gold_draft.clone(),
         banner: banner.clone(),
         export: export.clone(),
+        trail: trail.clone(),
         selected: selected.clone(),
         travel: travel.clone(),
         corrupt_only: corrupt_only.clone(),
@@ -668,6 +671,31 @@ pub fn app() -> Html {
         })
     };
 
+    let on_trail = {
+        let (engine, on_response) = (engine.clone(), on_response.clone());
+        Callback::from(move |(table, row): (String, usize)| {
+            engine.send(Request::Trail { table, row }, on_response(false));
+        })
+    };
+    let on_anti_patterns = {
+        let (engine, on_response, lang) = (engine.clone(), on_response.clone(), lang.clone());
+        Callback::from(
+            move |anti_patterns: medallion_engine::model::AntiPatterns| {
+                if anti_patterns.gold_reads_bronze && !confirm(t(*lang, "shortcut_confirm")) {
+                    return;
+                }
+                engine.send(
+                    Request::SetAntiPatterns { anti_patterns },
+                    on_response(false),
+                );
+            },
+        )
+    };
+    let close_trail = {
+        let trail = trail.clone();
+        Callback::from(move |_| trail.set(None))
+    };
+
     let close_export = {
         let export = export.clone();
         Callback::from(move |_| export.set(None))
@@ -756,6 +784,9 @@ pub fn app() -> Html {
                             on_poll={on_poll}
                             erasures={v.erasures.clone()}
                             on_forget={on_forget}
+                            on_trail={on_trail}
+                            anti_patterns={v.anti_patterns}
+                            on_anti_patterns={on_anti_patterns}
                         />
                     }
                 </section>
@@ -774,6 +805,9 @@ pub fn app() -> Html {
             </main>
             if let Some(b) = (*reingest).clone() {
                 <ReingestDialog batch={b} lang={lang_v} on_submit={on_reingest} on_close={close_reingest} />
+            }
+            if let Some(tr) = (*trail).clone() {
+                <TrailDialog trail={tr} lang={lang_v} on_close={close_trail} />
             }
             if let Some(md) = (*export).clone() {
                 <div class="modal-backdrop">
@@ -891,6 +925,7 @@ struct Handles {
     gold_draft: UseStateHandle<String>,
     banner: BannerHandle,
     export: UseStateHandle<Option<String>>,
+    trail: UseStateHandle<Option<medallion_engine::trail::RowTrail>>,
     selected: UseStateHandle<String>,
     travel: UseStateHandle<Option<u64>>,
     corrupt_only: UseStateHandle<bool>,
@@ -963,6 +998,7 @@ fn apply_response(h: &Handles, reset_drafts: bool, resp: Response) {
         }
         Response::Table(tv) => h.page.set(Some(tv)),
         Response::Text { text } => h.export.set(Some(text)),
+        Response::Trail(tr) => h.trail.set(Some(tr)),
         Response::Error { message } => push_banner(
             &h.banner,
             Banner {

@@ -101,6 +101,10 @@ pub enum Request {
     },
     /// Replace a gold model's SQL, then rerun.
     SetGoldSql { model: String, sql: String },
+    /// Switch anti-patterns on or off (seed 003 §6), then rerun.
+    SetAntiPatterns {
+        anti_patterns: crate::model::AntiPatterns,
+    },
     /// Change the language of engine-written texts.
     SetLang { lang: Lang },
     /// A page of one table's rows.
@@ -188,6 +192,8 @@ pub struct SilverView {
     pub name: String,
     pub source: String,
     pub rules: Vec<RuleView>,
+    /// How the table is written by key, if it is (else rows are appended).
+    pub merge: Option<crate::merge::MergeSpec>,
 }
 
 /// A gold model with its error, if any.
@@ -195,6 +201,8 @@ pub struct SilverView {
 pub struct GoldView {
     pub model: GoldModelDef,
     pub error: Option<String>,
+    /// Bronze tables the model reads (only possible with the anti-pattern on).
+    pub reads_bronze: Vec<String>,
 }
 
 /// About the last run.
@@ -241,6 +249,7 @@ pub struct PipelineView {
     /// Results of the successful runs, oldest first (the last [`RUN_HISTORY`]):
     /// each rule's expectation figures and each check's status.
     pub run_history: Vec<RunRecord>,
+    pub anti_patterns: crate::model::AntiPatterns,
 }
 
 /// Runs kept in [`PipelineView::run_history`].

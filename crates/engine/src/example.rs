@@ -545,5 +545,6 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
             }),
         }],
         checks,
+        anti_patterns: Default::default(),
     }
 }

@@ -225,6 +225,15 @@ pub struct CheckDef {
     pub kind: CheckKind,
 }
 
+/// Anti-patterns an instructor switches on to show what breaks (seed 003 §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct AntiPatterns {
+    /// "The shortcut": gold models may read bronze tables (duplicates and
+    /// rejected records then count in business figures).
+    #[serde(default)]
+    pub gold_reads_bronze: bool,
+}
+
 /// A whole pipeline: what the playground runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PipelineDef {
@@ -234,6 +243,9 @@ pub struct PipelineDef {
     pub silver: Vec<SilverTableDef>,
     pub gold: Vec<GoldModelDef>,
     pub checks: Vec<CheckDef>,
+    /// Off unless an instructor switches one on.
+    #[serde(default)]
+    pub anti_patterns: AntiPatterns,
 }
 
 impl PipelineDef {

@@ -131,6 +131,9 @@ pub struct RunOutput {
     pub removed: BTreeMap<String, usize>,
     /// Per silver table (qualified): this run's rows removed by the merge, for the row trail.
     pub merge_log: BTreeMap<String, Vec<crate::merge::RemovedRow>>,
+    /// Gold models (name without the layer) that read bronze tables: only
+    /// with the "gold reads bronze" anti-pattern on.
+    pub gold_reads_bronze: BTreeMap<String, Vec<String>>,
 }
 
 impl RunOutput {
@@ -326,9 +329,13 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             return Err(vec![pipeline_diag(e)]);
         }
     }
+    let mut gold_reads_bronze = BTreeMap::new();
     for g in &def.gold {
-        match run_gold(ctx, &g.name, &g.sql).await {
-            Ok(batch) => {
+        match run_gold(ctx, &g.name, &g.sql, def.anti_patterns.gold_reads_bronze).await {
+            Ok((batch, bronze_read)) => {
+                if !bronze_read.is_empty() {
+                    gold_reads_bronze.insert(g.name.clone(), bronze_read);
+                }
                 let name = format!("gold.{}", g.name);
                 if let Err(e) = register_table(ctx, &name, &batch).await {
                     return Err(vec![pipeline_diag(e)]);
@@ -353,6 +360,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         gold_errors: diagnostics,
         removed,
         merge_log,
+        gold_reads_bronze,
     })
 }
 
@@ -1617,7 +1625,8 @@ async fn run_gold(
     ctx: &SessionContext,
     name: &str,
     sql: &str,
-) -> std::result::Result<RecordBatch, String> {
+    allow_bronze: bool,
+) -> std::result::Result<(RecordBatch, Vec<String>), String> {
     check_size(sql, MAX_SQL_TOKENS)?;
     let dialect = GenericDialect {};
     let statements = Parser::parse_sql(&dialect, sql)
@@ -1648,13 +1657,15 @@ async fn run_gold(
             Ok(TreeNodeRecursion::Continue)
         })
         .map_err(df_err)?;
-    if !read_bronze.is_empty() {
+    if !read_bronze.is_empty() && !allow_bronze {
         read_bronze.sort();
         read_bronze.dedup();
         return Err(format!(
-            "gold.{name} reads {}: gold reads silver only. Bronze holds raw, unchecked records (duplicates, rejected rows); build gold from silver.",
+            "gold.{name} reads {}: gold reads silver only. Bronze holds raw, unchecked records (duplicates, rejected rows); build gold from silver. (An instructor can switch on the anti-pattern \"gold reads bronze\" to show what goes wrong.)",
             read_bronze.join(", ")
         ));
     }
-    Ok(collect_single(df, Some(GOLD_MAX_ROWS)).await?)
+    read_bronze.sort();
+    read_bronze.dedup();
+    Ok((collect_single(df, Some(GOLD_MAX_ROWS)).await?, read_bronze))
 }

@@ -122,6 +122,7 @@ impl Playground {
                 silver: vec![],
                 gold: vec![],
                 checks: vec![],
+                anti_patterns: Default::default(),
             },
             batches: vec![],
             bronze: BTreeMap::new(),
@@ -223,6 +224,11 @@ impl Playground {
                 .set_gold_sql(&model, &sql)
                 .await
                 .map(|_| self.snapshot()),
+            Request::SetAntiPatterns { anti_patterns } => {
+                self.def.anti_patterns = anti_patterns;
+                self.run().await;
+                Ok(self.snapshot())
+            }
             Request::SetLang { lang } => self.set_lang(lang).await.map(|_| self.snapshot()),
             Request::GetTable {
                 table,
@@ -1330,6 +1336,7 @@ impl Playground {
                         ),
                     })
                     .collect(),
+                merge: s.merge.clone(),
             })
             .collect();
         let gold = self
@@ -1339,6 +1346,11 @@ impl Playground {
             .map(|g| GoldView {
                 model: g.clone(),
                 error: diagnostics_for(self.diagnostics.iter(), "gold", &g.name),
+                reads_bronze: self
+                    .last_good
+                    .as_ref()
+                    .and_then(|o| o.gold_reads_bronze.get(&g.name).cloned())
+                    .unwrap_or_default(),
             })
             .collect();
         PipelineView {
@@ -1350,6 +1362,7 @@ impl Playground {
             gold,
             checks: self.checks.clone(),
             run_history: self.run_history.clone(),
+            anti_patterns: self.def.anti_patterns,
             batches: self.batches.clone(),
             history: self.history.all(),
             replay: self.replay.clone(),

@@ -238,6 +238,7 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 }),
             ),
         ],
+        anti_patterns: Default::default(),
         checks: vec![
             check(
                 "R1",
@@ -416,6 +417,7 @@ pub fn landing_retry(lang: Lang) -> PipelineDef {
             "SELECT status, COUNT(*) AS orders, SUM(amount) AS amount\nFROM silver.orders\nGROUP BY status\nORDER BY status",
             tr(lang, Tr { en: "Orders and amount per status.", ru: "Заказы и сумма по статусам." }),
         )],
+        anti_patterns: Default::default(),
         checks: vec![
             check(
                 "R1",
@@ -543,6 +545,7 @@ pub fn ecommerce(lang: Lang) -> PipelineDef {
                 ru: "Выручка по городу клиента (текущему: SCD1), без отменённых заказов.",
             }),
         )],
+        anti_patterns: Default::default(),
         checks: vec![
             check(
                 "S1",
@@ -662,6 +665,7 @@ pub fn cdc_order(lang: Lang) -> PipelineDef {
                 ru: "Как заказ проходил статусы — по истории SCD2.",
             }),
         )],
+        anti_patterns: Default::default(),
         checks: vec![
             check(
                 "R1",

@@ -807,3 +807,42 @@ async fn row_trail_from_silver_quarantine_and_gold_back_to_bronze() {
         other => panic!("{other:?}"),
     }
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn gold_reading_bronze_is_an_anti_pattern_an_instructor_can_switch_on() {
+    let mut p = scenario("kafka_orders").await;
+    let sql = "SELECT COUNT(*) AS orders FROM bronze.orders";
+    let v = send(
+        &mut p,
+        Request::SetGoldSql {
+            model: "user_kpi".into(),
+            sql: sql.into(),
+        },
+    )
+    .await;
+    let g = v.gold.iter().find(|g| g.model.name == "user_kpi").unwrap();
+    assert_eq!(
+        g.error.as_deref(),
+        Some("gold.user_kpi reads bronze.orders: gold reads silver only. Bronze holds raw, unchecked records (duplicates, rejected rows); build gold from silver. (An instructor can switch on the anti-pattern \"gold reads bronze\" to show what goes wrong.)")
+    );
+    let v = send(
+        &mut p,
+        Request::SetAntiPatterns {
+            anti_patterns: medallion_engine::model::AntiPatterns {
+                gold_reads_bronze: true,
+            },
+        },
+    )
+    .await;
+    let g = v.gold.iter().find(|g| g.model.name == "user_kpi").unwrap();
+    assert_eq!(
+        (g.error.as_deref(), g.reads_bronze.as_slice()),
+        (None, ["bronze.orders".to_string()].as_slice())
+    );
+    // The shortcut counts the duplicate and the rejected event: 4 "orders", silver has 2.
+    assert_eq!(
+        grid(&rows(&mut p, "gold.user_kpi").await, &["orders"]),
+        ["orders", "4"]
+    );
+    assert!(v.anti_patterns.gold_reads_bronze);
+}

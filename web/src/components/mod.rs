@@ -8,3 +8,4 @@ pub mod pipeline;
 pub mod rules;
 pub mod runbar;
 pub mod table;
+pub mod trail;

@@ -43,6 +43,22 @@ fn mode_label(lang: Lang, m: BronzeMode) -> &'static str {
     }
 }
 
+/// `MERGE ON order_id · SCD1 · SEQUENCE BY lsn` (Delta Live Tables' words).
+fn merge_label(m: &medallion_engine::merge::MergeSpec) -> String {
+    let mut s = format!(
+        "MERGE ON {} · {}",
+        m.keys.join(", "),
+        match m.stored_as {
+            medallion_engine::merge::Scd::Scd1 => "SCD1",
+            medallion_engine::merge::Scd::Scd2 => "SCD2",
+        }
+    );
+    if let Some(seq) = &m.sequence_by {
+        s.push_str(&format!(" · SEQUENCE BY {seq}"));
+    }
+    s
+}
+
 #[function_component(PipelineStrip)]
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
@@ -120,10 +136,18 @@ pub fn pipeline_strip(p: &Props) -> Html {
         .into_iter()
         .map(|tv| {
             let q = tv.name == "silver.quarantine";
-            let extra = if q {
-                html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> }
-            } else {
-                html! {}
+            let merge = p
+                .view
+                .silver
+                .iter()
+                .find(|s| s.name == tv.name)
+                .and_then(|s| s.merge.as_ref());
+            let extra = match (q, merge) {
+                (true, _) => html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> },
+                (false, Some(m)) => html! {
+                    <div class="hint mono merge-label" title={t(lang, "merge_hint")}>{ merge_label(m) }</div>
+                },
+                (false, None) => html! { <div class="hint">{ t(lang, "append_label") }</div> },
             };
             card(
                 &tv.name,

@@ -4,6 +4,7 @@
 use medallion_engine::api::{Erasure, GoldView, TableView};
 use medallion_engine::bronze::BatchInfo;
 use medallion_engine::kafka::{KafkaMessage, TopicView};
+use medallion_engine::model::AntiPatterns;
 use medallion_engine::versions::VersionInfo;
 use medallion_engine::Lang;
 use yew::prelude::*;
@@ -43,6 +44,10 @@ pub struct Props {
     pub erasures: Vec<Erasure>,
     /// (condition, reason) for a right-to-be-forgotten delete.
     pub on_forget: Callback<(String, String)>,
+    /// (table, row) whose trail to show.
+    pub on_trail: Callback<(String, usize)>,
+    pub anti_patterns: AntiPatterns,
+    pub on_anti_patterns: Callback<AntiPatterns>,
 }
 
 #[function_component(TablePanel)]
@@ -55,6 +60,8 @@ pub fn table_panel(p: &Props) -> Html {
         let (cb, name) = (p.on_page.clone(), tv.name.clone());
         Callback::from(move |_| cb.emit((name.clone(), offset)))
     };
+    // Rows of the current silver / gold tables can be traced back to bronze.
+    let traceable = tv.layer != "bronze" && p.viewing.is_none();
     let gold_editor = match (&p.gold, tv.layer.as_str()) {
         (Some(g), "gold") if format!("gold.{}", g.model.name) == tv.name => {
             let oninput = {
@@ -71,6 +78,17 @@ pub fn table_panel(p: &Props) -> Html {
                     if let Some(err) = &g.error {
                         <div class="rule-error" id="gold-error">{ err }</div>
                     }
+                    if !g.reads_bronze.is_empty() {
+                        <div class="banner warn" id="gold-shortcut">{ format!("{} {}", t(lang, "shortcut_warning"), g.reads_bronze.join(", ")) }</div>
+                    }
+                    <label class="anti-pattern" title={t(lang, "shortcut_hint")}>
+                        <input type="checkbox" id="gold-reads-bronze" checked={p.anti_patterns.gold_reads_bronze}
+                            onchange={
+                                let (cb, ap) = (p.on_anti_patterns.clone(), p.anti_patterns);
+                                Callback::from(move |_| cb.emit(AntiPatterns { gold_reads_bronze: !ap.gold_reads_bronze, ..ap }))
+                            } />
+                        { t(lang, "shortcut_switch") }
+                    </label>
                 </div>
             }
         }
@@ -104,6 +122,9 @@ pub fn table_panel(p: &Props) -> Html {
             { gold_editor }
             <div class="pager">
                 <span id="table-range">{ format!("{} {first}–{last} {} {} · {} {}", t(lang, "showing"), t(lang, "of"), tv.row_count, tv.columns.len(), t(lang, "columns")) }</span>
+                if traceable && tv.row_count > 0 {
+                    <span class="muted trail-hint">{ format!("· {}", t(lang, "trail_hint")) }</span>
+                }
                 <button class="ghost small" disabled={tv.offset == 0} onclick={nav(tv.offset.saturating_sub(PAGE))}>{ t(lang, "prev") }</button>
                 <button class="ghost small" disabled={last >= tv.row_count} onclick={nav(tv.offset + PAGE)}>{ t(lang, "next") }</button>
                 if corrupt_col.is_some() && (tv.corrupt_rows > 0 || tv.corrupt_only) {
@@ -125,7 +146,12 @@ pub fn table_panel(p: &Props) -> Html {
                     </thead>
                     <tbody>
                         { for tv.rows.iter().enumerate().map(|(i, row)| html! {
-                            <tr class={classes!(corrupt_col.and_then(|c| row.get(c)).is_some_and(|v| v.is_some()).then_some("corrupt"))}>
+                            <tr class={classes!(corrupt_col.and_then(|c| row.get(c)).is_some_and(|v| v.is_some()).then_some("corrupt"), traceable.then_some("traceable"))}
+                                title={if traceable { t(lang, "trail_hint") } else { "" }}
+                                onclick={
+                                    let (cb, name, at) = (p.on_trail.clone(), tv.name.clone(), tv.offset + i);
+                                    Callback::from(move |_| if traceable { cb.emit((name.clone(), at)) })
+                                }>
                                 <td class="rownum">{ tv.offset + i + 1 }</td>
                                 { for row.iter().zip(&tv.columns).map(|(cell, col)| match cell {
                                     Some(v) => html! { <td class={classes!((col.name == "raw_payload" || col.name == "reason" || col.name == "_corrupt_reason").then_some("wide"))} title={v.clone()}>{ v }</td> },

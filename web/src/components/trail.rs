@@ -1,0 +1,73 @@
+//! The row trail dialog: where a silver, quarantine or gold row came from.
+
+use medallion_engine::trail::RowTrail;
+use medallion_engine::Lang;
+use yew::prelude::*;
+
+use crate::i18n::{fmt_ts, t};
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct Props {
+    pub trail: RowTrail,
+    pub lang: Lang,
+    pub on_close: Callback<()>,
+}
+
+#[function_component(TrailDialog)]
+pub fn trail_dialog(p: &Props) -> Html {
+    let lang = p.lang;
+    let tr = &p.trail;
+    let close = {
+        let cb = p.on_close.clone();
+        Callback::from(move |_| cb.emit(()))
+    };
+    html! {
+        <div class="modal-backdrop">
+            <div class="modal trail" id="trail">
+                <h3>{ format!("{} · {}", t(lang, "trail_title"), tr.table) }</h3>
+                <div class="mono trail-row">{ &tr.row }</div>
+                if let Some(n) = &tr.note {
+                    <p class="muted">{ n }</p>
+                }
+                if !tr.records.is_empty() {
+                    <p class="muted">{ t(lang, "trail_records") }</p>
+                }
+                { for tr.records.iter().map(|r| html! {
+                    <div class={classes!("trail-record", r.role.clone())}>
+                        <div class="trail-head">
+                            <span class={classes!("role", r.role.clone())}>{ t(lang, &format!("role_{}", r.role)) }</span>
+                            <span class="mono">{ &r.source_file }</span>
+                            <span class="muted">{ format!("batch {}", short(&r.batch_id)) }</span>
+                            if let Some(ts) = r.ingest_ts_micros {
+                                <span class="muted">{ fmt_ts(ts) }</span>
+                            }
+                            <span class="muted mono">{ format!("event {}", short(&r.event_id)) }</span>
+                        </div>
+                        <div class="mono raw" title={r.raw_payload.clone()}>{ &r.raw_payload }</div>
+                        <ol class="steps">
+                            { for r.steps.iter().map(|s| html! {
+                                <li class={classes!(s.failed.then_some("failed"))}>
+                                    <span class="rule-id">{ &s.rule_id }</span>{ " " }<span class="mono">{ &s.text }</span>
+                                </li>
+                            }) }
+                        </ol>
+                    </div>
+                }) }
+                if !tr.silver_rows.is_empty() {
+                    <p class="muted">{ t(lang, "trail_silver") }</p>
+                    <ul class="trail-silver">
+                        { for tr.silver_rows.iter().map(|r| html! {
+                            <li><span class="mono">{ &r.table }</span>{ " " }<span class="mono">{ &r.row }</span></li>
+                        }) }
+                    </ul>
+                }
+                <div class="modal-actions"><button onclick={close}>{ t(lang, "close") }</button></div>
+            </div>
+        </div>
+    }
+}
+
+/// The first block of a UUID (enough to tell records apart on screen).
+fn short(id: &str) -> &str {
+    id.split('-').last().unwrap_or(id)
+}
