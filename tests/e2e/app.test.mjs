@@ -44,7 +44,7 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
 
     // 1. the example, loaded and run
-    assert.equal(await page.locator('.example-title').innerText(), 'NYC taxi: silver module');
+    assert.equal(await page.locator('#example-picker option:checked').innerText(), 'NYC taxi: silver module');
     assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
     assert.equal(await count(page, 'bronze.taxi_zone_lookup'), 265);
     assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 260);
@@ -202,7 +202,31 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await page.selectOption('#bronze-mode', 'raw');
     await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
 
-    // 11. Russian
+    // 11. scenarios: Kafka orders (MERGE removes the redelivered order), the
+    // row trail, an expectation's action; then the CDC lifecycle (SCD2)
+    await page.selectOption('#example-picker', 'kafka_orders');
+    await waitForCount(page, 'silver.orders', 2);
+    assert.equal(await count(page, 'bronze.orders'), 4);
+    assert.equal(await count(page, 'silver.quarantine'), 1);
+    assert.match(await page.locator('#check-A1').innerText(), /bronze 4 = silver 2 \+ quarantine 1 \+ duplicates\/superseded 1/);
+    assert.match(await page.locator('#card-silver-orders').innerText(), /MERGE ON order_id · SCD1/);
+    await page.click('#card-silver-orders');
+    await page.waitForFunction(() => document.querySelector('#table-title')?.textContent === 'silver.orders');
+    await page.click('#rows-grid tbody tr:nth-child(1)');
+    await page.waitForSelector('#trail', { timeout: 30_000 });
+    assert.match(await page.locator('#trail').innerText(), /duplicate[\s\S]*orders_raw:0:2/);
+    assert.match(await page.locator('#trail').innerText(), /amount: '99\.99' → 99\.99 as DECIMAL\(12,2\)/);
+    await page.click('#trail button');
+    await page.selectOption('#rule-X3 select.rule-action', 'warn');
+    // history: run 1's row is released, this run's row lists N1 and X2 only
+    await page.waitForFunction(() => /1 more in history/.test(document.querySelector('#card-silver-quarantine')?.textContent ?? ''), null, { timeout: 30_000 });
+    assert.equal(await count(page, 'silver.quarantine'), 1);
+    await page.selectOption('#example-picker', 'cdc_order');
+    await waitForCount(page, 'silver.order_history', 5);
+    assert.equal(await count(page, 'silver.order_current'), 1);
+    assert.match(await page.locator('#card-silver-order_history').innerText(), /SCD2 · SEQUENCE BY updated_at/);
+
+    // 12. Russian
     await page.click('#lang-switch');
     await page.waitForFunction(() => document.querySelector('#checks h2')?.textContent === 'Проверки качества', null, { timeout: 60_000 });
 

@@ -30,6 +30,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "normalize" => ("normalize", "нормализация"),
         "enrich" => ("enrich", "обогащение"),
         "expect" => ("expectation", "ожидание"),
+        "released_rows" => ("more in history (released by later runs)", "ещё в истории (освобождены последующими запусками)"),
         "shortcut_switch" => ("Anti-pattern: let gold read bronze (the shortcut)", "Анти-паттерн: разрешить gold читать bronze (shortcut)"),
         "shortcut_hint" => (
             "Instructors: switch on to show what goes wrong when gold skips silver: duplicates and rejected records count in business figures, and every model repeats silver's logic.",

@@ -1363,6 +1363,12 @@ impl Playground {
             checks: self.checks.clone(),
             run_history: self.run_history.clone(),
             anti_patterns: self.def.anti_patterns,
+            quarantine_open: self
+                .last_good
+                .as_ref()
+                .and_then(|o| o.table("silver.quarantine"))
+                .and_then(|q| q.column_by_name("released_in_run"))
+                .map_or(0, |r| r.null_count()),
             batches: self.batches.clone(),
             history: self.history.all(),
             replay: self.replay.clone(),

@@ -149,9 +149,23 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 },
                 (false, None) => html! { <div class="hint">{ t(lang, "append_label") }</div> },
             };
+            // The quarantine is history: the card counts what is quarantined now.
+            let (count, extra) = if q && tv.row_count > p.view.quarantine_open {
+                (
+                    p.view.quarantine_open,
+                    html! {
+                        <>
+                            { extra }
+                            <div class="hint">{ format!("{} {}", tv.row_count - p.view.quarantine_open, t(lang, "released_rows")) }</div>
+                        </>
+                    },
+                )
+            } else {
+                (tv.row_count, extra)
+            };
             card(
                 &tv.name,
-                tv.row_count,
+                count,
                 if q { "quarantine" } else { "silver" },
                 extra,
             )
