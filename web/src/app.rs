@@ -799,6 +799,7 @@ pub fn app() -> Html {
                         lang={lang_v}
                         on_change={on_rules}
                         on_export={on_export}
+                        history={v.run_history.clone()}
                     />
                     <ChecksPanel checks={v.checks.clone()} history={v.run_history.clone()} lang={lang_v} />
                 </section>

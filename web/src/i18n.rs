@@ -30,6 +30,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "normalize" => ("normalize", "нормализация"),
         "enrich" => ("enrich", "обогащение"),
         "expect" => ("expectation", "ожидание"),
+        "rule_runs" => ("failed / checked in the last runs, newest first:", "не прошли / проверено в последних запусках, новые сверху:"),
         "released_rows" => ("more in history (released by later runs)", "ещё в истории (освобождены последующими запусками)"),
         "shortcut_switch" => ("Anti-pattern: let gold read bronze (the shortcut)", "Анти-паттерн: разрешить gold читать bronze (shortcut)"),
         "shortcut_hint" => (

@@ -74,8 +74,8 @@ pub async fn evaluate(
                                 "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
                                 table_sql(table)
                             );
-                            match query(ctx, &sql).await {
-                                Ok(bad) => sample_rows(&bad, &keys_of(def, table)),
+                            match violations(ctx, &sql).await {
+                                Ok((_, bad)) => sample_rows(&bad, &keys_of(def, table)),
                                 Err(_) => vec![],
                             }
                         }
@@ -435,6 +435,27 @@ async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, String> {
     Ok(collect_single(df, Some(crate::pipeline::GOLD_MAX_ROWS)).await?)
 }
 
+/// How many rows the SELECT `sql` returns, and the first [`SAMPLE_ROWS`]
+/// of them (counted without collecting them all).
+async fn violations(ctx: &SessionContext, sql: &str) -> Result<(usize, RecordBatch), String> {
+    let counted = query(
+        ctx,
+        &format!("SELECT COUNT(*) AS n FROM ({sql}) AS __violations"),
+    )
+    .await?;
+    let n = counted
+        .column(0)
+        .as_any()
+        .downcast_ref::<datafusion::arrow::array::Int64Array>()
+        .map_or(0, |a| a.value(0) as usize);
+    let sample = query(
+        ctx,
+        &format!("SELECT * FROM ({sql}) AS __violations LIMIT {SAMPLE_ROWS}"),
+    )
+    .await?;
+    Ok((n, sample))
+}
+
 /// Up to [`SAMPLE_ROWS`] rows of `batch` as `column=value, ...`, with
 /// `first` columns (keys, the checked column) before the others, at most 6 columns.
 fn sample_rows(batch: &RecordBatch, first: &[String]) -> Vec<String> {
@@ -522,12 +543,12 @@ async fn evaluate_sql_check(
         first.push(column.to_string());
         let sql = rows_where(&table, condition);
         async move {
-            let bad = query(ctx, &sql).await?;
+            let (bad, sample) = violations(ctx, &sql).await?;
             let n = total(table).await;
             Ok(Outcome {
-                status: pass_or_fail(bad.num_rows()),
-                observed: violated(lang, bad.num_rows(), n),
-                sample: sample_rows(&bad, &first),
+                status: pass_or_fail(bad),
+                observed: violated(lang, bad, n),
+                sample: sample_rows(&sample, &first),
             })
         }
     };
@@ -577,19 +598,16 @@ async fn evaluate_sql_check(
                 "SELECT {cols}, COUNT(*) AS rows_with_this_key FROM {} WHERE {not_null} GROUP BY {cols} HAVING COUNT(*) > 1",
                 table_sql(table)
             );
-            match query(ctx, &sql).await {
+            match violations(ctx, &sql).await {
                 Err(e) => Err(e),
-                Ok(bad) => {
-                    let groups = bad.num_rows();
-                    Ok(Outcome {
-                        status: pass_or_fail(groups),
-                        observed: match lang {
-                            Lang::En => format!("{groups} duplicated keys"),
-                            Lang::Ru => format!("повторяющихся ключей: {groups}"),
-                        },
-                        sample: sample_rows(&bad, columns),
-                    })
-                }
+                Ok((groups, bad)) => Ok(Outcome {
+                    status: pass_or_fail(groups),
+                    observed: match lang {
+                        Lang::En => format!("{groups} duplicated keys"),
+                        Lang::Ru => format!("повторяющихся ключей: {groups}"),
+                    },
+                    sample: sample_rows(&bad, columns),
+                }),
             }
         }
         CheckKind::Relationships {
@@ -640,13 +658,13 @@ async fn evaluate_sql_check(
                 }
                 Err(e) => return Some(Err(format!("SQL syntax: {e}"))),
             }
-            match query(ctx, sql).await {
+            match violations(ctx, sql.trim().trim_end_matches(';')).await {
                 Err(e) => Err(e),
-                Ok(bad) => Ok(Outcome {
-                    status: pass_or_fail(bad.num_rows()),
+                Ok((n, bad)) => Ok(Outcome {
+                    status: pass_or_fail(n),
                     observed: match lang {
-                        Lang::En => format!("{} rows returned (0 expected)", bad.num_rows()),
-                        Lang::Ru => format!("вернулось строк: {} (ожидалось 0)", bad.num_rows()),
+                        Lang::En => format!("{n} rows returned (0 expected)"),
+                        Lang::Ru => format!("вернулось строк: {n} (ожидалось 0)"),
                     },
                     sample: sample_rows(&bad, &[]),
                 }),

@@ -1,7 +1,7 @@
 //! The rule registry editor: one card per rule with its expression,
 //! parameters, on/off switch, what it did in the last run and its error.
 
-use medallion_engine::api::SilverView;
+use medallion_engine::api::{RunRecord, SilverView};
 use medallion_engine::pipeline::RuleStat;
 use medallion_engine::rules::{Action, Rule, RuleKind};
 use medallion_engine::Lang;
@@ -20,6 +20,8 @@ pub struct Props {
     pub lang: Lang,
     pub on_change: Callback<Vec<Rule>>,
     pub on_export: Callback<()>,
+    /// Earlier runs' rule figures, oldest first.
+    pub history: Vec<RunRecord>,
 }
 
 fn stat_text(lang: Lang, rule: &Rule, stat: Option<&RuleStat>) -> String {
@@ -128,7 +130,27 @@ pub fn rules_panel(p: &Props) -> Html {
                 let error = engine_view.and_then(|r| r.error.clone());
                 let stat_ref = engine_view.and_then(|r| r.stat.as_ref());
                 let stat = stat_text(lang, rule, stat_ref);
-                let sample = stat_ref.map(|s| s.sample.join("\n")).unwrap_or_default();
+                // The sample of failing rows, then this rule's figures in the last runs.
+                let table_short = silver.name.trim_start_matches("silver.").to_string();
+                let runs: Vec<String> = p
+                    .history
+                    .iter()
+                    .rev()
+                    .take(8)
+                    .filter_map(|r| {
+                        r.rules
+                            .iter()
+                            .find(|s| s.rule_id == rule.id && s.silver_table == table_short)
+                            .map(|s| format!("run {}: {} / {}", r.run, s.failed, s.checked))
+                    })
+                    .collect();
+                let mut sample = stat_ref.map(|s| s.sample.join("\n")).unwrap_or_default();
+                if !runs.is_empty() {
+                    if !sample.is_empty() {
+                        sample.push_str("\n\n");
+                    }
+                    sample.push_str(&format!("{}\n{}", t(lang, "rule_runs"), runs.join("\n")));
+                }
                 let on_action = {
                     let (draft, cb) = (p.draft.clone(), p.on_change.clone());
                     Callback::from(move |e: Event| {
