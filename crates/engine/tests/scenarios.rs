@@ -98,6 +98,32 @@ async fn ingest(p: &mut Playground, table: &str, file: &str, bytes: &[u8]) -> Pi
     .await
 }
 
+/// Produces one message to the `orders` topic and polls it into bronze.
+async fn produce_and_poll(p: &mut Playground, message: &str) -> PipelineView {
+    send(
+        p,
+        Request::KafkaProduce {
+            table: "orders".into(),
+            messages: vec![KafkaMessage {
+                key: None,
+                value: Some(message.into()),
+                producer_ts_micros: None,
+                erased: false,
+            }],
+        },
+    )
+    .await;
+    send(
+        p,
+        Request::KafkaPoll {
+            table: "orders".into(),
+            max: None,
+            crash_before_commit: false,
+        },
+    )
+    .await
+}
+
 /// (checked, failed) of rule `id` of silver table `table` in the last run.
 fn stat(v: &PipelineView, table: &str, id: &str) -> (usize, usize) {
     let s = v
@@ -190,28 +216,7 @@ async fn kafka_orders_dedup_quarantine_and_revenue_daily() {
         before
     );
     // At-least-once: 1001 delivered once more. Bronze keeps it; silver does not change.
-    send(
-        &mut p,
-        Request::KafkaProduce {
-            table: "orders".into(),
-            messages: vec![KafkaMessage {
-                key: None,
-                value: Some(r#"{"order_id": 1001, "user_id": 42, "amount": "99.99", "status": "PAID", "created_at": "2024-01-15T10:03:00"}"#.into()),
-                producer_ts_micros: None,
-                erased: false,
-            }],
-        },
-    )
-    .await;
-    let v = send(
-        &mut p,
-        Request::KafkaPoll {
-            table: "orders".into(),
-            max: None,
-            crash_before_commit: false,
-        },
-    )
-    .await;
+    let v = produce_and_poll(&mut p, r#"{"order_id": 1001, "user_id": 42, "amount": "99.99", "status": "PAID", "created_at": "2024-01-15T10:03:00"}"#).await;
     assert_eq!(
         v.tables
             .iter()
@@ -647,25 +652,7 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
     // dbt semantics: NULL is not an unaccepted value (not_null is its own test).
     assert_eq!(status(&v, "R4").0, "Pass");
     // An order of an unknown user: relationships fails and names it.
-    send(&mut p, Request::KafkaProduce {
-        table: "orders".into(),
-        messages: vec![KafkaMessage {
-            key: None,
-            value: Some(r#"{"order_id": 1005, "user_id": 99, "amount": "10.00", "status": "PAID", "created_at": "2024-01-16T08:00:00"}"#.into()),
-            producer_ts_micros: None,
-            erased: false,
-        }],
-    })
-    .await;
-    let v = send(
-        &mut p,
-        Request::KafkaPoll {
-            table: "orders".into(),
-            max: None,
-            crash_before_commit: false,
-        },
-    )
-    .await;
+    let v = produce_and_poll(&mut p, r#"{"order_id": 1005, "user_id": 99, "amount": "10.00", "status": "PAID", "created_at": "2024-01-16T08:00:00"}"#).await;
     assert_eq!(
         status(&v, "R6"),
         (
