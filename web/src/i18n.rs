@@ -30,6 +30,11 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "normalize" => ("normalize", "нормализация"),
         "enrich" => ("enrich", "обогащение"),
         "expect" => ("expectation", "ожидание"),
+        "gold_merge_hint" => (
+            "each refresh MERGEs the query's rows into the table on these keys: other rows stay",
+            "каждое обновление делает MERGE строк запроса в таблицу по этим ключам: остальные строки остаются",
+        ),
+        "reads_bronze" => ("reads bronze (anti-pattern)", "читает bronze (анти-паттерн)"),
         "rule_runs" => ("failed / checked in the last runs, newest first:", "не прошли / проверено в последних запусках, новые сверху:"),
         "released_rows" => ("more in history (released by later runs)", "ещё в истории (освобождены последующими запусками)"),
         "shortcut_switch" => ("Anti-pattern: let gold read bronze (the shortcut)", "Анти-паттерн: разрешить gold читать bronze (shortcut)"),

@@ -543,6 +543,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 en: "Trips and revenue per pickup borough per day, from silver only.",
                 ru: "Поездки и выручка по районам посадки за день, только из silver.",
             }),
+            merge_on: vec![],
         }],
         checks,
         anti_patterns: Default::default(),

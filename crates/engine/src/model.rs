@@ -102,6 +102,14 @@ pub struct GoldModelDef {
     pub name: String,
     pub sql: String,
     pub description: String,
+    /// How a refresh writes the table. Empty: the query's result replaces
+    /// the table. Key columns: the result is MERGEd into the table on them
+    /// (seed 003 §5, `MERGE INTO gold.revenue_daily ON report_date, country`):
+    /// rows with a key the query returns are updated or inserted, other rows
+    /// stay, so a query over a recent window keeps older days. Both are
+    /// idempotent: the same silver gives the same table and no new version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merge_on: Vec<String>,
 }
 
 /// The three levels of quality checks of seed 002 section 8.

@@ -336,6 +336,40 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 if !bronze_read.is_empty() {
                     gold_reads_bronze.insert(g.name.clone(), bronze_read);
                 }
+                let batch = if g.merge_on.is_empty() {
+                    batch
+                } else {
+                    // A model whose columns changed starts over from its result.
+                    let previous = input
+                        .previous
+                        .and_then(|p| p.table(&format!("gold.{}", g.name)))
+                        .filter(|p| p.schema().fields() == batch.schema().fields());
+                    let spec = crate::merge::MergeSpec {
+                        keys: g.merge_on.clone(),
+                        sequence_by: None,
+                        stored_as: crate::merge::Scd::Scd1,
+                        delete_when: None,
+                        track_history_except: vec![],
+                    };
+                    let none = BooleanArray::from(vec![false; batch.num_rows()]);
+                    match crate::merge::merge(crate::merge::MergeInput {
+                        spec: &spec,
+                        base: previous,
+                        new: &batch,
+                        deletes: &none,
+                    }) {
+                        Ok(m) => m.batch,
+                        Err(message) => {
+                            diagnostics.push(Diagnostic {
+                                scope: "gold".into(),
+                                id: g.name.clone(),
+                                message: format!("MERGE ON {}: {message}", g.merge_on.join(", ")),
+                                table: String::new(),
+                            });
+                            continue;
+                        }
+                    }
+                };
                 let name = format!("gold.{}", g.name);
                 if let Err(e) = register_table(ctx, &name, &batch).await {
                     return Err(vec![pipeline_diag(e)]);

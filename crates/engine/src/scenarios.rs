@@ -76,6 +76,7 @@ fn gold(name: &str, sql: &str, description: String) -> GoldModelDef {
         name: name.into(),
         sql: sql.into(),
         description,
+        merge_on: vec![],
     }
 }
 

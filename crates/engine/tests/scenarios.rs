@@ -833,3 +833,76 @@ async fn gold_reading_bronze_is_an_anti_pattern_an_instructor_can_switch_on() {
     );
     assert!(v.anti_patterns.gold_reads_bronze);
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn gold_merge_on_keys_keeps_days_outside_the_query_window_and_is_idempotent() {
+    let mut def = medallion_engine::scenarios::kafka_orders(Lang::En);
+    let g = def
+        .gold
+        .iter_mut()
+        .find(|g| g.name == "revenue_daily")
+        .unwrap();
+    g.merge_on = vec!["report_date".into(), "country".into()];
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .unwrap();
+    p.load_pipeline(def).await.unwrap();
+    ingest(
+        &mut p,
+        "users",
+        "users.csv",
+        include_bytes!("../../../static/examples/kafka_orders/users.csv"),
+    )
+    .await;
+    ingest(
+        &mut p,
+        "orders",
+        "day1.jsonl",
+        include_bytes!("../../../static/examples/kafka_orders/orders_raw.jsonl"),
+    )
+    .await;
+    assert_eq!(
+        grid(
+            &rows(&mut p, "gold.revenue_daily").await,
+            &["report_date", "country", "revenue"]
+        ),
+        ["report_date|country|revenue", "2024-01-15|DE|99.99"]
+    );
+    // The model now recomputes only 2024-01-16 (a daily job's window).
+    let day2 = br#"{"order_id": 1010, "user_id": 15, "amount": "20.00", "status": "PAID", "created_at": "2024-01-16T09:00:00"}"#;
+    ingest(&mut p, "orders", "day2.jsonl", day2).await;
+    let sql = "SELECT CAST(created_at AS DATE) AS report_date,\n       country,\n       SUM(amount) AS revenue,\n       COUNT(*) AS orders_count,\n       CAST(AVG(amount) AS DECIMAL(10,2)) AS avg_order\nFROM silver.orders\nWHERE status = 'PAID' AND CAST(created_at AS DATE) = DATE '2024-01-16'\nGROUP BY CAST(created_at AS DATE), country";
+    let v = send(
+        &mut p,
+        Request::SetGoldSql {
+            model: "revenue_daily".into(),
+            sql: sql.into(),
+        },
+    )
+    .await;
+    assert_eq!(
+        v.gold
+            .iter()
+            .find(|g| g.model.name == "revenue_daily")
+            .unwrap()
+            .error,
+        None
+    );
+    // MERGE: the 16th is added, the 15th (outside the window) stays.
+    assert_eq!(
+        grid(
+            &rows(&mut p, "gold.revenue_daily").await,
+            &["report_date", "country", "revenue"]
+        ),
+        [
+            "report_date|country|revenue",
+            "2024-01-15|DE|99.99",
+            "2024-01-16|RU|20.00"
+        ]
+    );
+    let versions_before = versions(&v, "gold.revenue_daily");
+    let v = send(&mut p, Request::Run { full_refresh: true }).await;
+    assert_eq!(versions(&v, "gold.revenue_daily"), versions_before);
+}

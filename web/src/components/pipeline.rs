@@ -173,7 +173,23 @@ pub fn pipeline_strip(p: &Props) -> Html {
         .collect();
     let gold: Html = by_layer("gold")
         .into_iter()
-        .map(|tv| card(&tv.name, tv.row_count, "gold", html! {}))
+        .map(|tv| {
+            let model = p
+                .view
+                .gold
+                .iter()
+                .find(|g| format!("gold.{}", g.model.name) == tv.name);
+            let extra = match model {
+                Some(g) if !g.model.merge_on.is_empty() => html! {
+                    <div class="hint mono merge-label" title={t(lang, "gold_merge_hint")}>{ format!("MERGE ON {}", g.model.merge_on.join(", ")) }</div>
+                },
+                Some(g) if !g.reads_bronze.is_empty() => html! {
+                    <div class="hint warn-text">{ t(lang, "reads_bronze") }</div>
+                },
+                _ => html! {},
+            };
+            card(&tv.name, tv.row_count, "gold", extra)
+        })
         .collect();
 
     let on_mode = {
