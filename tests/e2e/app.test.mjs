@@ -208,7 +208,7 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await waitForCount(page, 'silver.orders', 2);
     assert.equal(await count(page, 'bronze.orders'), 4);
     assert.equal(await count(page, 'silver.quarantine'), 1);
-    assert.match(await page.locator('#check-A1').innerText(), /bronze 4 = silver 2 \+ quarantine 1 \+ duplicates\/superseded 1/);
+    assert.match(await page.locator('#check-A1').innerText(), /bronze 4 = silver 2 \+ quarantine 1 \+ removed by merge 1/);
     assert.match(await page.locator('#card-silver-orders').innerText(), /MERGE ON order_id · SCD1/);
     await page.click('#card-silver-orders');
     await page.waitForFunction(() => document.querySelector('#table-title')?.textContent === 'silver.orders');

@@ -36,7 +36,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         ),
         "reads_bronze" => ("reads bronze (anti-pattern)", "читает bronze (анти-паттерн)"),
         "rule_runs" => ("failed / checked in the last runs, newest first:", "не прошли / проверено в последних запусках, новые сверху:"),
-        "released_rows" => ("more in history (released by later runs)", "ещё в истории (освобождены последующими запусками)"),
+        "released_rows" => ("more in history (closed by later runs)", "ещё в истории (закрыты последующими запусками)"),
         "shortcut_switch" => ("Anti-pattern: let gold read bronze (the shortcut)", "Анти-паттерн: разрешить gold читать bronze (shortcut)"),
         "shortcut_hint" => (
             "Instructors: switch on to show what goes wrong when gold skips silver: duplicates and rejected records count in business figures, and every model repeats silver's logic.",

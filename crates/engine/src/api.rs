@@ -250,7 +250,7 @@ pub struct PipelineView {
     /// each rule's expectation figures and each check's status.
     pub run_history: Vec<RunRecord>,
     pub anti_patterns: crate::model::AntiPatterns,
-    /// Rows of `silver.quarantine` still quarantined (not released by a
+    /// Rows of `silver.quarantine` still quarantined (not closed by a
     /// later run); the table's other rows are history.
     pub quarantine_open: usize,
 }

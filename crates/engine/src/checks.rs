@@ -280,8 +280,8 @@ async fn evaluate_one(
                 match (lang, removed) {
                     (Lang::En, None) => format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined}"),
                     (Lang::Ru, None) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined}"),
-                    (Lang::En, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined} + duplicates/superseded {r}"),
-                    (Lang::Ru, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined} + дубли/устаревшие {r}"),
+                    (Lang::En, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined} + removed by merge {r}"),
+                    (Lang::Ru, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined} + удалено слиянием {r}"),
                 },
             ))
         }
@@ -349,7 +349,7 @@ async fn evaluate_one(
 }
 
 /// Rows of `silver.quarantine` for `silver_name` that are still quarantined
-/// (not released by a later run).
+/// (not closed by a later run).
 fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, String> {
     let q = table(out, "silver.quarantine")?;
     let col = q
@@ -360,8 +360,8 @@ fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, String>
         })
         .ok_or("quarantine has no silver_table column")?;
     let released = q
-        .column_by_name("released_in_run")
-        .ok_or("quarantine has no released_in_run column")?;
+        .column_by_name("closed_in_run")
+        .ok_or("quarantine has no closed_in_run column")?;
     Ok((0..q.num_rows())
         .filter(|&i| col.value(i) == silver_name && released.is_null(i))
         .count())
@@ -663,6 +663,7 @@ async fn evaluate_sql_check(
                 Ok((n, bad)) => Ok(Outcome {
                     status: pass_or_fail(n),
                     observed: match lang {
+                        Lang::En if n == 1 => "1 row returned (0 expected)".to_string(),
                         Lang::En => format!("{n} rows returned (0 expected)"),
                         Lang::Ru => format!("вернулось строк: {n} (ожидалось 0)"),
                     },
@@ -706,6 +707,7 @@ async fn contract(
             let nulls = batch.column_by_name(&c.name).map_or(0, |a| a.null_count());
             if nulls > 0 {
                 problems.push(match lang {
+                    Lang::En if nulls == 1 => format!("{} is NOT NULL but has 1 NULL", c.name),
                     Lang::En => format!("{} is NOT NULL but has {nulls} NULLs", c.name),
                     Lang::Ru => format!("{} NOT NULL, но NULL: {nulls}", c.name),
                 });

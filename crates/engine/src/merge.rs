@@ -281,11 +281,12 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 }
                 Event::Delete(s) => {
                     if s < all.num_rows() {
+                        // Linked to the row it closes or deletes (for the row trail).
                         removed.push(RemovedRow {
                             event_id: text("_event_id", s),
                             batch_id: text("_batch_id", s),
                             why: Removed::Deleted,
-                            kept_event_id: None,
+                            kept_event_id: current.map(|c| text("_event_id", out[c].0)),
                         });
                     }
                     if let Some(c) = current.take() {
@@ -363,7 +364,13 @@ fn describe(schema: &Schema) -> String {
     schema
         .fields()
         .iter()
-        .map(|f| format!("{} {}", f.name(), f.data_type()))
+        .filter(|f| !f.name().starts_with('_'))
+        .map(|f| {
+            let ty = crate::source::ColumnType::from_arrow(f.data_type())
+                .map(|t| t.sql_name())
+                .unwrap_or_else(|| f.data_type().to_string());
+            format!("{} {ty}", f.name())
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

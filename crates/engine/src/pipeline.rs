@@ -43,10 +43,12 @@ use crate::source::{parse_bronze, MissingColumn, Parsed, Rejected, LINEAGE_COLUM
 /// that quarantined the row), `rule_id` (one id, or several joined by ", "),
 /// `reason` (`F1: fare_amount < 0 (fare_amount = -21.0)`), `raw_payload`
 /// (the bronze text), `silver_table`, `_source_file`, `_event_id`,
-/// `_batch_id` (lineage back to the bronze row), all Utf8, and
-/// `released_in_run` (Int64, NULL while the row is quarantined; the run
-/// whose rules no longer reject it). The table is history: a run appends
-/// what it rejects and never deletes earlier rows (seed 003 §4).
+/// `_batch_id` (lineage back to the bronze row), all Utf8, then
+/// `closed_in_run` (Int64) and `closed_as` (Utf8), NULL while the row is
+/// quarantined: the full run after which it no longer stands, `released`
+/// (the record now passes the rules) or `requarantined` (still rejected,
+/// for other reasons: a newer row has them). The table is history: a run
+/// appends what it newly rejects and never deletes rows (seed 003 §4).
 pub fn quarantine_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("run_id", DataType::Int64, false),
@@ -57,7 +59,8 @@ pub fn quarantine_schema() -> SchemaRef {
         Field::new("_source_file", DataType::Utf8, false),
         Field::new("_event_id", DataType::Utf8, false),
         Field::new("_batch_id", DataType::Utf8, false),
-        Field::new("released_in_run", DataType::Int64, true),
+        Field::new("closed_in_run", DataType::Int64, true),
+        Field::new("closed_as", DataType::Utf8, true),
     ]))
 }
 
@@ -401,16 +404,16 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
 /// The rows of a `silver.quarantine` table still quarantined, without the
 /// run columns: what a rebuild from bronze must reproduce (replay compares this).
 pub fn open_quarantine(batch: &RecordBatch) -> Result<RecordBatch> {
-    let Some(released) = batch.column_by_name("released_in_run") else {
+    let Some(closed) = batch.column_by_name("closed_in_run") else {
         return Ok(batch.clone());
     };
-    let open = datafusion::arrow::compute::is_null(released)?;
+    let open = datafusion::arrow::compute::is_null(closed)?;
     let rows = filter_record_batch(batch, &open)?;
     let keep: Vec<usize> = (0..rows.num_columns())
         .filter(|&i| {
             !matches!(
                 rows.schema().field(i).name().as_str(),
-                "run_id" | "released_in_run"
+                "run_id" | "closed_in_run" | "closed_as"
             )
         })
         .collect();
@@ -421,8 +424,9 @@ pub fn open_quarantine(batch: &RecordBatch) -> Result<RecordBatch> {
 /// rejected rows. A row already quarantined (same table, event, rules and
 /// reason) and still open is not added again, so rerunning the same rules
 /// on the same bronze changes nothing. In a full run, an open row that this
-/// run no longer rejects is marked `released_in_run`; an incremental run only
-/// sees new batches, so it releases nothing.
+/// run does not reproduce is closed: `released` when its record now passes,
+/// `requarantined` when the record is rejected for other reasons (the new
+/// row says why). An incremental run only sees new batches: it closes nothing.
 fn quarantine_history(
     previous: Option<&RecordBatch>,
     rejected: &[(String, Rejected)],
@@ -430,54 +434,63 @@ fn quarantine_history(
     incremental: bool,
 ) -> Result<RecordBatch> {
     use datafusion::arrow::array::Int64Array;
-    let key = |table: &str, r: &Rejected| {
-        format!(
-            "{table}\u{1}{}\u{1}{}\u{1}{}",
-            r.event_id, r.rule_id, r.reason
-        )
+    let key = |table: &str, event: &str, rules: &str, reason: &str| {
+        format!("{table}\u{1}{event}\u{1}{rules}\u{1}{reason}")
     };
-    let current: std::collections::HashSet<String> =
-        rejected.iter().map(|(t, r)| key(t, r)).collect();
+    let current: std::collections::HashSet<String> = rejected
+        .iter()
+        .map(|(t, r)| key(t, &r.event_id, &r.rule_id, &r.reason))
+        .collect();
+    let current_events: std::collections::HashSet<(&str, &str)> = rejected
+        .iter()
+        .map(|(t, r)| (t.as_str(), r.event_id.as_str()))
+        .collect();
     let mut open = std::collections::HashSet::new();
-    let mut old_released: Vec<Option<i64>> = Vec::new();
+    let mut closed_in: Vec<Option<i64>> = Vec::new();
+    let mut closed_as: Vec<Option<String>> = Vec::new();
+    let previous = previous.filter(|p| p.schema() == quarantine_schema());
     if let Some(prev) = previous {
         let s = |name: &str| {
             prev.column_by_name(name)
                 .and_then(|c| c.as_any().downcast_ref::<StringArray>())
         };
-        let released = prev
-            .column_by_name("released_in_run")
+        let closed = prev
+            .column_by_name("closed_in_run")
             .and_then(|c| c.as_any().downcast_ref::<Int64Array>());
-        if let (Some(t), Some(e), Some(ru), Some(re), Some(rel)) = (
+        if let (Some(t), Some(e), Some(ru), Some(re), Some(was), Some(how)) = (
             s("silver_table"),
             s("_event_id"),
             s("rule_id"),
             s("reason"),
-            released,
+            closed,
+            s("closed_as"),
         ) {
             for row in 0..prev.num_rows() {
-                let k = format!(
-                    "{}\u{1}{}\u{1}{}\u{1}{}",
-                    t.value(row),
-                    e.value(row),
-                    ru.value(row),
-                    re.value(row)
-                );
-                let was_open = rel.is_null(row);
-                if was_open && (incremental || current.contains(&k)) {
+                let k = key(t.value(row), e.value(row), ru.value(row), re.value(row));
+                if was.is_valid(row) {
+                    closed_in.push(Some(was.value(row)));
+                    closed_as.push(how.is_valid(row).then(|| how.value(row).to_string()));
+                } else if incremental || current.contains(&k) {
                     open.insert(k);
-                    old_released.push(None);
-                } else if was_open {
-                    old_released.push(Some(run_id));
+                    closed_in.push(None);
+                    closed_as.push(None);
                 } else {
-                    old_released.push(Some(rel.value(row)));
+                    closed_in.push(Some(run_id));
+                    closed_as.push(Some(
+                        if current_events.contains(&(t.value(row), e.value(row))) {
+                            "requarantined"
+                        } else {
+                            "released"
+                        }
+                        .to_string(),
+                    ));
                 }
             }
         }
     }
     let added: Vec<&(String, Rejected)> = rejected
         .iter()
-        .filter(|(t, r)| !open.contains(&key(t, r)))
+        .filter(|(t, r)| !open.contains(&key(t, &r.event_id, &r.rule_id, &r.reason)))
         .collect();
     let col = |f: &dyn Fn(&(String, Rejected)) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(added.iter().map(|x| f(x))))
@@ -494,15 +507,15 @@ fn quarantine_history(
             col(&|(_, r)| &r.event_id),
             col(&|(_, r)| &r.batch_id),
             Arc::new(Int64Array::from(vec![None::<i64>; added.len()])),
+            Arc::new(StringArray::from(vec![None::<String>; added.len()])),
         ],
     )?;
     match previous {
-        Some(prev)
-            if prev.schema() == quarantine_schema() && prev.num_rows() == old_released.len() =>
-        {
+        Some(prev) if prev.num_rows() == closed_in.len() => {
             let mut cols = prev.columns().to_vec();
-            let last = cols.len() - 1;
-            cols[last] = Arc::new(Int64Array::from(old_released));
+            let n = cols.len();
+            cols[n - 2] = Arc::new(Int64Array::from(closed_in));
+            cols[n - 1] = Arc::new(StringArray::from(closed_as));
             let prev = RecordBatch::try_new(quarantine_schema(), cols)?;
             Ok(concat_batches(&quarantine_schema(), [&prev, &new_rows])?)
         }
@@ -717,18 +730,24 @@ fn apply_action(
     let action = rule.action();
     let sample: Vec<String> = failures.iter().take(3).map(|(_, r)| r.clone()).collect();
     let failed = failures.len();
+    // A row an earlier rule already sends to quarantine does not stop the update.
+    let stopping: Vec<&(i64, String)> = failures
+        .iter()
+        .filter(|(a, _)| !drops.contains_key(a))
+        .collect();
     match action {
         Action::Drop => {
             for (row, reason) in failures {
                 drops.entry(row).or_default().push(reason);
             }
         }
-        Action::Fail if failed > 0 => diags.push(Diagnostic::rule(
+        Action::Fail if !stopping.is_empty() => diags.push(Diagnostic::rule(
             &rule.id,
             format!(
-                "{failed} row(s) failed {id}, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: {first}",
+                "{n} row(s) failed {id}, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: {first}",
+                n = stopping.len(),
                 id = rule.id,
-                first = sample.first().cloned().unwrap_or_default()
+                first = stopping[0].1
             ),
         )),
         Action::Fail | Action::Warn => {}
@@ -874,6 +893,32 @@ async fn build_silver(
         return Err(diags);
     }
     let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+
+    // A merged table's rows need their business key (and sequence).
+    let current = match &def.merge {
+        Some(m) => {
+            let arrival = arrivals(&current);
+            for (col, what) in m
+                .keys
+                .iter()
+                .map(|k| (k, "a merge key"))
+                .chain(m.sequence_by.iter().map(|s| (s, "the sequence_by column")))
+            {
+                if let Some(values) = current.column_by_name(col) {
+                    for row in 0..current.num_rows() {
+                        if values.is_null(row) {
+                            drops.entry(arrival[row]).or_default().push(format!(
+                                "merge: {col} is NULL ({what} of silver.{})",
+                                def.name
+                            ));
+                        }
+                    }
+                }
+            }
+            split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?
+        }
+        None => current,
+    };
 
     // Delete events of a merged table.
     let deletes = match def.merge.as_ref().and_then(|m| m.delete_when.as_deref()) {

@@ -205,7 +205,12 @@ impl Playground {
                 .await
                 .map(|_| self.snapshot()),
             Request::SetRunMode { mode } => {
+                let was = self.mode;
                 self.mode = mode;
+                // Back to full refresh: the tables are rebuilt from bronze now.
+                if mode == RunMode::Full && was != RunMode::Full {
+                    self.run().await;
+                }
                 Ok(self.snapshot())
             }
             Request::Run { full_refresh } => {
@@ -522,6 +527,24 @@ impl Playground {
                 if r.corrupt_reason.is_none() {
                     r.corrupt_reason = reason.clone();
                 }
+            }
+            // The split's count covered malformed records only; typing flags more.
+            let flagged = split
+                .records
+                .iter()
+                .filter(|r| r.corrupt_reason.is_some())
+                .count();
+            split
+                .notes
+                .retain(|n| !n.contains("records flagged in _corrupt_reason"));
+            if flagged > 0 {
+                split.notes.insert(
+                    0,
+                    format!(
+                        "{flagged} of {} records flagged in _corrupt_reason (their text kept in _corrupt_record)",
+                        split.records.len()
+                    ),
+                );
             }
             if !typed.missing.is_empty() && !split.records.is_empty() {
                 notes.push(format!(
@@ -997,13 +1020,19 @@ impl Playground {
     /// language so its rationales follow too.
     pub async fn set_lang(&mut self, lang: Lang) -> Result<()> {
         let mode = self.def.bronze.first().map(|b| b.mode);
+        // Modes as the example defines them, or all switched to one ("stored as").
+        let mut mode_override = None;
         let untouched = crate::example::find(&self.example).is_some_and(|e| {
             let mut def = (e.definition)(self.lang);
-            for b in &mut def.bronze {
-                b.mode = mode.unwrap_or_default();
+            if def != self.def {
+                for b in &mut def.bronze {
+                    b.mode = mode.unwrap_or_default();
+                }
+                mode_override = mode;
             }
-            def == self.def && self.batches.len() == (e.files)().len()
+            def == self.def && self.batches.len() == (e.files)().len() + (e.kafka)().len()
         });
+        let mode = mode_override;
         if untouched && lang != self.lang {
             let example = self.example.clone();
             return self.load_example_with(&example, lang, mode).await;
@@ -1146,6 +1175,11 @@ impl Playground {
         )?;
         if let Some(out) = &self.last_good {
             self.checks = evaluate(&self.ctx, &self.def, out, self.lang).await;
+        }
+        if table.starts_with("silver.") && self.mode != RunMode::Incremental {
+            self.notice = Some(format!(
+                "{table} is back at version {version}. Gold and the checks still show what the last run computed from the newer silver: press Run now to recompute them (a run also rebuilds silver from bronze)."
+            ));
         }
         if self.mode == RunMode::Incremental {
             self.notice = Some(format!(
@@ -1367,7 +1401,7 @@ impl Playground {
                 .last_good
                 .as_ref()
                 .and_then(|o| o.table("silver.quarantine"))
-                .and_then(|q| q.column_by_name("released_in_run"))
+                .and_then(|q| q.column_by_name("closed_in_run"))
                 .map_or(0, |r| r.null_count()),
             batches: self.batches.clone(),
             history: self.history.all(),

@@ -1784,7 +1784,7 @@ async fn unique_check_severity_warn_and_an_audit_that_is_not_a_select() {
         (c("U1").status, c("U1").observed.as_str(), c("U1").sample),
         (
             medallion_engine::checks::CheckStatus::Fail,
-            "1 duplicated keys",
+            "1 duplicated key",
             vec!["id=1, rows_with_this_key=2".to_string()]
         )
     );
@@ -1805,6 +1805,6 @@ async fn unique_check_severity_warn_and_an_audit_that_is_not_a_select() {
     );
     assert_eq!(
         (c("Q2").observed.as_str(), c("Q2").sample),
-        ("1 rows returned (0 expected)", vec!["id=2".to_string()])
+        ("1 row returned (0 expected)", vec!["id=2".to_string()])
     );
 }

@@ -298,13 +298,18 @@ async fn f3_with_the_seed_range_quarantines_every_trip() {
     })
     .await;
     assert_eq!(table(&v, SILVER).row_count, 0);
-    // History: run 1's six rows stay (now released: their reasons no longer
-    // hold) and this run adds all 266 trips.
+    // History: run 1's six rows stay, closed (the F3 trips' reason changed, the
+    // F1 trip is now rejected by F1 and F3: "requarantined"; none passes, so
+    // none is "released"), and this run adds all 266 trips.
     let q = table(&v, "silver.quarantine");
     assert_eq!(q.row_count, 272);
     assert_eq!(
-        (cell(q, 0, "released_in_run"), cell(q, 6, "released_in_run")),
-        (Some("2"), None)
+        (
+            cell(q, 0, "closed_in_run"),
+            cell(q, 0, "closed_as"),
+            cell(q, 6, "closed_in_run")
+        ),
+        (Some("2"), Some("requarantined"), None)
     );
     assert_eq!(
         check(&v, "A1").observed,

@@ -192,7 +192,7 @@ async fn kafka_orders_dedup_quarantine_and_revenue_daily() {
     );
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 4 = silver 2 + quarantine 1 + duplicates/superseded 1"
+        "bronze 4 = silver 2 + quarantine 1 + removed by merge 1"
     );
     assert_eq!(observed(&v, "S1"), "DECIMAL(12,2)");
     // Rule ids are per table: the orders' N1 is not the users' N1.
@@ -229,7 +229,7 @@ async fn kafka_orders_dedup_quarantine_and_revenue_daily() {
     assert_eq!(versions(&v, "silver.orders"), before.0);
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 5 = silver 2 + quarantine 1 + duplicates/superseded 2"
+        "bronze 5 = silver 2 + quarantine 1 + removed by merge 2"
     );
 }
 
@@ -259,15 +259,14 @@ async fn expectation_actions_warn_drop_fail() {
     assert_eq!(stat(&v, "silver.orders", "X3"), (4, 1));
     let q = rows(&mut p, "silver.quarantine").await;
     assert_eq!(
-        grid(&q, &["run_id", "rule_id", "released_in_run"]),
+        grid(&q, &["run_id", "rule_id", "closed_in_run", "closed_as"]),
         [
-            "run_id|rule_id|released_in_run",
-            "1|N1, X2, X3|2",
-            "2|N1, X2|NULL"
+            "run_id|rule_id|closed_in_run|closed_as",
+            "1|N1, X2, X3|2|requarantined",
+            "2|N1, X2|NULL|NULL"
         ]
     );
-    // fail: the update stops; silver and the quarantine stay as they were.
-    let silver_versions = versions(&v, "silver.orders");
+    // fail: order 1003 fails X2 too, but N1 already quarantines it: no stop.
     rules.iter_mut().find(|r| r.id == "X2").unwrap().action = Some(Action::Fail);
     let v = send(
         &mut p,
@@ -275,6 +274,15 @@ async fn expectation_actions_warn_drop_fail() {
             silver_table: "orders".into(),
             rules,
         },
+    )
+    .await;
+    assert!(v.run.ok);
+    // An order of 0.00 converts (N1 passes) and fails X2: the update stops;
+    // silver, the quarantine and gold stay as they were.
+    let silver_versions = versions(&v, "silver.orders");
+    let v = produce_and_poll(
+        &mut p,
+        r#"{"order_id": 1006, "user_id": 15, "amount": "0.00", "status": "PAID", "created_at": "2024-01-16T10:00:00"}"#,
     )
     .await;
     let x2 = v
@@ -288,11 +296,37 @@ async fn expectation_actions_warn_drop_fail() {
         .unwrap();
     assert_eq!(
         x2.error.as_deref(),
-        Some("1 row(s) failed X2, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: X2: amount IS NOT NULL AND amount > 0 (amount = NULL)")
+        Some("1 row(s) failed X2, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: X2: amount IS NOT NULL AND amount > 0 (amount = 0.00)")
     );
     assert!(!v.run.ok);
     assert_eq!(versions(&v, "silver.orders"), silver_versions);
-    assert_eq!(rows(&mut p, "silver.quarantine").await.row_count, 2);
+    assert_eq!(rows(&mut p, "silver.orders").await.row_count, 2);
+    // (1003's row of the previous good run, now for N1 alone, stays the last one.)
+    let q = rows(&mut p, "silver.quarantine").await;
+    assert_eq!(
+        grid(&q, &["rule_id"]),
+        ["rule_id", "N1, X2, X3", "N1, X2", "N1"]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_null_business_key_is_quarantined_not_merged() {
+    let mut p = scenario("kafka_orders").await;
+    let v = produce_and_poll(
+        &mut p,
+        r#"{"orderId": 1007, "user_id": 15, "amount": "31.00", "status": "PAID", "created_at": "2024-01-17T10:00:00"}"#,
+    )
+    .await;
+    assert_eq!(rows(&mut p, "silver.orders").await.row_count, 2);
+    let q = rows(&mut p, "silver.quarantine").await;
+    assert_eq!(
+        grid(&q, &["rule_id", "reason"]).last().unwrap(),
+        "merge|merge: order_id is NULL (a merge key of silver.orders)"
+    );
+    assert_eq!(
+        observed(&v, "A1"),
+        "bronze 5 = silver 2 + quarantine 2 + removed by merge 1"
+    );
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
@@ -326,7 +360,7 @@ async fn landing_retry_resent_order_and_null_amount() {
     );
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 4 = silver 2 + quarantine 1 + duplicates/superseded 1"
+        "bronze 4 = silver 2 + quarantine 1 + removed by merge 1"
     );
     // The landing zone re-sends the retry file once more: bronze appends it,
     // silver (MERGE by id) and its version history do not change.
@@ -346,7 +380,7 @@ async fn landing_retry_resent_order_and_null_amount() {
     // order_3's new copy is quarantined in this run (another bronze event).
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 6 = silver 2 + quarantine 2 + duplicates/superseded 2"
+        "bronze 6 = silver 2 + quarantine 2 + removed by merge 2"
     );
     // Incremental runs merge the same way.
     send(
@@ -367,7 +401,7 @@ async fn landing_retry_resent_order_and_null_amount() {
     assert_eq!(versions(&v, "silver.orders"), silver_versions);
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 8 = silver 2 + quarantine 2 + duplicates/superseded 4"
+        "bronze 8 = silver 2 + quarantine 2 + removed by merge 4"
     );
 }
 
@@ -435,11 +469,11 @@ async fn ecommerce_scd1_customers_and_revenue_per_city() {
     );
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 8 = silver 5 + quarantine 3 + duplicates/superseded 0"
+        "bronze 8 = silver 5 + quarantine 3 + removed by merge 0"
     );
     assert_eq!(
         observed(&v, "A2"),
-        "bronze 6 = silver 4 + quarantine 1 + duplicates/superseded 1"
+        "bronze 6 = silver 4 + quarantine 1 + removed by merge 1"
     );
     let e1 = v
         .silver
@@ -506,11 +540,11 @@ async fn cdc_order_scd1_current_state_and_scd2_history() {
     );
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 5 = silver 1 + quarantine 0 + duplicates/superseded 4"
+        "bronze 5 = silver 1 + quarantine 0 + removed by merge 4"
     );
     assert_eq!(
         observed(&v, "A2"),
-        "bronze 5 = silver 5 + quarantine 0 + duplicates/superseded 0"
+        "bronze 5 = silver 5 + quarantine 0 + removed by merge 0"
     );
 
     // The same events in reverse arrival order give the same silver.
@@ -564,11 +598,11 @@ async fn cdc_order_scd1_current_state_and_scd2_history() {
     );
     assert_eq!(
         observed(&v, "A1"),
-        "bronze 6 = silver 0 + quarantine 0 + duplicates/superseded 6"
+        "bronze 6 = silver 0 + quarantine 0 + removed by merge 6"
     );
     assert_eq!(
         observed(&v, "A2"),
-        "bronze 6 = silver 5 + quarantine 0 + duplicates/superseded 1"
+        "bronze 6 = silver 5 + quarantine 0 + removed by merge 1"
     );
     // ... with the same result as a rebuild from bronze.
     assert!(
@@ -637,7 +671,7 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
         status(&v, "S2"),
         (
             "Fail".into(),
-            "amount is NOT NULL but has 1 NULLs; status is NOT NULL but has 1 NULLs",
+            "amount is NOT NULL but has 1 NULL; status is NOT NULL but has 1 NULL",
             vec![]
         )
     );
@@ -657,7 +691,7 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
         status(&v, "R6"),
         (
             "Fail".into(),
-            "1 rows point to no silver.users.user_id",
+            "1 row points to no silver.users.user_id",
             vec!["order_id=1005, user_id=99, amount=10.00, status=PAID, created_at=2024-01-16 08:00:00, country=NULL".to_string()]
         )
     );
