@@ -603,6 +603,7 @@ async fn evaluate_sql_check(
                 Ok((groups, bad)) => Ok(Outcome {
                     status: pass_or_fail(groups),
                     observed: match lang {
+                        Lang::En if groups == 1 => "1 duplicated key".to_string(),
                         Lang::En => format!("{groups} duplicated keys"),
                         Lang::Ru => format!("повторяющихся ключей: {groups}"),
                     },
