@@ -627,16 +627,14 @@ async fn evaluate_sql_check(
             );
             let mut first = keys_of(def, table);
             first.push(column.clone());
-            match query(ctx, &sql).await {
+            match violations(ctx, &sql).await {
                 Err(e) => Err(e),
-                Ok(bad) => Ok(Outcome {
-                    status: pass_or_fail(bad.num_rows()),
+                Ok((n, bad)) => Ok(Outcome {
+                    status: pass_or_fail(n),
                     observed: match lang {
-                        Lang::En => format!("{} rows point to no {to}.{field}", bad.num_rows()),
-                        Lang::Ru => format!(
-                            "{} строк ссылаются на несуществующий {to}.{field}",
-                            bad.num_rows()
-                        ),
+                        Lang::En if n == 1 => format!("1 row points to no {to}.{field}"),
+                        Lang::En => format!("{n} rows point to no {to}.{field}"),
+                        Lang::Ru => format!("{n} строк ссылаются на несуществующий {to}.{field}"),
                     },
                     sample: sample_rows(&bad, &first),
                 }),
