@@ -800,6 +800,10 @@ pub fn app() -> Html {
                         on_change={on_rules}
                         on_export={on_export}
                         history={v.run_history.clone()}
+                        columns={active_silver(&v, &rules_table)
+                            .and_then(|s| v.table(&s.name))
+                            .map(|tv| tv.columns.iter().filter(|c| !c.name.starts_with('_')).map(|c| (c.name.clone(), c.data_type.clone())).collect::<Vec<_>>())
+                            .unwrap_or_default()}
                     />
                     <ChecksPanel checks={v.checks.clone()} history={v.run_history.clone()} lang={lang_v} />
                 </section>

@@ -9,7 +9,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "app_title" => ("Medallion Playground", "Medallion Playground"),
         "tagline" => ("bronze → silver → gold, live in your browser", "bronze → silver → gold вживую в браузере"),
         "pipeline" => ("Pipeline", "Пайплайн"),
-        "bronze_hint" => ("raw, append-only", "как есть, только добавление"),
+        "bronze_hint" => ("append-only", "только добавление"),
         "silver_hint" => ("cleaned by the rule registry", "очищено реестром правил"),
         "gold_hint" => ("SQL over silver", "SQL поверх silver"),
         "rows" => ("rows", "строк"),
@@ -30,6 +30,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "normalize" => ("normalize", "нормализация"),
         "enrich" => ("enrich", "обогащение"),
         "expect" => ("expectation", "ожидание"),
+        "gold_sql_shortcut" => ("Gold model SQL (the anti-pattern is on: bronze may be read)", "SQL gold-модели (анти-паттерн включён: можно читать bronze)"),
+        "type_error" => ("not a type; the rule keeps its type", "не тип; у правила остаётся прежний тип"),
         "gold_merge_hint" => (
             "each refresh MERGEs the query's rows into the table on these keys: other rows stay",
             "каждое обновление делает MERGE строк запроса в таблицу по этим ключам: остальные строки остаются",
@@ -226,6 +228,19 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
 }
 
 /// "1 row" / "5 rows"; "1 строка" / "3 строки" / "5 строк".
+/// "checkpoint(s)" with the right plural form.
+pub fn checkpoints_word(lang: Lang, n: usize) -> &'static str {
+    match lang {
+        Lang::En if n == 1 => "checkpoint",
+        Lang::En => "checkpoints",
+        Lang::Ru => match (n % 10, n % 100) {
+            (1, r) if r != 11 => "чекпойнт",
+            (2..=4, r) if !(12..=14).contains(&r) => "чекпойнта",
+            _ => "чекпойнтов",
+        },
+    }
+}
+
 pub fn rows_word(lang: Lang, n: usize) -> &'static str {
     match lang {
         Lang::En => {

@@ -253,6 +253,8 @@ pub struct PipelineView {
     /// Rows of `silver.quarantine` still quarantined (not closed by a
     /// later run); the table's other rows are history.
     pub quarantine_open: usize,
+    /// How each bronze table (qualified name) stores records.
+    pub bronze_modes: Vec<(String, BronzeMode)>,
 }
 
 /// Runs kept in [`PipelineView::run_history`].

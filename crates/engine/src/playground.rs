@@ -1408,6 +1408,12 @@ impl Playground {
             replay: self.replay.clone(),
             run_mode: self.mode,
             bronze_mode: self.def.bronze.first().map(|b| b.mode).unwrap_or_default(),
+            bronze_modes: self
+                .def
+                .bronze
+                .iter()
+                .map(|b| (format!("bronze.{}", b.name), b.mode))
+                .collect(),
             checkpoints: self.checkpoints.clone(),
             topics: self.topics.iter().map(|(t, topic)| topic.view(t)).collect(),
             erasures: self.erasures.clone(),

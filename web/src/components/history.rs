@@ -27,7 +27,7 @@ fn label(lang: Lang, v: &VersionInfo) -> String {
         v.operation,
         detail_text(lang, &v.detail),
         v.rows,
-        t(lang, "rows")
+        crate::i18n::rows_word(lang, v.rows)
     )
 }
 

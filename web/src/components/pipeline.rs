@@ -122,8 +122,16 @@ pub fn pipeline_strip(p: &Props) -> Html {
             };
             let stop = Callback::from(|e: MouseEvent| e.stop_propagation());
             let input_id = format!("file-{}", table.replace('.', "-"));
+            let mode = p
+                .view
+                .bronze_modes
+                .iter()
+                .find(|(n, _)| *n == tv.name)
+                .map(|(_, m)| *m)
+                .unwrap_or_default();
             let extra = html! {
                 <div class="drop">
+                    <div class="hint mono">{ mode_label(lang, mode) }</div>
                     <label class="file-button" for={input_id.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
                     <input id={input_id} type="file" multiple=true accept=".csv,.tsv,.json,.jsonl,.ndjson,.txt,.parquet" {onchange} />
                     <span class="hint">{ t(lang, "drop_here") }</span>

@@ -4,6 +4,7 @@
 use medallion_engine::api::{RunRecord, SilverView};
 use medallion_engine::pipeline::RuleStat;
 use medallion_engine::rules::{Action, Rule, RuleKind};
+use medallion_engine::source::ColumnType;
 use medallion_engine::Lang;
 use yew::prelude::*;
 
@@ -22,6 +23,52 @@ pub struct Props {
     pub on_export: Callback<()>,
     /// Earlier runs' rule figures, oldest first.
     pub history: Vec<RunRecord>,
+    /// The silver table's columns (name, type), for new rules' templates.
+    pub columns: Vec<(String, String)>,
+}
+
+#[derive(Properties, PartialEq, Clone)]
+struct TypeProps {
+    value: Option<ColumnType>,
+    lang: Lang,
+    on_change: Callback<Option<ColumnType>>,
+}
+
+/// A normalization's declared type: applied when the box is left (or Enter),
+/// so half-typed text is never rewritten; a text that is not a type is
+/// shown as an error and changes nothing.
+#[function_component(TypeInput)]
+fn type_input(p: &TypeProps) -> Html {
+    let error = use_state(|| None::<String>);
+    let onchange = {
+        let (cb, error) = (p.on_change.clone(), error.clone());
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let text = el.value();
+            if text.trim().is_empty() {
+                error.set(None);
+                cb.emit(None);
+                return;
+            }
+            match text.parse::<ColumnType>() {
+                Ok(t) => {
+                    error.set(None);
+                    el.set_value(&t.to_string());
+                    cb.emit(Some(t));
+                }
+                Err(m) => error.set(Some(m)),
+            }
+        })
+    };
+    html! {
+        <label class="rule-type muted" title={t(p.lang, "cast_hint")}>{ format!("→ {} ", t(p.lang, "cast_type")) }
+            <input class={classes!("mono", error.is_some().then_some("invalid"))} placeholder="—"
+                value={p.value.map(|c| c.to_string()).unwrap_or_default()} {onchange} />
+            if let Some(m) = &*error {
+                <span class="type-error">{ format!("{m} ({})", t(p.lang, "type_error")) }</span>
+            }
+        </label>
+    }
 }
 
 fn stat_text(lang: Lang, rule: &Rule, stat: Option<&RuleStat>) -> String {
@@ -85,7 +132,7 @@ pub fn rules_panel(p: &Props) -> Html {
         })
     };
     let add = |kind: RuleKind| {
-        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+        let (draft, cb, columns) = (p.draft.clone(), p.on_change.clone(), p.columns.clone());
         Callback::from(move |_: MouseEvent| {
             let mut rules = draft.clone();
             // Keep the registry in execution order: after the last rule of the same kind.
@@ -94,7 +141,7 @@ pub fn rules_panel(p: &Props) -> Html {
                 .rposition(|r| r.kind == kind)
                 .map(|i| i + 1)
                 .unwrap_or(rules.len());
-            let rule = new_rule(&rules, kind, lang);
+            let rule = new_rule(&rules, kind, lang, &columns);
             rules.insert(at, rule);
             cb.emit(rules);
         })
@@ -168,18 +215,7 @@ pub fn rules_panel(p: &Props) -> Html {
                 };
                 let on_cast = {
                     let (draft, cb) = (p.draft.clone(), p.on_change.clone());
-                    Callback::from(move |e: InputEvent| {
-                        let el: web_sys::HtmlInputElement = e.target_unchecked_into();
-                        let text = el.value();
-                        let cast = if text.trim().is_empty() {
-                            None
-                        } else {
-                            match text.parse() {
-                                Ok(t) => Some(t),
-                                // Not a type yet (still typing): leave the rule as it is.
-                                Err(_) => return,
-                            }
-                        };
+                    Callback::from(move |cast: Option<ColumnType>| {
                         let mut rules = draft.clone();
                         if let Some(r) = rules.get_mut(i) {
                             r.cast = cast;
@@ -224,9 +260,7 @@ pub fn rules_panel(p: &Props) -> Html {
                         }
                         <textarea class="mono rule-expr" rows={if rule.expression.len() > 60 { "2" } else { "1" }} spellcheck="false" value={rule.expression.clone()} oninput={on_expr} />
                         if rule.kind == RuleKind::Normalize {
-                            <label class="rule-type muted" title={t(lang, "cast_hint")}>{ format!("→ {} ", t(lang, "cast_type")) }
-                                <input class="mono" placeholder="—" value={rule.cast.map(|c| c.to_string()).unwrap_or_default()} oninput={on_cast} />
-                            </label>
+                            <TypeInput value={rule.cast} lang={lang} on_change={on_cast} />
                         }
                         if !rule.params.is_empty() {
                             <div class="params">
@@ -268,9 +302,9 @@ pub fn rules_panel(p: &Props) -> Html {
     }
 }
 
-/// A new, switched-off rule of `kind` with the next free id (F5, N6, ...) and
-/// a working example expression to start from.
-fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang) -> Rule {
+/// A new, switched-off rule of `kind` with the next free id (F5, N6, X2, ...)
+/// and a working expression over the silver table's first columns to start from.
+fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang, columns: &[(String, String)]) -> Rule {
     let prefix = match kind {
         RuleKind::Filter => "F",
         RuleKind::Normalize => "N",
@@ -286,20 +320,27 @@ fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang) -> Rule {
         .max()
         .unwrap_or(0)
         + 1;
+    // A text column for the normalization's template, else the first column.
+    let first = columns
+        .first()
+        .map(|(n, _)| n.clone())
+        .unwrap_or_else(|| "id".into());
+    let text = columns
+        .iter()
+        .find(|(_, ty)| ty == "STRING")
+        .map(|(n, _)| n.clone())
+        .unwrap_or_else(|| first.clone());
     let (column, expression) = match kind {
-        RuleKind::Filter => ("trip_distance", "trip_distance > 100"),
-        RuleKind::Normalize => ("store_and_fwd_flag", "upper(trim(store_and_fwd_flag))"),
-        RuleKind::Enrich => (
-            "tip_pct",
-            "round(tip_amount / NULLIF(fare_amount, 0) * 100, 1)",
-        ),
-        RuleKind::Expect => ("total_amount", "total_amount >= fare_amount"),
+        RuleKind::Filter => (first.clone(), format!("{first} IS NULL")),
+        RuleKind::Normalize => (text.clone(), format!("trim({text})")),
+        RuleKind::Enrich => (format!("{first}_text"), format!("CAST({first} AS VARCHAR)")),
+        RuleKind::Expect => (first.clone(), format!("{first} IS NOT NULL")),
     };
     Rule {
         id: format!("{prefix}{next}"),
         kind,
-        column: column.into(),
-        expression: expression.into(),
+        column,
+        expression,
         params: vec![],
         lookup: None,
         enabled: false,

@@ -90,7 +90,7 @@ pub fn run_bar(p: &Props) -> Html {
                 <summary title={marks.iter().map(|(t, ts)| format!("{t} ≤ {}", fmt_ts(*ts))).collect::<Vec<_>>().join("\n")}>
                     { t(lang, "watermark") }{ ": " }
                     { marks.values().copied().max().map(fmt_ts).unwrap_or_else(|| "—".into()) }
-                    { format!(" · {} {}", v.checkpoints.len(), t(lang, "checkpoints")) }
+                    { format!(" · {} {}", v.checkpoints.len(), crate::i18n::checkpoints_word(lang, v.checkpoints.len())) }
                 </summary>
                 <div class="muted">{ t(lang, "watermark_hint") }</div>
                 <table class="grid small" id="checkpoints">

@@ -73,7 +73,7 @@ pub fn table_panel(p: &Props) -> Html {
             };
             html! {
                 <div class="gold-editor">
-                    <label>{ t(lang, "gold_sql") }</label>
+                    <label>{ t(lang, if p.anti_patterns.gold_reads_bronze { "gold_sql_shortcut" } else { "gold_sql" }) }</label>
                     <textarea id="gold-sql" class="mono" rows="6" spellcheck="false" value={p.gold_draft.clone()} {oninput} />
                     if let Some(err) = &g.error {
                         <div class="rule-error" id="gold-error">{ err }</div>
