@@ -905,9 +905,9 @@ async fn build_silver(
                 .chain(m.sequence_by.iter().map(|s| (s, "the sequence_by column")))
             {
                 if let Some(values) = current.column_by_name(col) {
-                    for row in 0..current.num_rows() {
+                    for (row, a) in arrival.iter().enumerate() {
                         if values.is_null(row) {
-                            drops.entry(arrival[row]).or_default().push(format!(
+                            drops.entry(*a).or_default().push(format!(
                                 "merge: {col} is NULL ({what} of silver.{})",
                                 def.name
                             ));

@@ -85,7 +85,7 @@ pub fn table_panel(p: &Props) -> Html {
                         <input type="checkbox" id="gold-reads-bronze" checked={p.anti_patterns.gold_reads_bronze}
                             onchange={
                                 let (cb, ap) = (p.on_anti_patterns.clone(), p.anti_patterns);
-                                Callback::from(move |_| cb.emit(AntiPatterns { gold_reads_bronze: !ap.gold_reads_bronze, ..ap }))
+                                Callback::from(move |_| cb.emit(AntiPatterns { gold_reads_bronze: !ap.gold_reads_bronze }))
                             } />
                         { t(lang, "shortcut_switch") }
                     </label>

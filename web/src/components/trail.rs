@@ -67,7 +67,7 @@ pub fn trail_dialog(p: &Props) -> Html {
     }
 }
 
-/// The first block of a UUID (enough to tell records apart on screen).
+/// The last block of a UUID (enough to tell records apart on screen).
 fn short(id: &str) -> &str {
-    id.split('-').last().unwrap_or(id)
+    id.rsplit('-').next().unwrap_or(id)
 }
