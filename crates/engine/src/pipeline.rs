@@ -332,6 +332,41 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             return Err(vec![pipeline_diag(e)]);
         }
     }
+    let gold = build_gold(ctx, def, input.previous).await?;
+    tables.extend(gold.tables);
+    diagnostics.extend(gold.errors);
+    let gold_reads_bronze = gold.reads_bronze;
+    // A broken gold model does not hold silver back: silver, quarantine and the
+    // other models are fresh; the caller keeps that model's last good table.
+    Ok(RunOutput {
+        tables,
+        typed_bronze,
+        rule_stats,
+        missing_columns,
+        gold_errors: diagnostics,
+        removed,
+        merge_log,
+        gold_reads_bronze,
+    })
+}
+
+/// Gold models of a run: each model's table (or its error), and the bronze
+/// tables models read (only with the anti-pattern on). `previous` holds the
+/// tables `merge_on` models merge into. Silver must be registered already.
+pub(crate) struct GoldBuild {
+    pub tables: Vec<TableData>,
+    pub errors: Vec<Diagnostic>,
+    pub reads_bronze: BTreeMap<String, Vec<String>>,
+}
+
+/// Runs every gold model over the registered silver tables and registers the results.
+pub(crate) async fn build_gold(
+    ctx: &SessionContext,
+    def: &PipelineDef,
+    previous: Option<&RunOutput>,
+) -> std::result::Result<GoldBuild, Vec<Diagnostic>> {
+    let mut tables = Vec::new();
+    let mut diagnostics = Vec::new();
     let mut gold_reads_bronze = BTreeMap::new();
     for g in &def.gold {
         match run_gold(ctx, &g.name, &g.sql, def.anti_patterns.gold_reads_bronze).await {
@@ -343,8 +378,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                     batch
                 } else {
                     // A model whose columns changed starts over from its result.
-                    let previous = input
-                        .previous
+                    let previous = previous
                         .and_then(|p| p.table(&format!("gold.{}", g.name)))
                         .filter(|p| p.schema().fields() == batch.schema().fields());
                     let spec = crate::merge::MergeSpec {
@@ -387,17 +421,10 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             }),
         }
     }
-    // A broken gold model does not hold silver back: silver, quarantine and the
-    // other models are fresh; the caller keeps that model's last good table.
-    Ok(RunOutput {
+    Ok(GoldBuild {
         tables,
-        typed_bronze,
-        rule_stats,
-        missing_columns,
-        gold_errors: diagnostics,
-        removed,
-        merge_log,
-        gold_reads_bronze,
+        errors: diagnostics,
+        reads_bronze: gold_reads_bronze,
     })
 }
 

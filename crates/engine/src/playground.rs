@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{Array, RecordBatch, StringArray};
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -794,6 +794,7 @@ impl Playground {
         let schema = self.bronze_schema_of(&name);
         let mut rewrites = Vec::new();
         let mut removed = 0usize;
+        let mut erased_ids: HashSet<String> = HashSet::new();
         for (i, (info, rows)) in self.bronze.get(&name).into_iter().flatten().enumerate() {
             let mask = crate::pipeline::predicate_mask(&self.ctx, rows, predicate)
                 .await
@@ -804,6 +805,16 @@ impl Playground {
                 })?;
             let hits = mask.true_count();
             if hits > 0 {
+                if let Some(ids) = rows
+                    .column_by_name("_event_id")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                {
+                    erased_ids.extend(
+                        (0..rows.num_rows())
+                            .filter(|&r| mask.is_valid(r) && mask.value(r))
+                            .map(|r| ids.value(r).to_string()),
+                    );
+                }
                 let keep = datafusion::arrow::compute::not(&mask)?;
                 let kept = datafusion::arrow::compute::filter_record_batch(rows, &keep)?;
                 let encoded = encode_parquet(schema.clone(), std::slice::from_ref(&kept))?;
@@ -894,7 +905,35 @@ impl Playground {
         };
         self.erasures.push(erasure.clone());
         // Silver and gold may hold the erased data: rebuild them from what is left,
-        // and let none of their older snapshots keep it.
+        // and let none of their older snapshots keep it. The quarantine's
+        // history and gold tables refreshed by MERGE carry rows over from run
+        // to run: the erased records leave them first.
+        if let Some(out) = self.last_good.as_mut() {
+            let merged_gold: Vec<String> = self
+                .def
+                .gold
+                .iter()
+                .filter(|g| !g.merge_on.is_empty())
+                .map(|g| format!("gold.{}", g.name))
+                .collect();
+            out.tables.retain(|t| !merged_gold.contains(&t.name));
+            for t in out
+                .tables
+                .iter_mut()
+                .filter(|t| t.name == "silver.quarantine")
+            {
+                if let Some(ids) = t
+                    .batch
+                    .column_by_name("_event_id")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                {
+                    let keep: datafusion::arrow::array::BooleanArray = (0..t.batch.num_rows())
+                        .map(|r| Some(!erased_ids.contains(ids.value(r))))
+                        .collect();
+                    t.batch = datafusion::arrow::compute::filter_record_batch(&t.batch, &keep)?;
+                }
+            }
+        }
         self.run_with(false).await;
         let tables: Vec<String> = self
             .history
@@ -1173,13 +1212,35 @@ impl Playground {
             format!("restore of version {version}"),
             &data,
         )?;
+        // Gold follows the restored silver (the next run rebuilds silver from bronze).
+        if table.starts_with("silver.") {
+            let previous = self.last_good.clone();
+            match crate::pipeline::build_gold(&self.ctx, &self.def, previous.as_ref()).await {
+                Ok(gold) => {
+                    if let Some(out) = self.last_good.as_mut() {
+                        for g in gold.tables {
+                            self.history.commit_snapshot(
+                                &g.name,
+                                ts,
+                                "WRITE",
+                                format!("refresh after the restore of {table}"),
+                                &g.batch,
+                            )?;
+                            match out.tables.iter_mut().find(|t| t.name == g.name) {
+                                Some(slot) => *slot = g,
+                                None => out.tables.push(g),
+                            }
+                        }
+                        out.gold_reads_bronze = gold.reads_bronze;
+                    }
+                    self.diagnostics.retain(|d| d.scope != "gold");
+                    self.diagnostics.extend(gold.errors);
+                }
+                Err(d) => self.diagnostics.extend(d),
+            }
+        }
         if let Some(out) = &self.last_good {
             self.checks = evaluate(&self.ctx, &self.def, out, self.lang).await;
-        }
-        if table.starts_with("silver.") && self.mode != RunMode::Incremental {
-            self.notice = Some(format!(
-                "{table} is back at version {version}. Gold and the checks still show what the last run computed from the newer silver: press Run now to recompute them (a run also rebuilds silver from bronze)."
-            ));
         }
         if self.mode == RunMode::Incremental {
             self.notice = Some(format!(

@@ -940,3 +940,81 @@ async fn gold_merge_on_keys_keeps_days_outside_the_query_window_and_is_idempoten
     let v = send(&mut p, Request::Run { full_refresh: true }).await;
     assert_eq!(versions(&v, "gold.revenue_daily"), versions_before);
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn forgetting_a_record_removes_it_from_the_quarantine_history_too() {
+    let mut p = scenario("kafka_orders").await;
+    let v = send(
+        &mut p,
+        Request::Forget {
+            table: "orders".into(),
+            predicate: "raw_payload LIKE '%1003%'".into(),
+            reason: "GDPR request 12".into(),
+        },
+    )
+    .await;
+    let q = rows(&mut p, "silver.quarantine").await;
+    assert_eq!(
+        q.row_count,
+        0,
+        "{:?}",
+        grid(&q, &["raw_payload", "closed_as"])
+    );
+    assert_eq!(
+        observed(&v, "A1"),
+        "bronze 3 = silver 2 + quarantine 0 + removed by merge 1"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn restoring_silver_refreshes_gold_from_it() {
+    let mut p = scenario("kafka_orders").await;
+    // Version 1 of silver.orders: 1003 let through (its rules only warn).
+    let v = send(&mut p, Request::Snapshot).await;
+    let mut rules: Vec<_> = v
+        .silver
+        .iter()
+        .find(|s| s.name == "silver.orders")
+        .unwrap()
+        .rules
+        .iter()
+        .map(|r| r.rule.clone())
+        .collect();
+    for r in rules
+        .iter_mut()
+        .filter(|r| ["N1", "X2", "X3"].contains(&r.id.as_str()))
+    {
+        r.action = Some(Action::Warn);
+    }
+    send(
+        &mut p,
+        Request::SetRules {
+            silver_table: "orders".into(),
+            rules,
+        },
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "gold.user_kpi").await, &["user_id", "orders"]),
+        ["user_id|orders", "15|1", "42|2"]
+    );
+    // Back to version 0 (two orders): gold follows, and the checks with it.
+    let v = send(
+        &mut p,
+        Request::Restore {
+            table: "silver.orders".into(),
+            version: 0,
+        },
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "gold.user_kpi").await, &["user_id", "orders"]),
+        ["user_id|orders", "15|1", "42|1"]
+    );
+    let h = &v.history["gold.user_kpi"];
+    assert_eq!(
+        h.last().unwrap().detail,
+        "refresh after the restore of silver.orders"
+    );
+    assert_eq!(observed(&v, "A3"), "0 rows returned (0 expected)");
+}
