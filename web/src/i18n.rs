@@ -30,6 +30,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "normalize" => ("normalize", "нормализация"),
         "enrich" => ("enrich", "обогащение"),
         "expect" => ("expectation", "ожидание"),
+        "mode_mixed" => ("as each table defines", "как задано для каждой таблицы"),
         "gold_sql_shortcut" => ("Gold model SQL (the anti-pattern is on: bronze may be read)", "SQL gold-модели (анти-паттерн включён: можно читать bronze)"),
         "type_error" => ("not a type; the rule keeps its type", "не тип; у правила остаётся прежний тип"),
         "gold_merge_hint" => (
@@ -66,7 +67,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "role_superseded" => ("older state", "прежнее состояние"),
         "role_deleted" => ("deleted", "удалена"),
         "role_quarantined" => ("quarantined", "в карантине"),
-        "failing_rows" => ("violating rows", "нарушающие строки"),
+        "failing_rows" => ("sample of violating rows", "пример нарушающих строк"),
         "check_trail" => ("status in the last runs, oldest first", "статус в последних запусках, от старых к новым"),
         "severity_warn_hint" => ("severity warn: a violation warns instead of failing", "severity warn: нарушение — предупреждение, а не провал"),
         "failed" => ("failed", "не прошли"),
@@ -171,7 +172,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "replay_identical" => ("silver and gold rebuilt from bronze: identical", "silver и gold пересобраны из bronze: совпадают"),
         "replay_differs" => ("silver and gold rebuilt from bronze differ:", "silver и gold, пересобранные из bronze, отличаются:"),
         "replay_failed" => ("replay failed", "replay не удался"),
-        "only_current" => ("rows only in the current table", "строк только в текущей таблице"),
+        "only_current" => ("only in the current table", "только в текущей таблице"),
         "only_replayed" => ("only in the rebuild", "только в пересборке"),
         "watermark" => ("watermark", "watermark"),
         "watermark_hint" => (

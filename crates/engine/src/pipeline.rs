@@ -771,8 +771,9 @@ fn apply_action(
         Action::Fail if !stopping.is_empty() => diags.push(Diagnostic::rule(
             &rule.id,
             format!(
-                "{n} row(s) failed {id}, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: {first}",
+                "{n} {rows} failed {id}, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: {first}",
                 n = stopping.len(),
+                rows = if stopping.len() == 1 { "row" } else { "rows" },
                 id = rule.id,
                 first = stopping[0].1
             ),
@@ -1048,6 +1049,7 @@ fn trace_rule(
                 let col = rule.column.trim();
                 let (old, new) = (show(before, col, row), show(a, col, r));
                 match rule.cast {
+                    Some(ty) if old == "NULL" => format!("{col}: NULL → {new} as {ty}"),
                     Some(ty) => format!("{col}: '{old}' → {new} as {ty}"),
                     None if old == new => format!("{col} unchanged ({old})"),
                     None => format!("{col}: {old} → {new}"),
@@ -1371,7 +1373,8 @@ async fn eval_condition(
             .select(vec![flag.alias("__fails")])
             .map_err(df_err)?,
     )
-    .await?;
+    .await
+    .map_err(text_compare_hint)?;
     let flags = out
         .column(0)
         .as_any()
@@ -1379,6 +1382,15 @@ async fn eval_condition(
         .cloned()
         .ok_or_else(|| "the condition did not produce a boolean".to_string())?;
     Ok((flags, cols))
+}
+
+/// A comparison of a text column with a number fails at run time; say why.
+fn text_compare_hint(message: String) -> String {
+    if message.contains("Cannot cast string") {
+        format!("{message}. A column compared with a number holds text here: declare a type on the normalization that produces it (e.g. DECIMAL(12,2)) or CAST it in the condition.")
+    } else {
+        message
+    }
 }
 
 /// Output of a normalization or enrichment.

@@ -27,7 +27,7 @@ use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
 use crate::error::{EngineError, Result};
 use crate::kafka::{KafkaMessage, Topic};
 use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
-use crate::model::{BronzeMode, PipelineDef};
+use crate::model::{BronzeMode, PipelineDef, SilverTableDef};
 use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
 use crate::source::{type_records, ColumnType};
 use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
@@ -366,7 +366,14 @@ impl Playground {
                 Commit {
                     ts_micros: created,
                     operation: "CREATE TABLE",
-                    detail: "append-only, raw_payload + audit columns".to_string(),
+                    detail: if b.mode.is_typed() {
+                        format!(
+                            "append-only, typed ({}): the declared columns + audit columns",
+                            b.mode.label()
+                        )
+                    } else {
+                        "append-only, raw_payload + audit columns".to_string()
+                    },
                     rows: 0,
                     rows_added: 0,
                     rows_removed: 0,
@@ -1076,6 +1083,12 @@ impl Playground {
             let example = self.example.clone();
             return self.load_example_with(&example, lang, mode).await;
         }
+        // An edited example keeps its edits; texts still as the example wrote
+        // them (titles, descriptions, rationales) switch language.
+        if let Some(e) = crate::example::find(&self.example) {
+            let (old, new) = ((e.definition)(self.lang), (e.definition)(lang));
+            translate_untouched(&mut self.def, &old, &new);
+        }
         self.lang = lang;
         if let Some(out) = &self.last_good {
             self.checks = evaluate(&self.ctx, &self.def, out, lang).await;
@@ -1672,6 +1685,63 @@ struct NewBatch<'a> {
 }
 
 /// A file name usable as one object-store path segment.
+/// Texts of `def` that still read as in `old` (the example in the previous
+/// language) become `new`'s; texts the user edited stay.
+fn translate_untouched(def: &mut PipelineDef, old: &PipelineDef, new: &PipelineDef) {
+    fn swap(text: &mut String, old: Option<&String>, new: Option<&String>) {
+        if let (Some(o), Some(n)) = (old, new) {
+            if text == o {
+                *text = n.clone();
+            }
+        }
+    }
+    swap(&mut def.title, Some(&old.title), Some(&new.title));
+    for b in &mut def.bronze {
+        let find = |d: &PipelineDef| {
+            d.bronze
+                .iter()
+                .find(|x| x.name == b.name)
+                .map(|x| x.description.clone())
+        };
+        swap(&mut b.description, find(old).as_ref(), find(new).as_ref());
+    }
+    for s in &mut def.silver {
+        let find_s = |d: &PipelineDef| d.silver.iter().find(|x| x.name == s.name).cloned();
+        let (os, ns) = (find_s(old), find_s(new));
+        swap(
+            &mut s.description,
+            os.as_ref().map(|x| &x.description),
+            ns.as_ref().map(|x| &x.description),
+        );
+        for r in &mut s.rules.rules {
+            let find_r = |x: &Option<SilverTableDef>| {
+                x.as_ref()
+                    .and_then(|x| x.rules.rules.iter().find(|y| y.id == r.id))
+                    .map(|y| y.rationale.clone())
+            };
+            swap(&mut r.rationale, find_r(&os).as_ref(), find_r(&ns).as_ref());
+        }
+    }
+    for g in &mut def.gold {
+        let find = |d: &PipelineDef| {
+            d.gold
+                .iter()
+                .find(|x| x.name == g.name)
+                .map(|x| x.description.clone())
+        };
+        swap(&mut g.description, find(old).as_ref(), find(new).as_ref());
+    }
+    for c in &mut def.checks {
+        let find = |d: &PipelineDef| {
+            d.checks
+                .iter()
+                .find(|x| x.id == c.id)
+                .map(|x| x.description.clone())
+        };
+        swap(&mut c.description, find(old).as_ref(), find(new).as_ref());
+    }
+}
+
 fn safe_file_name(name: &str) -> String {
     let cleaned: String = name
         .chars()

@@ -693,8 +693,8 @@ pub fn cdc_order(lang: Lang) -> PipelineDef {
                 "A2",
                 CheckLevel::Aggregate,
                 tr(lang, Tr {
-                    en: "Events = history versions + duplicates",
-                    ru: "События = версии истории + дубли",
+                    en: "Events = history versions + duplicates and deletes",
+                    ru: "События = версии истории + дубли и удаления",
                 }),
                 reconcile("order_cdc", "order_history"),
             ),

@@ -296,7 +296,7 @@ async fn expectation_actions_warn_drop_fail() {
         .unwrap();
     assert_eq!(
         x2.error.as_deref(),
-        Some("1 row(s) failed X2, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: X2: amount IS NOT NULL AND amount > 0 (amount = 0.00)")
+        Some("1 row failed X2, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: X2: amount IS NOT NULL AND amount > 0 (amount = 0.00)")
     );
     assert!(!v.run.ok);
     assert_eq!(versions(&v, "silver.orders"), silver_versions);
@@ -1017,4 +1017,64 @@ async fn restoring_silver_refreshes_gold_from_it() {
         "refresh after the restore of silver.orders"
     );
     assert_eq!(observed(&v, "A3"), "0 rows returned (0 expected)");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn switching_language_after_an_edit_translates_the_untouched_texts() {
+    let mut p = scenario("kafka_orders").await;
+    let v = send(&mut p, Request::Snapshot).await;
+    let mut rules: Vec<_> = v
+        .silver
+        .iter()
+        .find(|s| s.name == "silver.orders")
+        .unwrap()
+        .rules
+        .iter()
+        .map(|r| r.rule.clone())
+        .collect();
+    rules.iter_mut().find(|r| r.id == "X3").unwrap().action = Some(Action::Warn);
+    rules.iter_mut().find(|r| r.id == "X1").unwrap().rationale = "my own words".into();
+    send(
+        &mut p,
+        Request::SetRules {
+            silver_table: "orders".into(),
+            rules,
+        },
+    )
+    .await;
+    let v = send(&mut p, Request::SetLang { lang: Lang::Ru }).await;
+    let orders = v.silver.iter().find(|s| s.name == "silver.orders").unwrap();
+    let rationale = |id: &str| {
+        orders
+            .rules
+            .iter()
+            .find(|r| r.rule.id == id)
+            .unwrap()
+            .rule
+            .rationale
+            .clone()
+    };
+    assert_eq!(
+        rationale("X2"),
+        "Пустая или неположительная сумма — не продажа."
+    );
+    assert_eq!(rationale("X1"), "my own words");
+    assert_eq!(
+        orders
+            .rules
+            .iter()
+            .find(|r| r.rule.id == "X3")
+            .unwrap()
+            .rule
+            .action,
+        Some(Action::Warn)
+    );
+    assert_eq!(
+        v.title,
+        "Заказы из Kafka: дедупликация, MERGE, revenue_daily"
+    );
+    assert_eq!(
+        v.checks.iter().find(|c| c.id == "R1").unwrap().description,
+        "У каждого заказа в silver положительная сумма"
+    );
 }

@@ -218,6 +218,11 @@ pub fn pipeline_strip(p: &Props) -> Html {
             cb.emit(mode);
         })
     };
+    let mixed = p
+        .view
+        .bronze_modes
+        .iter()
+        .any(|(_, m)| *m != p.view.bronze_mode);
     html! {
         <div class="strip" id="pipeline">
             <div class="layer">
@@ -225,8 +230,12 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 <label class="bronze-mode" title={t(lang, "bronze_mode_hint")}>
                     { t(lang, "bronze_mode") }
                     <select id="bronze-mode" onchange={on_mode}>
+                        // Tables stored in different ways (as the scenario defines them).
+                        if mixed {
+                            <option value="" selected=true disabled=true>{ t(lang, "mode_mixed") }</option>
+                        }
                         { for [BronzeMode::Raw, BronzeMode::Permissive, BronzeMode::FailFast, BronzeMode::DropMalformed].into_iter().map(|m| html! {
-                            <option value={m.label()} selected={p.view.bronze_mode == m}>{ mode_label(lang, m) }</option>
+                            <option value={m.label()} selected={!mixed && p.view.bronze_mode == m}>{ mode_label(lang, m) }</option>
                         }) }
                     </select>
                 </label>

@@ -55,9 +55,10 @@ pub fn run_bar(p: &Props) -> Html {
                 .filter(|d| d.only_current > 0 || d.only_replayed > 0)
                 .map(|d| {
                     format!(
-                        "{}: {} {} / {} {}",
+                        "{}: {} {} {} / {} {}",
                         d.name,
                         d.only_current,
+                        crate::i18n::rows_word(lang, d.only_current),
                         t(lang, "only_current"),
                         d.only_replayed,
                         t(lang, "only_replayed")
