@@ -176,20 +176,18 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
         .map(|s| rows_of(std::slice::from_ref(s)))
         .transpose()?;
     let lineage = ["_event_id", "_batch_id"];
+    // `all` has `layout`'s columns, in the same order.
     let tracked: Vec<ArrayRef> = layout
         .fields()
         .iter()
-        .filter(|f| {
+        .zip(all.columns())
+        .filter(|(f, _)| {
             let n = f.name().as_str();
             !lineage.contains(&n)
                 && Some(n) != spec.sequence_by.as_deref()
                 && !spec.track_history_except.iter().any(|e| e == n)
         })
-        .map(|f| {
-            all.column_by_name(f.name())
-                .cloned()
-                .unwrap_or_else(|| all.column(0).clone())
-        })
+        .map(|(_, c)| c.clone())
         .collect();
     let value_rows = rows_of(&tracked)?;
     let text = |name: &str, i: usize| -> String {

@@ -27,7 +27,7 @@ use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
 use crate::error::{EngineError, Result};
 use crate::kafka::{KafkaMessage, Topic};
 use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
-use crate::model::{BronzeMode, PipelineDef, SilverTableDef};
+use crate::model::{BronzeMode, PipelineDef};
 use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
 use crate::source::{type_records, ColumnType};
 use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
@@ -1697,48 +1697,45 @@ fn translate_untouched(def: &mut PipelineDef, old: &PipelineDef, new: &PipelineD
     }
     swap(&mut def.title, Some(&old.title), Some(&new.title));
     for b in &mut def.bronze {
-        let find = |d: &PipelineDef| {
-            d.bronze
-                .iter()
-                .find(|x| x.name == b.name)
-                .map(|x| x.description.clone())
-        };
-        swap(&mut b.description, find(old).as_ref(), find(new).as_ref());
+        let [o, n] = [old, new].map(|d| d.bronze.iter().find(|x| x.name == b.name));
+        swap(
+            &mut b.description,
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
+        );
     }
     for s in &mut def.silver {
-        let find_s = |d: &PipelineDef| d.silver.iter().find(|x| x.name == s.name).cloned();
-        let (os, ns) = (find_s(old), find_s(new));
+        let [o, n] = [old, new].map(|d| d.silver.iter().find(|x| x.name == s.name));
         swap(
             &mut s.description,
-            os.as_ref().map(|x| &x.description),
-            ns.as_ref().map(|x| &x.description),
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
         );
         for r in &mut s.rules.rules {
-            let find_r = |x: &Option<SilverTableDef>| {
-                x.as_ref()
-                    .and_then(|x| x.rules.rules.iter().find(|y| y.id == r.id))
-                    .map(|y| y.rationale.clone())
-            };
-            swap(&mut r.rationale, find_r(&os).as_ref(), find_r(&ns).as_ref());
+            let [ro, rn] =
+                [o, n].map(|t| t.and_then(|t| t.rules.rules.iter().find(|y| y.id == r.id)));
+            swap(
+                &mut r.rationale,
+                ro.map(|x| &x.rationale),
+                rn.map(|x| &x.rationale),
+            );
         }
     }
     for g in &mut def.gold {
-        let find = |d: &PipelineDef| {
-            d.gold
-                .iter()
-                .find(|x| x.name == g.name)
-                .map(|x| x.description.clone())
-        };
-        swap(&mut g.description, find(old).as_ref(), find(new).as_ref());
+        let [o, n] = [old, new].map(|d| d.gold.iter().find(|x| x.name == g.name));
+        swap(
+            &mut g.description,
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
+        );
     }
     for c in &mut def.checks {
-        let find = |d: &PipelineDef| {
-            d.checks
-                .iter()
-                .find(|x| x.id == c.id)
-                .map(|x| x.description.clone())
-        };
-        swap(&mut c.description, find(old).as_ref(), find(new).as_ref());
+        let [o, n] = [old, new].map(|d| d.checks.iter().find(|x| x.id == c.id));
+        swap(
+            &mut c.description,
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
+        );
     }
 }
 
