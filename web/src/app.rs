@@ -136,6 +136,8 @@ pub fn app() -> Html {
     let trail = use_state(|| None::<medallion_engine::trail::RowTrail>);
     // One pending timer per editor, so a gold edit never cancels a rule edit.
     let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
+    // Scenario titles for the picker (built from the definitions once per language).
+    let catalog = use_memo(*lang, |l| medallion_engine::example::catalog(*l));
     let gold_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
 
     // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
@@ -208,33 +210,36 @@ pub fn app() -> Html {
         })
     };
 
-    let on_bronze_mode = {
+    // Loads a scenario (the current one to reload or re-store it), clearing messages.
+    let load_example = {
         let (engine, lang, on_response, banner) = (
             engine.clone(),
             lang.clone(),
             on_response.clone(),
             banner.clone(),
         );
-        let view = view.clone();
-        Callback::from(move |mode: BronzeMode| {
+        move |example: String, bronze_mode: Option<BronzeMode>| {
             banner.dispatch(BannerAction::Clear);
             engine.send(
                 Request::LoadExample {
-                    example: current_example(&view),
+                    example,
                     lang: *lang,
-                    bronze_mode: Some(mode),
+                    bronze_mode,
                 },
                 on_response(true),
             );
-        })
+        }
+    };
+
+    let on_bronze_mode = {
+        let (load, view) = (load_example.clone(), view.clone());
+        Callback::from(move |mode: BronzeMode| load(current_example(&view), Some(mode)))
     };
 
     let on_example = {
-        let (engine, lang, on_response, banner, view, selected, rules_table) = (
-            engine.clone(),
+        let (load, lang, view, selected, rules_table) = (
+            load_example.clone(),
             lang.clone(),
-            on_response.clone(),
-            banner.clone(),
             view.clone(),
             selected.clone(),
             rules_table.clone(),
@@ -249,41 +254,18 @@ pub fn app() -> Html {
                 el.set_value(&current_example(&view));
                 return;
             }
-            banner.dispatch(BannerAction::Clear);
             selected.set(String::new());
             rules_table.set(String::new());
-            engine.send(
-                Request::LoadExample {
-                    example: name,
-                    lang: *lang,
-                    bronze_mode: None,
-                },
-                on_response(true),
-            );
+            load(name, None);
         })
     };
 
     let on_reload = {
-        let (engine, lang, on_response, banner) = (
-            engine.clone(),
-            lang.clone(),
-            on_response.clone(),
-            banner.clone(),
-        );
-        let view = view.clone();
+        let (load, lang, view) = (load_example, lang.clone(), view.clone());
         Callback::from(move |_| {
-            if !confirm(t(*lang, "confirm_reload")) {
-                return;
+            if confirm(t(*lang, "confirm_reload")) {
+                load(current_example(&view), None);
             }
-            banner.dispatch(BannerAction::Clear);
-            engine.send(
-                Request::LoadExample {
-                    example: current_example(&view),
-                    lang: *lang,
-                    bronze_mode: None,
-                },
-                on_response(true),
-            );
         })
     };
 
@@ -737,8 +719,8 @@ pub fn app() -> Html {
             <header class="topbar">
                 <h1>{ t(lang_v, "app_title") }</h1>
                 <select class="example-picker" id="example-picker" title={t(lang_v, "example")} onchange={on_example}>
-                    { for medallion_engine::example::catalog(lang_v).into_iter().map(|(name, title)| html! {
-                        <option value={name} selected={name == v.example}>{ title }</option>
+                    { for catalog.iter().map(|(name, title)| html! {
+                        <option value={*name} selected={*name == v.example}>{ title }</option>
                     }) }
                 </select>
                 <span class="tagline">{ t(lang_v, "tagline") }</span>
