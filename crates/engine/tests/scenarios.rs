@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use medallion_engine::api::{Lang, PipelineView, Request, Response, RunMode, TableView};
+use medallion_engine::api::{Lang, PipelineView, Request, Response, RuleView, RunMode, TableView};
 use medallion_engine::bronze::IngestOptions;
 use medallion_engine::env::{FixedClock, SequentialIds};
 use medallion_engine::kafka::KafkaMessage;
-use medallion_engine::rules::Action;
+use medallion_engine::rules::{Action, Rule};
 use medallion_engine::Playground;
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -124,15 +124,30 @@ async fn produce_and_poll(p: &mut Playground, message: &str) -> PipelineView {
     .await
 }
 
-/// (checked, failed) of rule `id` of silver table `table` in the last run.
-fn stat(v: &PipelineView, table: &str, id: &str) -> (usize, usize) {
-    let s = v
-        .silver
+/// Rule `id` of silver table `table` (qualified) as the view shows it.
+fn rule_view<'a>(v: &'a PipelineView, table: &str, id: &str) -> &'a RuleView {
+    v.silver
         .iter()
         .find(|s| s.name == table)
         .and_then(|s| s.rules.iter().find(|r| r.rule.id == id))
-        .and_then(|r| r.stat.as_ref())
-        .expect("rule stat");
+        .expect("rule")
+}
+
+/// The rules of `silver.orders`, to edit and send back.
+fn order_rules(v: &PipelineView) -> Vec<Rule> {
+    v.silver
+        .iter()
+        .find(|s| s.name == "silver.orders")
+        .expect("silver.orders")
+        .rules
+        .iter()
+        .map(|r| r.rule.clone())
+        .collect()
+}
+
+/// (checked, failed) of rule `id` of silver table `table` in the last run.
+fn stat(v: &PipelineView, table: &str, id: &str) -> (usize, usize) {
+    let s = rule_view(v, table, id).stat.as_ref().expect("rule stat");
     (s.checked, s.failed)
 }
 
@@ -237,15 +252,7 @@ async fn kafka_orders_dedup_quarantine_and_revenue_daily() {
 async fn expectation_actions_warn_drop_fail() {
     let mut p = scenario("kafka_orders").await;
     let v = send(&mut p, Request::Snapshot).await;
-    let mut rules = v
-        .silver
-        .iter()
-        .find(|s| s.name == "silver.orders")
-        .unwrap()
-        .rules
-        .iter()
-        .map(|r| r.rule.clone())
-        .collect::<Vec<_>>();
+    let mut rules = order_rules(&v);
     // warn: X3 still counts order 1003, but no longer lists it; N1 and X2 drop it.
     rules.iter_mut().find(|r| r.id == "X3").unwrap().action = Some(Action::Warn);
     let v = send(
@@ -285,15 +292,7 @@ async fn expectation_actions_warn_drop_fail() {
         r#"{"order_id": 1006, "user_id": 15, "amount": "0.00", "status": "PAID", "created_at": "2024-01-16T10:00:00"}"#,
     )
     .await;
-    let x2 = v
-        .silver
-        .iter()
-        .find(|s| s.name == "silver.orders")
-        .unwrap()
-        .rules
-        .iter()
-        .find(|r| r.rule.id == "X2")
-        .unwrap();
+    let x2 = rule_view(&v, "silver.orders", "X2");
     assert_eq!(
         x2.error.as_deref(),
         Some("1 row failed X2, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: X2: amount IS NOT NULL AND amount > 0 (amount = 0.00)")
@@ -475,15 +474,7 @@ async fn ecommerce_scd1_customers_and_revenue_per_city() {
         observed(&v, "A2"),
         "bronze 6 = silver 4 + quarantine 1 + removed by merge 1"
     );
-    let e1 = v
-        .silver
-        .iter()
-        .find(|s| s.name == "silver.orders")
-        .unwrap()
-        .rules
-        .iter()
-        .find(|r| r.rule.id == "E1")
-        .unwrap();
+    let e1 = rule_view(&v, "silver.orders", "E1");
     let st = e1.stat.as_ref().unwrap();
     assert_eq!((st.action, st.failed), (Action::Warn, 1));
     assert_eq!(
@@ -644,15 +635,7 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
         "1 of 4 rows did not reach silver (25.00%, threshold 5%)"
     );
     // Let order 1003 through (its rules only warn): the contract and R1 catch it.
-    let mut rules: Vec<_> = v
-        .silver
-        .iter()
-        .find(|s| s.name == "silver.orders")
-        .unwrap()
-        .rules
-        .iter()
-        .map(|r| r.rule.clone())
-        .collect();
+    let mut rules = order_rules(&v);
     for r in rules
         .iter_mut()
         .filter(|r| ["N1", "X2", "X3"].contains(&r.id.as_str()))
@@ -971,15 +954,7 @@ async fn restoring_silver_refreshes_gold_from_it() {
     let mut p = scenario("kafka_orders").await;
     // Version 1 of silver.orders: 1003 let through (its rules only warn).
     let v = send(&mut p, Request::Snapshot).await;
-    let mut rules: Vec<_> = v
-        .silver
-        .iter()
-        .find(|s| s.name == "silver.orders")
-        .unwrap()
-        .rules
-        .iter()
-        .map(|r| r.rule.clone())
-        .collect();
+    let mut rules = order_rules(&v);
     for r in rules
         .iter_mut()
         .filter(|r| ["N1", "X2", "X3"].contains(&r.id.as_str()))
@@ -1023,15 +998,7 @@ async fn restoring_silver_refreshes_gold_from_it() {
 async fn switching_language_after_an_edit_translates_the_untouched_texts() {
     let mut p = scenario("kafka_orders").await;
     let v = send(&mut p, Request::Snapshot).await;
-    let mut rules: Vec<_> = v
-        .silver
-        .iter()
-        .find(|s| s.name == "silver.orders")
-        .unwrap()
-        .rules
-        .iter()
-        .map(|r| r.rule.clone())
-        .collect();
+    let mut rules = order_rules(&v);
     rules.iter_mut().find(|r| r.id == "X3").unwrap().action = Some(Action::Warn);
     rules.iter_mut().find(|r| r.id == "X1").unwrap().rationale = "my own words".into();
     send(
