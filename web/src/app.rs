@@ -611,6 +611,7 @@ pub fn app() -> Html {
                     table: (*selected).clone(),
                     predicate,
                     reason,
+                    expected_rows: None,
                 },
                 noting(on_fresh.clone(), banner.clone(), move |v| {
                     v.erasures

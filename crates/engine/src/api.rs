@@ -86,7 +86,15 @@ pub enum Request {
         table: String,
         predicate: String,
         reason: String,
+        /// The bronze row count the plan showed ([`Request::PlanForget`]):
+        /// the delete is refused if the condition now matches another number.
+        #[serde(default)]
+        expected_rows: Option<usize>,
     },
+    /// What a [`Request::Forget`] with this condition would erase, per table
+    /// with a sample of the rows (a dry run; nothing changes). Answered with
+    /// [`Response::ErasurePlan`].
+    PlanForget { table: String, predicate: String },
     /// Choose how runs process bronze: everything, or only batches past the watermark.
     SetRunMode { mode: RunMode },
     /// Run now, in the current mode; `full_refresh` rebuilds from all of bronze once.
@@ -137,6 +145,8 @@ pub enum Response {
     Table(TableView),
     /// Answer to [`Request::Trail`].
     Trail(crate::trail::RowTrail),
+    /// Answer to [`Request::PlanForget`].
+    ErasurePlan(crate::playground::ErasurePlan),
     Text {
         text: String,
     },

@@ -22,6 +22,7 @@ pub mod checks;
 pub mod convert;
 pub mod env;
 pub mod error;
+pub(crate) mod eval;
 pub mod example;
 pub mod kafka;
 pub mod lake;

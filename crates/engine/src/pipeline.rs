@@ -27,7 +27,7 @@ use datafusion::catalog::MemTable;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SQLOptions;
-use datafusion::logical_expr::{Expr, ExprSchemable, JoinType, LogicalPlan};
+use datafusion::logical_expr::{Expr, JoinType, LogicalPlan};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -251,6 +251,13 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             bronze: &parsed_tables,
             silver: &silver_done,
         };
+        if incremental.is_some() {
+            let refused = values_from_other_rows(ctx, s);
+            if !refused.is_empty() {
+                diagnostics.extend(refused);
+                continue;
+            }
+        }
         let first_stat = rule_stats.len();
         let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats, None).await;
         for st in &mut rule_stats[first_stat..] {
@@ -348,6 +355,40 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         merge_log,
         gold_reads_bronze,
     })
+}
+
+/// An incremental run refuses expressions whose value for a row depends on
+/// the other rows (a window, an aggregate): it sees only the new batches, so
+/// they would give other values than a full refresh, silently. Spark
+/// Structured Streaming refuses such windows on streams for the same reason.
+fn values_from_other_rows(ctx: &SessionContext, s: &SilverTableDef) -> Vec<Diagnostic> {
+    let why = "uses a window or an aggregate: its value for a row depends on the other rows, and an incremental run sees only the new batches, so it would give other values than a full refresh (Spark Structured Streaming refuses such windows on streams too). Run a full refresh, or write it without OVER (...) / aggregates.";
+    let mut out: Vec<Diagnostic> = s
+        .rules
+        .rules
+        .iter()
+        .filter(|r| r.enabled && crate::eval::uses_other_rows(ctx, &r.resolved_expression()))
+        .map(|r| Diagnostic {
+            table: s.name.clone(),
+            ..Diagnostic::rule(&r.id, format!("{} {why}", r.id))
+        })
+        .collect();
+    for (what, sql) in s.select.iter().map(|x| ("select", x)).chain(
+        s.merge
+            .iter()
+            .filter_map(|m| m.delete_when.as_ref())
+            .map(|x| ("delete_when", x)),
+    ) {
+        if crate::eval::uses_other_rows(ctx, sql) {
+            out.push(Diagnostic {
+                scope: "pipeline".into(),
+                id: s.name.clone(),
+                message: format!("silver.{} {what}: {sql} {why}", s.name),
+                table: String::new(),
+            });
+        }
+    }
+    out
 }
 
 /// Gold models of a run: each model's table (or its error), and the bronze
@@ -630,8 +671,10 @@ pub const GOLD_MAX_ROWS: usize = 100_000;
 /// Why a query was not run or stopped early.
 #[derive(Debug)]
 pub(crate) enum CollectError {
-    /// DataFusion or Arrow error, cleaned for display.
+    /// DataFusion or Arrow error while planning, cleaned for display.
     Query(String),
+    /// DataFusion or Arrow error while running (a row's value), cleaned.
+    Execution(String),
     /// The plan needs several partitions (threads), which the browser lacks.
     Parallel(String),
     /// More than the allowed rows; carries the limit.
@@ -641,7 +684,7 @@ pub(crate) enum CollectError {
 impl std::fmt::Display for CollectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CollectError::Query(m) => write!(f, "{m}"),
+            CollectError::Query(m) | CollectError::Execution(m) => write!(f, "{m}"),
             CollectError::Parallel(node) => write!(
                 f,
                 "this query would run in several parallel parts ({node}), which the in-browser engine cannot do (a browser tab has no threads for it). UNION / UNION ALL is the usual cause: write it without UNION."
@@ -686,11 +729,17 @@ pub(crate) async fn collect_single(
     let schema = plan.schema();
     let mut stream = plan
         .execute(0, task_ctx)
-        .map_err(|e| CollectError::Query(df_err(e)))?;
+        .map_err(|e| CollectError::Execution(df_err(e)))?;
     let mut batches = Vec::new();
     let mut rows = 0;
     while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(|e| CollectError::Query(df_err(e)))?;
+        let batch = batch.map_err(|e| {
+            if crate::eval::is_row_error(&e) {
+                CollectError::Execution(df_err(e))
+            } else {
+                CollectError::Query(df_err(e))
+            }
+        })?;
         rows += batch.num_rows();
         if max_rows.is_some_and(|m| rows > m) {
             return Err(CollectError::TooManyRows(max_rows.unwrap_or_default()));
@@ -698,10 +747,6 @@ pub(crate) async fn collect_single(
         batches.push(batch);
     }
     concat_batches(&schema, &batches).map_err(|e| CollectError::Query(e.to_string()))
-}
-
-async fn collect_one(df: DataFrame) -> std::result::Result<RecordBatch, String> {
-    Ok(collect_single(df, None).await?)
 }
 
 fn read_batch(ctx: &SessionContext, batch: &RecordBatch) -> Result<DataFrame> {
@@ -822,7 +867,6 @@ async fn build_silver(
         )),
     )
     .map_err(|e| vec![pipeline_diag(e)])?;
-    let typed_df = read_batch(ctx, &typed).map_err(|e| vec![pipeline_diag(e)])?;
 
     // Filters: each evaluated on the typed rows.
     let mut drops: BTreeMap<i64, Vec<String>> = BTreeMap::new();
@@ -836,9 +880,8 @@ async fn build_silver(
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
         }
-        match eval_condition(&typed_df, rule, true).await {
-            Ok((flags, cols)) => {
-                let failures = failing_rows(&typed, &flags, rule, &cols);
+        match eval_condition(ctx, &typed, rule, true).await {
+            Ok(failures) => {
                 if let Some(t) = trace.as_deref_mut() {
                     trace_rule(t, rule, &typed, None, &failures);
                 }
@@ -853,7 +896,7 @@ async fn build_silver(
 
     // Normalizations, enrichments, expectations: each on the materialized
     // output of the previous rule; failures collected per row.
-    let mut expect_df: Option<(RecordBatch, DataFrame)> = None;
+    let mut expect_rows: Option<RecordBatch> = None;
     for rule in def
         .rules
         .in_execution_order()
@@ -867,21 +910,9 @@ async fn build_silver(
         let checked = current.num_rows();
         if rule.kind == RuleKind::Expect {
             // Expectations all see the same rows: the output of the last enrichment.
-            if expect_df.is_none() {
-                match read_batch(ctx, &current) {
-                    Ok(df) => expect_df = Some((current.clone(), df)),
-                    Err(e) => {
-                        diags.push(pipeline_diag(e));
-                        continue;
-                    }
-                }
-            }
-            let Some((batch, df)) = &expect_df else {
-                continue;
-            };
-            match eval_condition(df, rule, false).await {
-                Ok((flags, cols)) => {
-                    let failures = failing_rows(batch, &flags, rule, &cols);
+            let batch = expect_rows.get_or_insert_with(|| current.clone());
+            match eval_condition(ctx, batch, rule, false).await {
+                Ok(failures) => {
                     if let Some(t) = trace.as_deref_mut() {
                         trace_rule(t, rule, batch, None, &failures);
                     }
@@ -948,16 +979,30 @@ async fn build_silver(
         None => current,
     };
 
-    // Delete events of a merged table.
+    // Delete events of a merged table; a row whose condition cannot be
+    // computed is quarantined.
+    let table_diag = |what: &str, m: String| {
+        vec![Diagnostic {
+            scope: "pipeline".into(),
+            id: def.name.clone(),
+            message: format!("silver.{}{what}: {m}", def.name),
+            table: String::new(),
+        }]
+    };
+    let arrival = arrivals(&current);
     let deletes = match def.merge.as_ref().and_then(|m| m.delete_when.as_deref()) {
-        Some(cond) => predicate_mask(ctx, &current, cond).await.map_err(|m| {
-            vec![Diagnostic {
-                scope: "pipeline".into(),
-                id: def.name.clone(),
-                message: format!("silver.{}: delete_when: {m}", def.name),
-                table: String::new(),
-            }]
-        })?,
+        Some(cond) => {
+            let (mask, errors) = predicate_mask(ctx, &current, cond)
+                .await
+                .map_err(|m| table_diag(": delete_when", m))?;
+            for (row, error) in errors {
+                drops
+                    .entry(arrival[row])
+                    .or_default()
+                    .push(format!("delete_when: {cond} failed on this row: {error}"));
+            }
+            mask
+        }
         None => BooleanArray::from(vec![false; current.num_rows()]),
     };
 
@@ -965,16 +1010,29 @@ async fn build_silver(
     let current = if def.select.is_empty() {
         current
     } else {
-        select_columns(ctx, &current, &def.select)
+        let (selected, failures) = select_columns(ctx, &current, &def.select)
             .await
-            .map_err(|m| {
-                vec![Diagnostic {
-                    scope: "pipeline".into(),
-                    id: def.name.clone(),
-                    message: format!("silver.{} select: {m}", def.name),
-                    table: String::new(),
-                }]
-            })?
+            .map_err(|m| table_diag(" select", m))?;
+        for (a, reason) in failures {
+            drops.entry(a).or_default().push(reason);
+        }
+        selected
+    };
+    let (current, deletes) = if drops.is_empty() {
+        (current, deletes)
+    } else {
+        let keep: BooleanArray = arrival
+            .iter()
+            .map(|a| Some(!drops.contains_key(a)))
+            .collect();
+        let deletes = datafusion::arrow::compute::filter(&deletes, &keep)
+            .map_err(|e| vec![pipeline_diag(e.into())])?
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .cloned()
+            .unwrap_or_else(|| BooleanArray::from(Vec::<bool>::new()));
+        let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+        (current, deletes)
     };
 
     // Silver's columns: everything but the bronze text, with the lineage ids last.
@@ -1111,15 +1169,22 @@ pub(crate) async fn trace_silver(
     ))
 }
 
+/// Rule id of rows whose select-list value could not be computed.
+const SELECT_RULE_ID: &str = "select";
+
 /// `batch` projected to the SQL select list `items` (each `expr [AS name]`),
-/// with the lineage and arrival columns carried along.
+/// with the lineage and arrival columns carried along, rows in the same
+/// order; and the rows whose value of some item could not be computed (a
+/// run-time error), which leave for the quarantine.
 async fn select_columns(
     ctx: &SessionContext,
     batch: &RecordBatch,
     items: &[String],
-) -> std::result::Result<RecordBatch, String> {
-    let df = read_batch(ctx, batch).map_err(|e| e.to_string())?;
-    let mut exprs = Vec::with_capacity(items.len() + LINEAGE_COLUMNS.len() + 1);
+) -> std::result::Result<(RecordBatch, Failures), String> {
+    let mut fields = Vec::with_capacity(items.len() + LINEAGE_COLUMNS.len() + 1);
+    let mut columns = Vec::with_capacity(fields.capacity());
+    let mut failures = Vec::new();
+    let arrival = arrivals(batch);
     for item in items {
         check_size(item, MAX_EXPRESSION_TOKENS)?;
         let dialect = GenericDialect {};
@@ -1137,21 +1202,43 @@ async fn select_columns(
                 ))
             }
         };
-        let e = df.parse_sql_expr(&expr).map_err(df_err)?;
         let name = alias.unwrap_or_else(|| expr.clone());
         if is_internal(&name) {
             return Err(format!(
                 "{name} is a lineage column; it is kept without being listed"
             ));
         }
-        exprs.push(e.alias(name));
+        if fields.iter().any(|f: &Field| f.name() == &name) {
+            return Err(format!("{name} is listed twice; give each column one name"));
+        }
+        let e = crate::eval::evaluate(ctx, batch, &expr).await?;
+        for (row, error) in &e.errors {
+            failures.push((
+                arrival[*row],
+                format!(
+                    "{SELECT_RULE_ID}: {expr} failed on this row: {error}{}",
+                    describe_values(batch, &e.columns, *row, true)
+                ),
+            ));
+        }
+        fields.push(Field::new(name, e.values.data_type().clone(), true));
+        columns.push(e.values);
     }
+    let schema = batch.schema();
     for c in LINEAGE_COLUMNS.iter().chain([ARRIVAL].iter()) {
-        if batch.schema().index_of(c).is_ok() {
-            exprs.push(datafusion::prelude::col(format!("\"{c}\"")));
+        if let Ok(i) = schema.index_of(c) {
+            fields.push(schema.field(i).clone());
+            columns.push(batch.column(i).clone());
         }
     }
-    collect_one(df.select(exprs).map_err(df_err)?).await
+    let out = RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        columns,
+        &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )
+    .map_err(|e| e.to_string())?;
+    failures.sort_by_key(|(a, _)| *a);
+    Ok((out, failures))
 }
 
 /// `batch` with `array` added (or replaced) as column `name`.
@@ -1187,30 +1274,6 @@ fn arrivals(batch: &RecordBatch) -> Vec<i64> {
         })
         .map(|a| a.values().to_vec())
         .unwrap_or_default()
-}
-
-/// Rows where `flags` is TRUE, with the rule's reason (`F1: fare_amount < 0 (fare_amount = -21)`).
-fn failing_rows(
-    batch: &RecordBatch,
-    flags: &BooleanArray,
-    rule: &Rule,
-    cols: &[String],
-) -> Failures {
-    let arrival = arrivals(batch);
-    (0..flags.len())
-        .filter(|&r| flags.is_valid(r) && flags.value(r))
-        .map(|r| {
-            (
-                arrival.get(r).copied().unwrap_or(r as i64),
-                format!(
-                    "{}: {}{}",
-                    rule.id,
-                    rule.resolved_expression(),
-                    describe_values(batch, cols, r)
-                ),
-            )
-        })
-        .collect()
 }
 
 /// Moves the rows of `batch` that have drop reasons into `rejected` (one
@@ -1271,8 +1334,9 @@ fn check_rule_size(rule: &Rule) -> std::result::Result<(), String> {
     }
 }
 
-/// " (fare_amount = -21, total_amount = -24.8)" for the columns a rule reads.
-fn describe_values(batch: &RecordBatch, cols: &[String], row: usize) -> String {
+/// " (fare_amount = -21, total_amount = -24.8)" for the columns a rule reads
+/// (`quote_text`: text values in quotes, `amount = 'ten'`).
+fn describe_values(batch: &RecordBatch, cols: &[String], row: usize, quote_text: bool) -> String {
     let opts = FormatOptions::default()
         .with_null("NULL")
         .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
@@ -1281,7 +1345,15 @@ fn describe_values(batch: &RecordBatch, cols: &[String], row: usize) -> String {
         .filter_map(|c| {
             let arr = batch.column_by_name(c)?;
             let f = ArrayFormatter::try_new(arr.as_ref(), &opts).ok()?;
-            Some(format!("{c} = {}", f.value(row)))
+            let text = matches!(
+                arr.data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            );
+            Some(if quote_text && text && arr.is_valid(row) {
+                format!("{c} = '{}'", f.value(row))
+            } else {
+                format!("{c} = {}", f.value(row))
+            })
         })
         .collect();
     if parts.is_empty() {
@@ -1310,78 +1382,100 @@ fn check_target_column(rule: &Rule, name: &str) -> std::result::Result<(), Strin
 }
 
 /// Rows of `batch` where the SQL `predicate` is TRUE (FALSE and NULL are not
-/// matches). Used by the right-to-be-forgotten delete on bronze.
+/// matches), each result on its own row whatever the predicate (a window
+/// included; see [`crate::eval`]), and the rows whose evaluation failed at
+/// run time with the error. Used by the right-to-be-forgotten delete on
+/// bronze and a merge's `delete_when`.
 pub(crate) async fn predicate_mask(
     ctx: &SessionContext,
     batch: &RecordBatch,
     predicate: &str,
-) -> std::result::Result<BooleanArray, String> {
+) -> std::result::Result<(BooleanArray, Vec<(usize, String)>), String> {
     check_size(predicate, MAX_EXPRESSION_TOKENS)?;
-    let df = read_batch(ctx, batch).map_err(|e| e.to_string())?;
-    let expr = df.parse_sql_expr(predicate).map_err(df_err)?;
-    let ty = expr.get_type(df.schema()).map_err(df_err)?;
-    if ty != DataType::Boolean && ty != DataType::Null {
+    let prepared = crate::eval::prepare(ctx, batch, predicate).await?;
+    let ty = &prepared.data_type;
+    if *ty != DataType::Boolean && *ty != DataType::Null {
         return Err(format!(
             "the condition must be TRUE or FALSE for each row, but this expression gives {ty}"
         ));
     }
-    let out = collect_one(
-        df.select(vec![expr.is_true().alias("__match")])
-            .map_err(df_err)?,
-    )
-    .await?;
-    out.column(0)
-        .as_any()
-        .downcast_ref::<BooleanArray>()
-        .cloned()
-        .ok_or_else(|| "the condition did not produce a boolean".to_string())
+    let e = crate::eval::evaluate_prepared(ctx, batch, &prepared)
+        .await
+        .map_err(text_compare_hint)?;
+    let values = e.values.as_any().downcast_ref::<BooleanArray>();
+    let mask: BooleanArray = (0..batch.num_rows())
+        .map(|r| Some(values.is_some_and(|v| v.is_valid(r) && v.value(r))))
+        .collect();
+    Ok((mask, e.errors))
 }
 
-/// Evaluates a rule's condition per row. Returns TRUE = the row fails the
-/// rule (a filter: the condition is TRUE; an expectation: it is not TRUE),
-/// and the columns the condition reads (for the quarantine reason).
+/// Evaluates a rule's condition for every row of `batch` and returns the
+/// rows that fail it, with their reasons: a filter fails a row where the
+/// condition is TRUE, an expectation where it is not TRUE, and both where
+/// the condition cannot be computed for the row (a run-time error: that row
+/// goes with it, not the run).
 async fn eval_condition(
-    df: &DataFrame,
+    ctx: &SessionContext,
+    batch: &RecordBatch,
     rule: &Rule,
     reject_when_true: bool,
-) -> std::result::Result<(BooleanArray, Vec<String>), String> {
-    let expr = df
-        .parse_sql_expr(&rule.resolved_expression())
-        .map_err(df_err)?;
-    let ty = expr.get_type(df.schema()).map_err(df_err)?;
-    if ty != DataType::Boolean && ty != DataType::Null {
+) -> std::result::Result<Failures, String> {
+    let sql = rule.resolved_expression();
+    let prepared = crate::eval::prepare(ctx, batch, &sql).await?;
+    let ty = &prepared.data_type;
+    if *ty != DataType::Boolean && *ty != DataType::Null {
         return Err(if reject_when_true {
             format!("a filter must be a condition (TRUE = send the row to quarantine), but this expression gives {ty}")
         } else {
             format!("an expectation must be a condition every row satisfies (TRUE = the row is fine), but this expression gives {ty}")
         });
     }
-    let mut cols: Vec<String> = expr
-        .column_refs()
-        .into_iter()
-        .map(|c| c.name.clone())
-        .collect();
-    cols.sort();
-    cols.dedup();
-    let flag = if reject_when_true {
-        expr.is_true()
-    } else {
-        expr.is_not_true()
-    };
-    let out = collect_one(
-        df.clone()
-            .select(vec![flag.alias("__fails")])
-            .map_err(df_err)?,
-    )
-    .await
-    .map_err(text_compare_hint)?;
-    let flags = out
-        .column(0)
+    let e = crate::eval::evaluate_prepared(ctx, batch, &prepared)
+        .await
+        .map_err(text_compare_hint)?;
+    let values = e
+        .values
         .as_any()
         .downcast_ref::<BooleanArray>()
         .cloned()
-        .ok_or_else(|| "the condition did not produce a boolean".to_string())?;
-    Ok((flags, cols))
+        .unwrap_or_else(|| BooleanArray::from(vec![None; batch.num_rows()]));
+    let arrival = arrivals(batch);
+    Ok((0..batch.num_rows())
+        .filter_map(|r| {
+            let reason = match e.error_of(r) {
+                Some(error) => run_time_reason(rule, &sql, error, batch, &e.columns, r),
+                None => {
+                    let is_true = values.is_valid(r) && values.value(r);
+                    if is_true != reject_when_true {
+                        return None;
+                    }
+                    format!(
+                        "{}: {sql}{}",
+                        rule.id,
+                        describe_values(batch, &e.columns, r, false)
+                    )
+                }
+            };
+            Some((arrival.get(r).copied().unwrap_or(r as i64), reason))
+        })
+        .collect())
+}
+
+/// Why a row failed a rule whose expression could not be computed for it:
+/// `E1: 100 / amount failed on this row: Divide by zero error (amount = 0)`.
+fn run_time_reason(
+    rule: &Rule,
+    sql: &str,
+    error: &str,
+    batch: &RecordBatch,
+    columns: &[String],
+    row: usize,
+) -> String {
+    format!(
+        "{}: {sql} failed on this row: {error}{}",
+        rule.id,
+        describe_values(batch, columns, row, true)
+    )
 }
 
 /// A comparison of a text column with a number fails at run time; say why.
@@ -1403,7 +1497,8 @@ struct Step {
 
 /// Replaces an existing column with the expression's value, converted
 /// exactly to the rule's declared `type` if it has one. A row fails when its
-/// value does not convert, or becomes NULL from a non-NULL value.
+/// value cannot be computed (a run-time error such as a failed CAST), does
+/// not convert, or becomes NULL from a non-NULL value. Rows keep their order.
 async fn normalize(
     ctx: &SessionContext,
     input: &RecordBatch,
@@ -1416,18 +1511,20 @@ async fn normalize(
             "column {column} does not exist here, so it cannot be normalized (use an enrich rule to add a new column)"
         ));
     };
-    let df = read_batch(ctx, input).map_err(|e| e.to_string())?;
-    let expr = df
-        .parse_sql_expr(&rule.resolved_expression())
-        .map_err(df_err)?;
-    let mut out = collect_one(df.with_column(column, expr).map_err(df_err)?).await?;
-    let new_index = out.schema().index_of(column).map_err(|e| e.to_string())?;
-    let old = input.column(old_index);
-    let arrival = arrivals(&out);
+    let sql = rule.resolved_expression();
+    let e = crate::eval::evaluate(ctx, input, &sql).await?;
+    let arrival = arrivals(input);
     let mut failures = Vec::new();
-    let mut converted_failed = vec![false; out.num_rows()];
+    let mut failed = vec![false; input.num_rows()];
+    for (row, error) in &e.errors {
+        failed[*row] = true;
+        failures.push((
+            arrival[*row],
+            run_time_reason(rule, &sql, error, input, &e.columns, *row),
+        ));
+    }
+    let mut value = e.values;
     if let Some(ty) = rule.cast {
-        let value = out.column(new_index).clone();
         let text = cast(&value, &DataType::Utf8).map_err(|e| e.to_string())?;
         let text = text
             .as_any()
@@ -1437,17 +1534,19 @@ async fn normalize(
             crate::convert::convert_column(column, text, ty, &[]).map_err(|e| e.to_string())?;
         for (row, e) in errors.into_iter().enumerate() {
             if let Some(e) = e {
-                converted_failed[row] = true;
+                failed[row] = true;
                 failures.push((arrival[row], format!("{}: {e}", rule.id)));
             }
         }
-        out = with_column(&out, column, typed).map_err(|e| e.to_string())?;
+        value = typed;
     }
-    let new = out.column(new_index);
+    let out = with_column(input, column, value).map_err(|e| e.to_string())?;
+    let old = input.column(old_index);
+    let new = out.column(old_index);
     let opts = FormatOptions::default().with_null("NULL");
     let old_text = ArrayFormatter::try_new(old.as_ref(), &opts).map_err(|e| e.to_string())?;
     for row in 0..out.num_rows() {
-        if old.is_valid(row) && new.is_null(row) && !converted_failed[row] {
+        if old.is_valid(row) && new.is_null(row) && !failed[row] {
             failures.push((
                 arrival[row],
                 format!(
@@ -1476,7 +1575,8 @@ fn changed_values(old: &ArrayRef, new: &ArrayRef) -> usize {
     }
 }
 
-/// Adds a computed column. A row fails when the new value is NULL.
+/// Adds a computed column. A row fails when its value cannot be computed
+/// (a run-time error, e.g. a division by zero) or is NULL. Rows keep their order.
 async fn enrich_computed(
     ctx: &SessionContext,
     input: &RecordBatch,
@@ -1489,12 +1589,10 @@ async fn enrich_computed(
             "column {column} already exists (use a normalize rule to change it)"
         ));
     }
-    let df = read_batch(ctx, input).map_err(|e| e.to_string())?;
-    let expr = df
-        .parse_sql_expr(&rule.resolved_expression())
-        .map_err(df_err)?;
-    let out = collect_one(df.with_column(column, expr).map_err(df_err)?).await?;
-    let failures = null_failures(&out, rule, column, "");
+    let sql = rule.resolved_expression();
+    let e = crate::eval::evaluate(ctx, input, &sql).await?;
+    let out = with_column(input, column, e.values.clone()).map_err(|e| e.to_string())?;
+    let failures = enrich_failures(input, &out, rule, column, "", &sql, &e);
     Ok(Step {
         rows: out,
         changed: 0,
@@ -1502,15 +1600,31 @@ async fn enrich_computed(
     })
 }
 
-/// Rows where the enrichment's first new column is NULL.
-fn null_failures(out: &RecordBatch, rule: &Rule, column: &str, why: &str) -> Failures {
+/// Rows whose enrichment failed: its expression could not be computed for
+/// the row (`e`'s errors, reasons over `input`'s values), or the rule's first
+/// new column is NULL in `out` (`why` says more, e.g. no lookup match).
+fn enrich_failures(
+    input: &RecordBatch,
+    out: &RecordBatch,
+    rule: &Rule,
+    column: &str,
+    why: &str,
+    sql: &str,
+    e: &crate::eval::Evaluated,
+) -> Failures {
     let arrival = arrivals(out);
     let Some(values) = out.column_by_name(column) else {
         return vec![];
     };
     (0..out.num_rows())
-        .filter(|&r| values.is_null(r))
-        .map(|r| (arrival[r], format!("{}: {column} is NULL{why}", rule.id)))
+        .filter_map(|r| {
+            match e.error_of(r) {
+                Some(error) => Some(run_time_reason(rule, sql, error, input, &e.columns, r)),
+                None if values.is_null(r) => Some(format!("{}: {column} is NULL{why}", rule.id)),
+                None => None,
+            }
+            .map(|reason| (arrival[r], reason))
+        })
         .collect()
 }
 
@@ -1627,8 +1741,11 @@ async fn enrich_lookup(
 
     // The row's own columns are qualified as `__row`, and a bare name in the
     // rule's SQL that is one of them means the row's column: in
-    // `user_id = u.user_id` the lookup may have a `user_id` too.
-    let left = read_batch(ctx, input)
+    // `user_id = u.user_id` the lookup may have a `user_id` too. The rows
+    // carry ids through the join (a hash join reorders them).
+    let n = input.num_rows();
+    let with_ids = crate::eval::with_row_ids(input)?;
+    let left = read_batch(ctx, &with_ids)
         .map_err(|e| e.to_string())?
         .alias(ROW_ALIAS)
         .map_err(df_err)?;
@@ -1637,12 +1754,6 @@ async fn enrich_lookup(
         .fields()
         .iter()
         .map(|f| f.name().clone())
-        .collect();
-    let left_cols: Vec<Expr> = left
-        .schema()
-        .columns()
-        .into_iter()
-        .map(Expr::Column)
         .collect();
     let right = read_batch(ctx, &lookup_rows)
         .map_err(|e| e.to_string())?
@@ -1657,52 +1768,70 @@ async fn enrich_lookup(
     let joined = left
         .join_on(right, JoinType::Left, vec![on])
         .map_err(df_err)?;
-    let mut select = left_cols;
-    for (c, e) in outputs.iter().zip(&exprs) {
-        let e = qualify_row_columns(e, &row_names)?;
-        let expr = joined.parse_sql_expr(&e).map_err(df_err)?;
-        select.push(expr.alias(c));
-    }
+    // Every column of both sides under a plain name; the qualified names
+    // stay in `schema` for the output expressions.
+    let schema = joined.schema().clone();
+    let select: Vec<Expr> = schema
+        .columns()
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| Expr::Column(c).alias(format!("__c{i}")))
+        .collect();
     let not_unique = |got: String| {
         format!(
-            "the join changed the row count from {} to {got}: the lookup key is not unique in {}. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\".",
-            input.num_rows(),
+            "the join changed the row count from {n} to {got}: the lookup key is not unique in {}. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\".",
             lookup.table
         )
     };
-    let out = match collect_single(
-        joined.select(select).map_err(df_err)?,
-        Some(input.num_rows()),
-    )
-    .await
-    {
+    let out = match collect_single(joined.select(select).map_err(df_err)?, Some(n)).await {
         Ok(out) => out,
-        Err(CollectError::TooManyRows(n)) => return Err(not_unique(format!("more than {n}"))),
+        Err(CollectError::TooManyRows(m)) => return Err(not_unique(format!("more than {m}"))),
         Err(e) => return Err(e.into()),
     };
-    if out.num_rows() != input.num_rows() {
-        return Err(not_unique(out.num_rows().to_string()));
-    }
-    // A hash join may reorder rows: put them back in arrival order.
-    let arrival = arrivals(&out);
-    let mut order: Vec<u32> = (0..out.num_rows() as u32).collect();
-    order.sort_by_key(|&i| arrival[i as usize]);
-    let idx = datafusion::arrow::array::UInt32Array::from(order);
-    let out = RecordBatch::try_new(
+    let id_index = schema
+        .index_of_column_by_name(Some(&ROW_ALIAS.into()), crate::eval::ROW_ID)
+        .ok_or("row ids lost in the join")?;
+    let order = crate::eval::input_order(out.column(id_index), n)
+        .ok_or_else(|| not_unique(out.num_rows().to_string()))?;
+    let joined_rows = RecordBatch::try_new(
         out.schema(),
         out.columns()
             .iter()
-            .map(|c| datafusion::arrow::compute::take(c.as_ref(), &idx, None))
+            .map(|c| datafusion::arrow::compute::take(c.as_ref(), &order, None))
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?,
     )
     .map_err(|e| e.to_string())?;
-    let failures = null_failures(
+    // Each output column, row by row (a failing row fails the rule, not the run).
+    let mut out = input.clone();
+    let mut evaluated = Vec::with_capacity(outputs.len());
+    for (c, e) in outputs.iter().zip(&exprs) {
+        let e = qualify_row_columns(e, &row_names)?;
+        let values = crate::eval::evaluate_qualified(ctx, &joined_rows, &schema, &e)?;
+        out = with_column(&out, c, values.values.clone()).map_err(|e| e.to_string())?;
+        evaluated.push((e, values));
+    }
+    let mut failures = Vec::new();
+    let arrival = arrivals(input);
+    for (sql, values) in &evaluated[1..] {
+        for (row, error) in &values.errors {
+            failures.push((
+                arrival[*row],
+                run_time_reason(rule, sql, error, &joined_rows, &[], *row),
+            ));
+        }
+    }
+    let (first_sql, first) = &evaluated[0];
+    failures.extend(enrich_failures(
+        input,
         &out,
         rule,
         &outputs[0],
         &format!(" (no match in {})", lookup.table),
-    );
+        first_sql,
+        first,
+    ));
+    failures.sort_by_key(|(a, _)| *a);
     Ok(Step {
         rows: out,
         changed: 0,

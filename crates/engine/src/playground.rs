@@ -1,10 +1,16 @@
 //! The playground: one pipeline, its lake and its last good results, driven
 //! by [`Request`]s. This is the only stateful type callers hold.
+//! Operations live one per file under `playground/` as they move out of
+//! this one (`forget.rs`: the right to be forgotten).
+
+mod forget;
+
+pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, RecordBatch};
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -196,12 +202,17 @@ impl Playground {
                 .kafka_poll(&table, max, crash_before_commit)
                 .await
                 .map(|_| self.snapshot()),
+            Request::PlanForget { table, predicate } => self
+                .plan_forget(&table, &predicate)
+                .await
+                .map(Response::ErasurePlan),
             Request::Forget {
                 table,
                 predicate,
                 reason,
+                expected_rows,
             } => self
-                .forget(&table, &predicate, &reason)
+                .forget(&table, &predicate, &reason, expected_rows)
                 .await
                 .map(|_| self.snapshot()),
             Request::SetRunMode { mode } => {
@@ -773,187 +784,6 @@ impl Playground {
         Ok(info)
     }
 
-    /// Right to be forgotten (seed 000 §7, the last resort): deletes the rows
-    /// of bronze `table` where `predicate` (SQL over the bronze columns) is
-    /// TRUE. The batches' Parquet files are rewritten without them, so no
-    /// bronze version shows them any more; their landed files are deleted;
-    /// silver and gold are rebuilt (full refresh) and their older snapshots
-    /// expire. The delete is logged with `reason` and is a `DELETE` version.
-    /// Refused, changing nothing, without a reason or when no row matches.
-    pub async fn forget(&mut self, table: &str, predicate: &str, reason: &str) -> Result<Erasure> {
-        let name = table.strip_prefix("bronze.").unwrap_or(table).to_string();
-        if self.def.bronze_table(&name).is_none() {
-            return Err(EngineError::Request(format!(
-                "there is no bronze table {name}"
-            )));
-        }
-        if reason.trim().is_empty() {
-            return Err(EngineError::Request(
-                "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted".into(),
-            ));
-        }
-        if predicate.trim().is_empty() {
-            return Err(EngineError::Request(
-                "say which rows to delete with a condition, e.g. raw_payload LIKE '%C-17%'; nothing was deleted".into(),
-            ));
-        }
-        // Work out every change before the first write.
-        let schema = self.bronze_schema_of(&name);
-        let mut rewrites = Vec::new();
-        let mut removed = 0usize;
-        let mut erased_ids: HashSet<String> = HashSet::new();
-        for (i, (info, rows)) in self.bronze.get(&name).into_iter().flatten().enumerate() {
-            let mask = crate::pipeline::predicate_mask(&self.ctx, rows, predicate)
-                .await
-                .map_err(|e| {
-                    EngineError::Request(format!(
-                        "the condition {predicate}: {e}; nothing was deleted"
-                    ))
-                })?;
-            let hits = mask.true_count();
-            if hits > 0 {
-                if let Some(ids) = rows
-                    .column_by_name("_event_id")
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-                {
-                    erased_ids.extend(
-                        (0..rows.num_rows())
-                            .filter(|&r| mask.is_valid(r) && mask.value(r))
-                            .map(|r| ids.value(r).to_string()),
-                    );
-                }
-                let keep = datafusion::arrow::compute::not(&mask)?;
-                let kept = datafusion::arrow::compute::filter_record_batch(rows, &keep)?;
-                let encoded = encode_parquet(schema.clone(), std::slice::from_ref(&kept))?;
-                rewrites.push((i, info.clone(), kept, encoded, hits));
-                removed += hits;
-            }
-        }
-        // Messages still in the Kafka topic would come back with the next poll.
-        let mut topic_hits = Vec::new();
-        if let Some(topic) = self.topics.get(&name) {
-            let (split, files, producer) = topic.micro_batch(0, topic.log.len());
-            let audit = Audit {
-                ingest_ts_micros: 0,
-                source_system: "",
-                source_file: "",
-                source_files: files,
-                producer_ts: producer,
-                batch_id: "",
-                event_ids: vec![String::new(); split.records.len()],
-            };
-            let offsets: Vec<usize> = topic.live_offsets();
-            if let Ok(rows) = bronze_batch(&split.records, audit) {
-                if let Ok(mask) = crate::pipeline::predicate_mask(&self.ctx, &rows, predicate).await
-                {
-                    topic_hits = (0..mask.len())
-                        .filter(|i| mask.value(*i))
-                        .filter_map(|i| offsets.get(i).copied())
-                        .collect();
-                }
-            }
-        }
-        if removed == 0 && topic_hits.is_empty() {
-            return Err(EngineError::Request(format!(
-                "no row of bronze.{name} matches {predicate}; nothing was deleted"
-            )));
-        }
-        if let Some(topic) = self.topics.get_mut(&name) {
-            for o in &topic_hits {
-                if let Some(m) = topic.log.get_mut(*o) {
-                    m.value = None;
-                    m.erased = true;
-                }
-            }
-        }
-        let ts = self.clock.now_micros();
-        let batches = rewrites.len();
-        for (i, info, kept, encoded, hits) in rewrites {
-            self.lake.put_bytes(&info.path, encoded.to_vec()).await?;
-            if let Some(landing) = &info.landing_path {
-                self.lake.delete(landing).await?;
-            }
-            if let Some(entry) = self.bronze.get_mut(&name).and_then(|v| v.get_mut(i)) {
-                entry.1 = kept;
-                entry.0.erased_records += hits;
-                entry.0.landing_path = None;
-                entry.0.notes.push(format!(
-                    "{hits} record(s) erased (right to be forgotten: {reason}); the landed file was deleted"
-                ));
-                let updated = entry.0.clone();
-                if let Some(b) = self
-                    .batches
-                    .iter_mut()
-                    .find(|b| b.batch_id == updated.batch_id)
-                {
-                    *b = updated;
-                }
-            }
-        }
-        self.register_bronze(&name).await?;
-        let qualified = format!("bronze.{name}");
-        let version = self.history.commit_change(
-            &qualified,
-            ts,
-            "DELETE",
-            format!("right to be forgotten: {reason}"),
-            0,
-            removed,
-        );
-        let erasure = Erasure {
-            table: qualified,
-            predicate: predicate.to_string(),
-            reason: reason.to_string(),
-            rows: removed,
-            batches,
-            messages: topic_hits.len(),
-            ts_micros: ts,
-            version,
-        };
-        self.erasures.push(erasure.clone());
-        // Silver and gold may hold the erased data: rebuild them from what is left,
-        // and let none of their older snapshots keep it. The quarantine's
-        // history and gold tables refreshed by MERGE carry rows over from run
-        // to run: the erased records leave them first.
-        if let Some(out) = self.last_good.as_mut() {
-            let merged_gold: Vec<String> = self
-                .def
-                .gold
-                .iter()
-                .filter(|g| !g.merge_on.is_empty())
-                .map(|g| format!("gold.{}", g.name))
-                .collect();
-            out.tables.retain(|t| !merged_gold.contains(&t.name));
-            for t in out
-                .tables
-                .iter_mut()
-                .filter(|t| t.name == "silver.quarantine")
-            {
-                if let Some(ids) = t
-                    .batch
-                    .column_by_name("_event_id")
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-                {
-                    let keep: datafusion::arrow::array::BooleanArray = (0..t.batch.num_rows())
-                        .map(|r| Some(!erased_ids.contains(ids.value(r))))
-                        .collect();
-                    t.batch = datafusion::arrow::compute::filter_record_batch(&t.batch, &keep)?;
-                }
-            }
-        }
-        self.run_with(false).await;
-        let tables: Vec<String> = self
-            .history
-            .all()
-            .into_keys()
-            .filter(|t| !t.starts_with("bronze."))
-            .collect();
-        for t in tables {
-            self.history.expire_all_but_current(&t);
-        }
-        Ok(erasure)
-    }
-
     /// Reads a batch's file again from the landing zone with other options
     /// (a delimiter, an encoding) and appends it as a new batch, then reruns.
     /// The first batch stays: bronze is append-only.
@@ -1298,37 +1128,11 @@ impl Playground {
     /// and session, and compares the result with the current tables row by
     /// row (as multisets). The current tables are not changed.
     pub async fn replay(&mut self) -> Result<ReplayReport> {
-        let lake = Lake::default();
-        let ctx = new_session(&lake)?;
-        for b in &self.def.bronze {
-            let batches = self.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
-            let rows: Vec<RecordBatch> = batches.iter().map(|(_, r)| r.clone()).collect();
-            let path = format!("{}/part-000001.parquet", Lake::table_dir("bronze", &b.name));
-            let schema = b.arrow_schema();
-            lake.write_parquet(&path, schema.clone(), &rows).await?;
-            let all = concat_batches(&schema, &rows)?;
-            register_table(&ctx, &format!("bronze.{}", b.name), &all).await?;
-        }
-        let report = match run(RunInput {
-            ctx: &ctx,
-            def: &self.def,
-            bronze: &self.bronze,
-            run_id: 1,
-            previous: None,
-            new_batches: None,
-        })
-        .await
-        {
-            Err(diags) => ReplayReport {
+        let report = match self.rebuild(&self.bronze).await {
+            Err(error) => ReplayReport {
                 identical: false,
                 tables: vec![],
-                error: Some(
-                    diags
-                        .iter()
-                        .map(|d| d.message.clone())
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                ),
+                error: Some(error),
             },
             Ok(out) => {
                 let mut tables = Vec::new();
@@ -1373,6 +1177,46 @@ impl Playground {
         };
         self.replay = Some(report.clone());
         Ok(report)
+    }
+
+    /// Silver, quarantine and gold built from `bronze` alone (a full
+    /// refresh) in a fresh lake and session; the current state is not
+    /// touched. Errors: the rule and pipeline diagnostics, joined.
+    async fn rebuild(
+        &self,
+        bronze: &forget::BronzeTables,
+    ) -> std::result::Result<RunOutput, String> {
+        let setup = async {
+            let lake = Lake::default();
+            let ctx = new_session(&lake)?;
+            for b in &self.def.bronze {
+                let batches = bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
+                let rows: Vec<RecordBatch> = batches.iter().map(|(_, r)| r.clone()).collect();
+                let path = format!("{}/part-000001.parquet", Lake::table_dir("bronze", &b.name));
+                let schema = b.arrow_schema();
+                lake.write_parquet(&path, schema.clone(), &rows).await?;
+                let all = concat_batches(&schema, &rows)?;
+                register_table(&ctx, &format!("bronze.{}", b.name), &all).await?;
+            }
+            Ok::<_, EngineError>(ctx)
+        };
+        let ctx = setup.await.map_err(|e| e.to_string())?;
+        run(RunInput {
+            ctx: &ctx,
+            def: &self.def,
+            bronze,
+            run_id: 1,
+            previous: None,
+            new_batches: None,
+        })
+        .await
+        .map_err(|diags| {
+            diags
+                .iter()
+                .map(|d| d.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
     }
 
     /// The row trail of row `row` of `table` (see [`crate::trail`]).

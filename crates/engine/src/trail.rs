@@ -207,7 +207,28 @@ async fn silver_trail(
             mini.push((info.clone(), rows));
         }
     }
-    let parsed = parse_bronze(&source.schema, &mini).map_err(|e| e.to_string())?;
+    // A rule whose value depends on other rows (a window, an aggregate)
+    // gives the run's result only over the whole table: trace that, and
+    // keep the records of this row.
+    let whole_table = def
+        .rules
+        .rules
+        .iter()
+        .filter(|r| r.enabled)
+        .map(|r| r.resolved_expression())
+        .chain(def.select.iter().cloned())
+        .chain(def.merge.iter().filter_map(|m| m.delete_when.clone()))
+        .any(|sql| crate::eval::uses_other_rows(input.ctx, &sql));
+    let traced: &[(BatchInfo, RecordBatch)] = if whole_table {
+        input
+            .bronze
+            .get(&def.source)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    } else {
+        &mini
+    };
+    let parsed = parse_bronze(&source.schema, traced).map_err(|e| e.to_string())?;
     // Lookups see what the run saw: bronze tables read with their schemas, silver tables as built.
     let mut bronze_parsed: BTreeMap<String, Parsed> = BTreeMap::new();
     for b in &input.def.bronze {

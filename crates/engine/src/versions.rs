@@ -195,12 +195,20 @@ impl History {
     }
 }
 
-/// Rows of `new` not in `old`, and rows of `old` not in `new`, counting
-/// duplicates (a multiset difference). Tables with different schemas differ
-/// in every row.
+/// Rows added and removed from `old` to `new`, compared as multisets of
+/// whole rows (a row present twice in `old` and once in `new` counts one
+/// removed). Tables with different columns differ in every row.
 pub fn row_diff(old: &RecordBatch, new: &RecordBatch) -> Result<(usize, usize)> {
+    let (removed, added) = diff_rows(old, new)?;
+    Ok((added.len(), removed.len()))
+}
+
+/// The rows of `old` that are not in `new` and the rows of `new` that are not
+/// in `old` (indices, ascending), as multisets like [`row_diff`]: of equal
+/// rows, the last ones are the surplus.
+pub fn diff_rows(old: &RecordBatch, new: &RecordBatch) -> Result<(Vec<usize>, Vec<usize>)> {
     if old.schema().fields() != new.schema().fields() {
-        return Ok((new.num_rows(), old.num_rows()));
+        return Ok(((0..old.num_rows()).collect(), (0..new.num_rows()).collect()));
     }
     let fields = old
         .schema()
@@ -211,16 +219,29 @@ pub fn row_diff(old: &RecordBatch, new: &RecordBatch) -> Result<(usize, usize)> 
     let converter = RowConverter::new(fields)?;
     let old_rows = converter.convert_columns(old.columns())?;
     let new_rows = converter.convert_columns(new.columns())?;
-    let mut counts: HashMap<&[u8], i64> = HashMap::new();
-    for r in old_rows.iter() {
-        *counts.entry(r.data()).or_default() += 1;
-    }
+    let mut in_new: HashMap<&[u8], usize> = HashMap::new();
     for r in new_rows.iter() {
-        *counts.entry(r.data()).or_default() -= 1;
+        *in_new.entry(r.data()).or_default() += 1;
     }
-    let removed = counts.values().filter(|c| **c > 0).sum::<i64>() as usize;
-    let added = counts.values().filter(|c| **c < 0).map(|c| -c).sum::<i64>() as usize;
-    Ok((added, removed))
+    let mut in_old: HashMap<&[u8], usize> = HashMap::new();
+    let mut removed = Vec::new();
+    for (i, r) in old_rows.iter().enumerate() {
+        let seen = in_old.entry(r.data()).or_default();
+        *seen += 1;
+        if *seen > in_new.get(r.data()).copied().unwrap_or(0) {
+            removed.push(i);
+        }
+    }
+    let mut matched: HashMap<&[u8], usize> = HashMap::new();
+    let mut added = Vec::new();
+    for (i, r) in new_rows.iter().enumerate() {
+        let seen = matched.entry(r.data()).or_default();
+        *seen += 1;
+        if *seen > in_old.get(r.data()).copied().unwrap_or(0) {
+            added.push(i);
+        }
+    }
+    Ok((removed, added))
 }
 
 #[cfg(test)]

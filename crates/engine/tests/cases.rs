@@ -1392,6 +1392,7 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
         table: "t".into(),
         predicate: predicate.into(),
         reason: reason.into(),
+        expected_rows: None,
     };
     for (req, msg) in [
         (forget("raw_payload LIKE '%C-17%'", " "), "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted"),
@@ -1620,6 +1621,7 @@ async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
             table: "t".into(),
             predicate: "raw_payload LIKE '%C-17%'".into(),
             reason: "GDPR #7".into(),
+            expected_rows: None,
         },
     )
     .await;

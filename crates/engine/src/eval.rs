@@ -1,0 +1,776 @@
+//! Evaluating one SQL expression for every row of a batch, with each result
+//! on its own row.
+//!
+//! Every rule of the registry (filters, normalizations, enrichments,
+//! expectations), a merge's `delete_when`, a silver `select` list and the
+//! right-to-be-forgotten condition compute one value per row. Two things
+//! must never happen (issue 9, kinds 1 and 6):
+//!
+//! - **A result attached to another row.** A query with a window
+//!   (`count(*) OVER (PARTITION BY sku)`), an aggregate or a subquery may
+//!   return its rows in another order (a window sorts by its partition
+//!   key). Results are therefore never matched by position: a row-local
+//!   expression is evaluated directly on the batch (DataFusion's physical
+//!   expression, which cannot reorder), and any other one runs as a query
+//!   that carries a row id, and its values are put back on the rows the ids
+//!   name. A query that does not return each row exactly once is refused.
+//! - **One bad row failing everything.** A run-time error on one row (a
+//!   `CAST` of `'ten'` to INT, a division by zero) is that row's problem:
+//!   the batch is split in halves until the failing rows stand alone, each
+//!   gets its error, the others their values. This needs a row-local
+//!   expression; for a window, aggregate or subquery (whose value depends
+//!   on other rows) a run-time error is the rule's error, with a message
+//!   that says why.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{concat, take};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::MemTable;
+use datafusion::common::tree_node::TreeNode;
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::simplify::SimplifyContext;
+use datafusion::logical_expr::{Expr, ExprSchemable};
+use datafusion::optimizer::simplify_expressions::ExprSimplifier;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::prelude::SessionContext;
+
+use crate::error::clean_datafusion_message;
+
+/// Hidden column carrying each row's position through a query that may reorder rows.
+pub(crate) const ROW_ID: &str = "__mp_row_id";
+
+/// Most rows whose evaluation may fail at run time before the expression
+/// itself is taken to be wrong (each one costs a few evaluations).
+pub const MAX_ROW_ERRORS: usize = 10_000;
+
+/// An expression's value for every row of a batch.
+#[derive(Debug, Clone)]
+pub(crate) struct Evaluated {
+    /// One value per input row, in the input's order; NULL where the row's
+    /// evaluation failed (see `errors`).
+    pub values: ArrayRef,
+    /// Rows (0-based, in the input) whose evaluation failed at run time, with
+    /// the cleaned error message (`Divide by zero error`), in row order.
+    pub errors: Vec<(usize, String)>,
+    /// Columns the expression reads, sorted, for reasons (`fare_amount = -21.0`).
+    pub columns: Vec<String>,
+}
+
+impl Evaluated {
+    /// The run-time error of row `row`, if its evaluation failed.
+    pub fn error_of(&self, row: usize) -> Option<&str> {
+        self.errors
+            .binary_search_by_key(&row, |(r, _)| *r)
+            .ok()
+            .map(|i| self.errors[i].1.as_str())
+    }
+}
+
+/// How an expression can be evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Each row's value depends on that row alone.
+    RowLocal,
+    /// Reads other tables through a subquery; still one value per row that
+    /// does not depend on the batch's other rows.
+    Subquery,
+    /// Uses a window or an aggregate: a row's value depends on the other rows.
+    Window,
+}
+
+/// How `expr` can be evaluated (see [`Shape`]).
+pub(crate) fn shape_of(expr: &Expr) -> Shape {
+    let has = |f: fn(&Expr) -> bool| expr.exists(|e| Ok(f(e))).unwrap_or(true);
+    if has(|e| matches!(e, Expr::WindowFunction(_) | Expr::AggregateFunction(_))) {
+        Shape::Window
+    } else if has(|e| {
+        matches!(
+            e,
+            Expr::ScalarSubquery(_) | Expr::InSubquery(_) | Expr::Exists(_)
+        )
+    }) {
+        Shape::Subquery
+    } else {
+        Shape::RowLocal
+    }
+}
+
+/// What the SQL text of one expression holds, read with the SQL parser
+/// (before any table is resolved).
+struct SqlFacts {
+    /// A window or an aggregate outside subqueries.
+    other_rows: bool,
+    /// A subquery (`IN (SELECT ...)`, `EXISTS`, a scalar subquery).
+    subquery: bool,
+    /// Bare or qualified column names outside subqueries (last part).
+    identifiers: Vec<String>,
+}
+
+/// Parses `sql` as exactly one SQL expression and reads its [`SqlFacts`].
+fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, String> {
+    use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, Query, Visit, Visitor};
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    use std::ops::ControlFlow;
+    struct Find<'a> {
+        state: &'a datafusion::execution::SessionState,
+        depth: usize,
+        facts: SqlFacts,
+    }
+    impl Visitor for Find<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth += 1;
+            self.facts.subquery = true;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &SqlExpr) -> ControlFlow<()> {
+            if self.depth > 0 {
+                return ControlFlow::Continue(());
+            }
+            match e {
+                SqlExpr::Function(f) => {
+                    let name = f.name.to_string().to_lowercase();
+                    if f.over.is_some() || self.state.aggregate_functions().contains_key(&name) {
+                        self.facts.other_rows = true;
+                    }
+                }
+                SqlExpr::Identifier(id) => self.facts.identifiers.push(id.value.clone()),
+                SqlExpr::CompoundIdentifier(ids) => {
+                    if let Some(last) = ids.last() {
+                        self.facts.identifiers.push(last.value.clone());
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut parser = Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .map_err(|e| format!("SQL syntax: {e}"))?;
+    let expr = parser
+        .parse_expr()
+        .map_err(|e| format!("SQL syntax: {e}"))?;
+    if parser.peek_token().token != Token::EOF {
+        return Err(format!(
+            "SQL syntax: {sql} must be one expression; it goes on after {expr}"
+        ));
+    }
+    let state = ctx.state();
+    let mut find = Find {
+        state: &state,
+        depth: 0,
+        facts: SqlFacts {
+            other_rows: false,
+            subquery: false,
+            identifiers: vec![],
+        },
+    };
+    let _ = expr.visit(&mut find);
+    Ok(find.facts)
+}
+
+/// Does the SQL expression `sql` use a window or an aggregate outside
+/// subqueries, i.e. does a row's value depend on which other rows are
+/// there? (`false` when it does not parse: the run reports that.)
+pub(crate) fn uses_other_rows(ctx: &SessionContext, sql: &str) -> bool {
+    sql_facts(ctx, sql).is_ok_and(|f| f.other_rows)
+}
+
+fn schema_of(batch: &RecordBatch) -> Result<DFSchema, String> {
+    DFSchema::try_from(batch.schema().as_ref().clone()).map_err(df_err)
+}
+
+/// One expression, checked against a batch's columns and ready to evaluate.
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    sql: String,
+    /// The value's type.
+    pub data_type: DataType,
+    shape: Shape,
+    /// Row-local expressions: the planned expression.
+    expr: Option<Expr>,
+    /// Columns of the batch the expression reads, sorted.
+    columns: Vec<String>,
+}
+
+/// Plans `sql` (one expression) over `batch`'s columns. Errors: syntax,
+/// unknown columns or tables, types, an aggregate without OVER.
+pub(crate) async fn prepare(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    sql: &str,
+) -> Result<Prepared, String> {
+    let facts = sql_facts(ctx, sql)?;
+    if facts.subquery {
+        // Tables in a subquery resolve only in a whole statement.
+        let planned = with_rows_table(ctx, batch, sql, |df| async move {
+            Ok::<_, String>(df.schema().field(1).data_type().clone())
+        })
+        .await
+        .map_err(|e| match e {
+            QueryFailure::Refused(m) | QueryFailure::RunTime(m) => m,
+        })?;
+        let schema = batch.schema();
+        let mut columns: Vec<String> = facts
+            .identifiers
+            .into_iter()
+            .filter(|c| schema.index_of(c).is_ok())
+            .collect();
+        columns.sort();
+        columns.dedup();
+        return Ok(Prepared {
+            sql: sql.to_string(),
+            data_type: planned?,
+            shape: if facts.other_rows {
+                Shape::Window
+            } else {
+                Shape::Subquery
+            },
+            expr: None,
+            columns,
+        });
+    }
+    let schema = schema_of(batch)?;
+    let expr = ctx.parse_sql_expr(sql, &schema).map_err(df_err)?;
+    if expr
+        .exists(|e| Ok(matches!(e, Expr::AggregateFunction(_))))
+        .unwrap_or(false)
+    {
+        return Err(aggregate_hint(format!(
+            "{sql} uses an aggregate, which gives one value for all the rows"
+        )));
+    }
+    let data_type = expr.get_type(&schema).map_err(df_err)?;
+    let shape = shape_of(&expr);
+    Ok(Prepared {
+        sql: sql.to_string(),
+        data_type,
+        shape,
+        columns: columns_of(&expr),
+        expr: (shape == Shape::RowLocal).then_some(expr),
+    })
+}
+
+/// Evaluates the SQL expression `sql` for every row of `batch` (see the
+/// module docs). Errors: as [`prepare`], and: it does not give one value per
+/// row, more than [`MAX_ROW_ERRORS`] rows fail, or a window / aggregate
+/// fails at run time.
+pub(crate) async fn evaluate(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    sql: &str,
+) -> Result<Evaluated, String> {
+    let prepared = prepare(ctx, batch, sql).await?;
+    evaluate_prepared(ctx, batch, &prepared).await
+}
+
+/// [`evaluate`] for an expression [`prepare`]d over `batch`'s columns.
+pub(crate) async fn evaluate_prepared(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    p: &Prepared,
+) -> Result<Evaluated, String> {
+    let sql = p.sql.as_str();
+    if let (Shape::RowLocal, Some(expr)) = (p.shape, &p.expr) {
+        return evaluate_in(ctx, batch, &schema_of(batch)?, expr.clone(), sql);
+    }
+    let mut errors = Vec::new();
+    let n = batch.num_rows();
+    // Pieces (first row, values) that evaluated; failing ranges are halved.
+    let mut pieces: Vec<(usize, ArrayRef)> = Vec::new();
+    let mut todo = vec![(0usize, n)];
+    while let Some((offset, len)) = todo.pop() {
+        match query_values(ctx, &batch.slice(offset, len), sql, &p.data_type).await {
+            Ok(values) => pieces.push((offset, values)),
+            Err(QueryFailure::Refused(m)) => return Err(m),
+            Err(QueryFailure::RunTime(m)) if p.shape == Shape::Window => {
+                return Err(format!(
+                    "{m}. The expression uses a window or an aggregate, so a row's value depends on the other rows and a failing row cannot be set aside on its own: make it fail on no row (TRY_CAST, NULLIF(x, 0))"
+                ))
+            }
+            Err(QueryFailure::RunTime(m)) if len <= 1 => {
+                errors.push((offset, m));
+                if errors.len() > MAX_ROW_ERRORS {
+                    return Err(too_many_errors(sql, &errors));
+                }
+            }
+            Err(QueryFailure::RunTime(_)) => {
+                let half = len / 2;
+                todo.push((offset + half, len - half));
+                todo.push((offset, half));
+            }
+        }
+    }
+    errors.sort_by_key(|(r, _)| *r);
+    for (row, _) in &errors {
+        pieces.push((*row, new_null_array(&p.data_type, 1)));
+    }
+    pieces.sort_by_key(|(offset, _)| *offset);
+    let arrays: Vec<&dyn Array> = pieces.iter().map(|(_, a)| a.as_ref()).collect();
+    let values = if arrays.is_empty() {
+        new_null_array(&p.data_type, 0)
+    } else {
+        concat(&arrays).map_err(|e| e.to_string())?
+    };
+    Ok(Evaluated {
+        values,
+        errors,
+        columns: p.columns.clone(),
+    })
+}
+
+/// A row-local expression over a batch whose columns `schema` names (the
+/// qualified columns of a join, say). Errors: the expression needs other
+/// rows (a window, an aggregate, a subquery), or does not plan.
+pub(crate) fn evaluate_qualified(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    schema: &DFSchema,
+    sql: &str,
+) -> Result<Evaluated, String> {
+    let expr = ctx.parse_sql_expr(sql, schema).map_err(df_err)?;
+    if shape_of(&expr) != Shape::RowLocal {
+        return Err(format!(
+            "{sql}: a lookup's output is computed row by row; it cannot use a window, an aggregate or a subquery"
+        ));
+    }
+    evaluate_in(ctx, batch, schema, expr, sql)
+}
+
+fn columns_of(expr: &Expr) -> Vec<String> {
+    let mut columns: Vec<String> = expr
+        .column_refs()
+        .into_iter()
+        .map(|c| c.name.clone())
+        .collect();
+    columns.sort();
+    columns.dedup();
+    columns
+}
+
+fn too_many_errors(sql: &str, errors: &[(usize, String)]) -> String {
+    format!(
+        "{sql} fails on more than {MAX_ROW_ERRORS} rows; the first: {}",
+        errors.first().map(|(_, e)| e.as_str()).unwrap_or_default()
+    )
+}
+
+/// A row-local expression, evaluated directly on the batch's arrays.
+fn evaluate_in(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    schema: &DFSchema,
+    expr: Expr,
+    sql: &str,
+) -> Result<Evaluated, String> {
+    let columns = columns_of(&expr);
+    // As a query plan would: types coerced, then the simplifier's rewrites
+    // (some functions, `coalesce` among them, exist only as rewrites).
+    let state = ctx.state();
+    let simplifier = ExprSimplifier::new(
+        SimplifyContext::builder()
+            .with_schema(Arc::new(schema.clone()))
+            .with_config_options(Arc::clone(state.config_options()))
+            .with_query_execution_start_time(state.execution_props().query_execution_start_time)
+            .build(),
+    );
+    let expr = simplifier
+        .coerce(expr, schema)
+        .and_then(|e| simplifier.simplify(e))
+        .map_err(df_err)?;
+    let physical = ctx.create_physical_expr(expr, schema).map_err(df_err)?;
+    let mut errors = Vec::new();
+    let values = evaluate_rows(physical.as_ref(), batch, 0, &mut errors)?;
+    if errors.len() > MAX_ROW_ERRORS {
+        return Err(too_many_errors(sql, &errors));
+    }
+    if !errors.is_empty() && columns.is_empty() {
+        // Nothing of the row takes part: the expression itself is wrong.
+        return Err(errors.swap_remove(0).1);
+    }
+    Ok(Evaluated {
+        values,
+        errors,
+        columns,
+    })
+}
+
+/// A row-local expression over `batch`; rows that fail are split off until
+/// each stands alone (`offset`: the batch's first row in the caller's input).
+fn evaluate_rows(
+    expr: &dyn PhysicalExpr,
+    batch: &RecordBatch,
+    offset: usize,
+    errors: &mut Vec<(usize, String)>,
+) -> Result<ArrayRef, String> {
+    let n = batch.num_rows();
+    let result = expr.evaluate(batch).and_then(|v| v.into_array(n));
+    let result = match result {
+        Err(e) if !is_row_error(&e) => return Err(df_err(e)),
+        other => other.map_err(df_err),
+    };
+    match result {
+        Ok(values) => Ok(values),
+        Err(message) if n <= 1 || errors.len() > MAX_ROW_ERRORS => {
+            let ty = expr.data_type(batch.schema().as_ref()).map_err(df_err)?;
+            errors.extend((0..n).map(|r| (offset + r, message.clone())));
+            Ok(new_null_array(&ty, n))
+        }
+        Err(_) => {
+            let half = n / 2;
+            let left = evaluate_rows(expr, &batch.slice(0, half), offset, errors)?;
+            let right = evaluate_rows(expr, &batch.slice(half, n - half), offset + half, errors)?;
+            concat(&[left.as_ref(), right.as_ref()]).map_err(|e| e.to_string())
+        }
+    }
+}
+
+enum QueryFailure {
+    /// The expression cannot run on any row (planning, shape): the rule's error.
+    Refused(String),
+    /// It failed while running (a row's value).
+    RunTime(String),
+}
+
+/// `batch` with the hidden [`ROW_ID`] column 0..n appended.
+pub(crate) fn with_row_ids(batch: &RecordBatch) -> Result<RecordBatch, String> {
+    let n = batch.num_rows();
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.push(Field::new(ROW_ID, DataType::UInt32, false));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(UInt32Array::from_iter_values(0..n as u32)));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| e.to_string())
+}
+
+/// The order that puts `out`'s rows back on the input rows their ids
+/// (column `ids` of `out`) name: `take(out, order)` is in input order.
+/// `None` unless every one of the `n` input rows is there exactly once.
+pub(crate) fn input_order(ids: &ArrayRef, n: usize) -> Option<UInt32Array> {
+    let ids = ids.as_any().downcast_ref::<UInt32Array>()?;
+    let mut position: Vec<Option<u32>> = vec![None; n];
+    for (i, id) in ids.iter().enumerate() {
+        match position.get_mut(id? as usize)? {
+            slot @ None => *slot = Some(i as u32),
+            Some(_) => return None,
+        }
+    }
+    let order: Option<Vec<u32>> = position.into_iter().collect();
+    order.map(UInt32Array::from)
+}
+
+/// Name under which a batch is registered for one statement.
+const ROWS_TABLE: &str = "__mp_rows";
+
+/// Plans `SELECT row id, (sql) AS __value FROM <batch with row ids>` and
+/// hands the DataFrame to `then`; the batch is registered as a table only
+/// for that (subqueries resolve their tables only in a whole statement).
+async fn with_rows_table<T, F, Fut>(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    sql: &str,
+    then: F,
+) -> Result<T, QueryFailure>
+where
+    F: FnOnce(datafusion::dataframe::DataFrame) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    use datafusion::execution::context::SQLOptions;
+    let refused = QueryFailure::Refused;
+    let with_id = with_row_ids(batch).map_err(refused)?;
+    let table =
+        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
+    ctx.register_table(ROWS_TABLE, Arc::new(table))
+        .map_err(|e| refused(df_err(e)))?;
+    let opts = SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
+    let planned = ctx
+        .sql_with_options(
+            &format!("SELECT \"{ROW_ID}\", ({sql}) AS __value FROM {ROWS_TABLE}"),
+            opts,
+        )
+        .await;
+    let result = match planned {
+        Ok(df) => Ok(then(df).await),
+        Err(e) => Err(refused(aggregate_hint_if_needed(df_err(e)))),
+    };
+    let _ = ctx.deregister_table(ROWS_TABLE);
+    result
+}
+
+/// The expression as a query over `batch` that carries row ids, its values
+/// put back in the batch's row order. A condition DataFusion cannot compute
+/// as a value (an `IN (SELECT ...)` / `EXISTS` outside WHERE) is computed as
+/// two WHERE filters: the rows where it is TRUE, and where it is FALSE
+/// (the others are NULL).
+async fn query_values(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    sql: &str,
+    data_type: &DataType,
+) -> Result<ArrayRef, QueryFailure> {
+    let n = batch.num_rows();
+    let refused = QueryFailure::Refused;
+    let collected = with_rows_table(ctx, batch, sql, |df| {
+        crate::pipeline::collect_single(df, Some(n))
+    })
+    .await?;
+    let out = match collected {
+        Ok(out) => out,
+        Err(crate::pipeline::CollectError::Query(m))
+            if *data_type == DataType::Boolean && m.contains("subqueries") =>
+        {
+            return condition_by_filters(ctx, batch, sql).await;
+        }
+        Err(e) => return Err(collect_failure(e, sql, n)),
+    };
+    let order = input_order(out.column(0), n)
+        .ok_or_else(|| refused(one_value_per_row(sql, n, Some(out.num_rows()))))?;
+    take(out.column(1).as_ref(), &order, None).map_err(|e| refused(e.to_string()))
+}
+
+fn collect_failure(e: crate::pipeline::CollectError, sql: &str, n: usize) -> QueryFailure {
+    match e {
+        crate::pipeline::CollectError::TooManyRows(_) => {
+            QueryFailure::Refused(one_value_per_row(sql, n, None))
+        }
+        crate::pipeline::CollectError::Execution(m) => QueryFailure::RunTime(m),
+        other => QueryFailure::Refused(other.to_string()),
+    }
+}
+
+/// A boolean condition as `WHERE (sql)` and `WHERE NOT (sql)` over the rows.
+async fn condition_by_filters(
+    ctx: &SessionContext,
+    batch: &RecordBatch,
+    sql: &str,
+) -> Result<ArrayRef, QueryFailure> {
+    use datafusion::execution::context::SQLOptions;
+    let n = batch.num_rows();
+    let refused = QueryFailure::Refused;
+    let with_id = with_row_ids(batch).map_err(refused)?;
+    let table =
+        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
+    ctx.register_table(ROWS_TABLE, Arc::new(table))
+        .map_err(|e| refused(df_err(e)))?;
+    let mut values: Vec<Option<bool>> = vec![None; n];
+    let mut result = Ok(());
+    for (condition, value) in [(format!("({sql})"), true), (format!("NOT ({sql})"), false)] {
+        let opts = SQLOptions::new()
+            .with_allow_ddl(false)
+            .with_allow_dml(false)
+            .with_allow_statements(false);
+        let query = format!("SELECT \"{ROW_ID}\" FROM {ROWS_TABLE} WHERE {condition}");
+        let ids = match ctx.sql_with_options(&query, opts).await {
+            Ok(df) => crate::pipeline::collect_single(df, Some(n))
+                .await
+                .map_err(|e| collect_failure(e, sql, n)),
+            Err(e) => Err(refused(df_err(e))),
+        };
+        match ids {
+            Ok(ids) => {
+                if let Some(ids) = ids.column(0).as_any().downcast_ref::<UInt32Array>() {
+                    for id in ids.iter().flatten() {
+                        if let Some(slot) = values.get_mut(id as usize) {
+                            *slot = Some(value);
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    let _ = ctx.deregister_table(ROWS_TABLE);
+    result?;
+    Ok(Arc::new(datafusion::arrow::array::BooleanArray::from(
+        values,
+    )))
+}
+
+/// A planning error about an aggregate in a per-row expression gets the hint.
+fn aggregate_hint_if_needed(message: String) -> String {
+    if message.contains("aggregate") || message.contains("GROUP BY") {
+        aggregate_hint(message)
+    } else {
+        message
+    }
+}
+
+/// An aggregate in a per-row expression: say how to make it per row.
+fn aggregate_hint(message: String) -> String {
+    format!("{message}. A rule computes one value per row: an aggregate such as count(*) needs OVER (...) (a window) to give every row its own value.")
+}
+
+fn one_value_per_row(sql: &str, n: usize, got: Option<usize>) -> String {
+    aggregate_hint(format!(
+        "{sql} must give one value for each of the {n} rows, but gives {}",
+        got.map(|g| g.to_string())
+            .unwrap_or_else(|| format!("more than {n}"))
+    ))
+}
+
+/// Is `e` about the values of the rows (a failed cast, a division by zero,
+/// an overflow), rather than about the expression or the engine (an
+/// internal error, something not implemented)? Only the first kind is a
+/// row's problem.
+pub(crate) fn is_row_error(e: &datafusion::error::DataFusionError) -> bool {
+    use datafusion::error::DataFusionError as E;
+    matches!(
+        e.find_root(),
+        E::ArrowError(..) | E::Execution(..) | E::External(..)
+    )
+}
+
+fn df_err(e: datafusion::error::DataFusionError) -> String {
+    clean_datafusion_message(&e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{BooleanArray, Int64Array, StringArray};
+
+    fn batch() -> RecordBatch {
+        // rw-29: P-2 twice, P-1, P-3.
+        RecordBatch::try_from_iter(vec![
+            (
+                "sku",
+                Arc::new(StringArray::from(vec!["P-2", "P-1", "P-2", "P-3"])) as ArrayRef,
+            ),
+            (
+                "qty",
+                Arc::new(Int64Array::from(vec![1, 4, 3, 2])) as ArrayRef,
+            ),
+            (
+                "amount",
+                Arc::new(StringArray::from(vec!["10", "ten", "30", "0"])) as ArrayRef,
+            ),
+        ])
+        .unwrap()
+    }
+
+    fn bools(e: &Evaluated) -> Vec<Option<bool>> {
+        e.values
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        futures::executor::block_on(f)
+    }
+
+    #[test]
+    fn a_window_result_stays_on_its_own_row() {
+        let ctx = SessionContext::new();
+        let e = run(evaluate(
+            &ctx,
+            &batch(),
+            "count(*) OVER (PARTITION BY sku) > 1",
+        ))
+        .unwrap();
+        assert_eq!(
+            bools(&e),
+            vec![Some(true), Some(false), Some(true), Some(false)]
+        );
+        let e = run(evaluate(
+            &ctx,
+            &batch(),
+            "row_number() OVER (ORDER BY qty DESC) = 1",
+        ))
+        .unwrap();
+        assert_eq!(
+            bools(&e),
+            vec![Some(false), Some(true), Some(false), Some(false)]
+        );
+    }
+
+    #[test]
+    fn a_run_time_error_belongs_to_its_row() {
+        let ctx = SessionContext::new();
+        let e = run(evaluate(&ctx, &batch(), "CAST(amount AS INT)")).unwrap();
+        assert_eq!(e.errors.len(), 1);
+        assert_eq!(e.errors[0].0, 1);
+        assert!(e.errors[0].1.contains("'ten'"), "{}", e.errors[0].1);
+        let ints: Vec<Option<i32>> = e
+            .values
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int32Array>()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(ints, vec![Some(10), None, Some(30), Some(0)]);
+        let e = run(evaluate(&ctx, &batch(), "100 / (qty - 3)")).unwrap();
+        assert_eq!(
+            e.errors.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+            vec![2]
+        );
+        assert!(
+            e.errors[0].1.contains("Divide by zero"),
+            "{}",
+            e.errors[0].1
+        );
+    }
+
+    #[test]
+    fn an_aggregate_without_over_is_refused() {
+        let ctx = SessionContext::new();
+        let err = run(evaluate(&ctx, &batch(), "count(*) > 1")).unwrap_err();
+        assert!(err.contains("OVER"), "{err}");
+    }
+
+    #[test]
+    fn a_subquery_with_order_by_and_limit() {
+        let ctx = SessionContext::new();
+        let e = run(evaluate(
+            &ctx,
+            &batch(),
+            "qty IN (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 DESC LIMIT 2)",
+        ))
+        .unwrap();
+        assert_eq!(
+            bools(&e),
+            vec![Some(false), Some(true), Some(true), Some(false)]
+        );
+        let e = run(evaluate(
+            &ctx,
+            &batch(),
+            "qty = (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 LIMIT 1)",
+        ))
+        .unwrap();
+        assert_eq!(
+            bools(&e),
+            vec![Some(true), Some(false), Some(false), Some(false)]
+        );
+    }
+
+    #[test]
+    fn shapes() {
+        let ctx = SessionContext::new();
+        let b = batch();
+        let shape = |sql: &str| run(prepare(&ctx, &b, sql)).unwrap().shape;
+        assert_eq!(shape("qty > 1 AND sku <> 'x'"), Shape::RowLocal);
+        assert_eq!(shape("sum(qty) OVER () > 3"), Shape::Window);
+        assert_eq!(shape("qty IN (SELECT 1)"), Shape::Subquery);
+    }
+}

@@ -1,0 +1,473 @@
+//! Right to be forgotten (seed `000_87b8dd7200a8cd99.txt` §7, the last
+//! resort of an append-only bronze): plan first, write second.
+//!
+//! ```text
+//!  plan_forget(table, condition)                     forget(table, condition, reason, expected_rows)
+//!   ├─ match: the condition over the whole bronze      ├─ match again (same rows, or refused:
+//!   │  table (one value per row, a window included),   │  "the matching rows changed since the plan")
+//!   │  and over the Kafka topic in front of it          ├─ rewrite the batches' Parquet files without
+//!   ├─ dry run: silver, quarantine and gold rebuilt    │  them, delete their landed files, erase topic
+//!   │  from the remaining bronze in a scratch lake     │  messages, log a DELETE version
+//!   └─ ErasurePlan: per table, rows that leave /       └─ full refresh; older silver / gold snapshots
+//!      appear, with a sample                              expire
+//! ```
+//!
+//! Nothing changes until `forget`; a condition that cannot be computed for
+//! some row, or that matches nothing, changes nothing.
+
+use std::collections::{BTreeMap, HashSet};
+
+use datafusion::arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
+use datafusion::arrow::compute::{concat_batches, filter_record_batch, not};
+use serde::{Deserialize, Serialize};
+
+use super::Playground;
+use crate::api::Erasure;
+use crate::bronze::{bronze_batch, Audit, BatchInfo};
+use crate::error::{EngineError, Result};
+use crate::lake::encode_parquet;
+use crate::pipeline::RunOutput;
+
+/// Rows shown per table in a plan's samples.
+pub const PLAN_SAMPLE_ROWS: usize = 5;
+
+/// What a right-to-be-forgotten request would change, worked out before
+/// anything changes ([`crate::api::Request::PlanForget`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErasurePlan {
+    /// Qualified bronze table (`bronze.orders`).
+    pub table: String,
+    pub predicate: String,
+    /// Bronze records that match: every bronze version loses them.
+    pub rows: usize,
+    /// Messages of the Kafka topic in front of the table that match (they
+    /// would come back with the next poll otherwise).
+    pub messages: usize,
+    /// Landed files deleted with them (one per batch that loses records).
+    pub files: Vec<String>,
+    /// Per table, bronze first, then silver, the quarantine and gold: what
+    /// the erasure and the full refresh after it change. Tables that do not
+    /// change are left out.
+    pub tables: Vec<ErasureChange>,
+    /// Why the dry run of silver and gold could not be made, if it could not
+    /// (the bronze part of the plan still holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuild_error: Option<String>,
+}
+
+/// How one table changes in an [`ErasurePlan`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErasureChange {
+    /// Qualified table name.
+    pub name: String,
+    /// Rows now.
+    pub rows_before: usize,
+    /// Rows that leave the table.
+    pub removed: usize,
+    /// Rows that appear (an older state of a merged key comes back, a gold
+    /// aggregate changes its value).
+    pub added: usize,
+    /// Up to [`PLAN_SAMPLE_ROWS`] rows that leave, each as
+    /// `column=value, ...` (bronze: `file line N: raw text`).
+    pub sample_removed: Vec<String>,
+    /// Up to [`PLAN_SAMPLE_ROWS`] rows that appear.
+    pub sample_added: Vec<String>,
+}
+
+/// The bronze rows and topic messages a condition matches.
+struct Matches {
+    /// Per batch (index in the table's batch list): the rows to keep.
+    keep: Vec<(usize, BooleanArray)>,
+    rows: usize,
+    /// `_event_id`s of the matching rows.
+    event_ids: HashSet<String>,
+    /// Offsets of matching topic messages.
+    topic_offsets: Vec<usize>,
+    /// Up to [`PLAN_SAMPLE_ROWS`] matching rows, described.
+    sample: Vec<String>,
+}
+
+impl Playground {
+    /// The rows `predicate` matches in bronze `name` (whole table) and its topic.
+    async fn match_rows(&self, name: &str, predicate: &str) -> Result<Matches> {
+        if self.def.bronze_table(name).is_none() {
+            return Err(EngineError::Request(format!(
+                "there is no bronze table {name}"
+            )));
+        }
+        if predicate.trim().is_empty() {
+            return Err(EngineError::Request(
+                "say which rows to delete with a condition, e.g. raw_payload LIKE '%C-17%'; nothing was deleted".into(),
+            ));
+        }
+        let refuse = |e: String| {
+            EngineError::Request(format!(
+                "the condition {predicate}: {e}; nothing was deleted"
+            ))
+        };
+        let batches: &[(BatchInfo, RecordBatch)] =
+            self.bronze.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        // One evaluation over the whole table, as a SQL DELETE ... WHERE would:
+        // a window in the condition sees every row of the table.
+        let schema = self.bronze_schema_of(name);
+        let all = concat_batches(&schema, batches.iter().map(|(_, b)| b))?;
+        let (mask, errors) = crate::pipeline::predicate_mask(&self.ctx, &all, predicate)
+            .await
+            .map_err(refuse)?;
+        if let Some((row, error)) = errors.first() {
+            return Err(refuse(format!(
+                "cannot be computed for {} {} ({}: {error}), so whether {} should be erased is unknown",
+                errors.len(),
+                if errors.len() == 1 { "row" } else { "rows" },
+                describe_bronze(&all, *row),
+                if errors.len() == 1 { "it" } else { "they" },
+            )));
+        }
+        let ids = all
+            .column_by_name("_event_id")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>());
+        let matching: Vec<usize> = (0..all.num_rows()).filter(|&r| mask.value(r)).collect();
+        let event_ids: HashSet<String> = matching
+            .iter()
+            .filter_map(|&r| ids.map(|i| i.value(r).to_string()))
+            .collect();
+        let sample = matching
+            .iter()
+            .take(PLAN_SAMPLE_ROWS)
+            .map(|&r| describe_bronze(&all, r))
+            .collect();
+        let mut keep = Vec::new();
+        let mut start = 0;
+        for (i, (_, b)) in batches.iter().enumerate() {
+            let part = mask.slice(start, b.num_rows());
+            start += b.num_rows();
+            if part.true_count() > 0 {
+                keep.push((i, not(&part)?));
+            }
+        }
+        // Messages still in the Kafka topic would come back with the next poll.
+        let mut topic_offsets = Vec::new();
+        if let Some(topic) = self.topics.get(name) {
+            let (split, files, producer) = topic.micro_batch(0, topic.log.len());
+            let audit = Audit {
+                ingest_ts_micros: 0,
+                source_system: "",
+                source_file: "",
+                source_files: files,
+                producer_ts: producer,
+                batch_id: "",
+                event_ids: vec![String::new(); split.records.len()],
+            };
+            let offsets: Vec<usize> = topic.live_offsets();
+            if let Ok(rows) = bronze_batch(&split.records, audit) {
+                let (mask, _) = crate::pipeline::predicate_mask(&self.ctx, &rows, predicate)
+                    .await
+                    .map_err(refuse)?;
+                topic_offsets = (0..mask.len())
+                    .filter(|i| mask.value(*i))
+                    .filter_map(|i| offsets.get(i).copied())
+                    .collect();
+            }
+        }
+        if matching.is_empty() && topic_offsets.is_empty() {
+            return Err(EngineError::Request(format!(
+                "no row of bronze.{name} matches {predicate}; nothing was deleted"
+            )));
+        }
+        Ok(Matches {
+            keep,
+            rows: matching.len(),
+            event_ids,
+            topic_offsets,
+            sample,
+        })
+    }
+
+    /// What `forget(table, predicate, ..)` would erase, per table, with a
+    /// sample of the rows, computed with a dry run of silver and gold in a
+    /// scratch lake. Changes nothing. Errors as [`Playground::forget`].
+    pub async fn plan_forget(&self, table: &str, predicate: &str) -> Result<ErasurePlan> {
+        let name = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        let m = self.match_rows(&name, predicate).await?;
+        let batches = self.bronze.get(&name).map(Vec::as_slice).unwrap_or(&[]);
+        let files = m
+            .keep
+            .iter()
+            .filter_map(|(i, _)| batches.get(*i))
+            .filter_map(|(info, _)| info.landing_path.clone())
+            .collect();
+        let qualified = format!("bronze.{name}");
+        let mut tables = vec![ErasureChange {
+            name: qualified.clone(),
+            rows_before: batches.iter().map(|(_, b)| b.num_rows()).sum(),
+            removed: m.rows,
+            added: 0,
+            sample_removed: m.sample.clone(),
+            sample_added: vec![],
+        }];
+        // The dry run: the pipeline over the bronze that would remain.
+        let mut remaining = self.bronze.clone();
+        if let Some(list) = remaining.get_mut(&name) {
+            for (i, keep) in &m.keep {
+                if let Some(entry) = list.get_mut(*i) {
+                    entry.1 = filter_record_batch(&entry.1, keep)?;
+                }
+            }
+        }
+        let mut rebuild_error = None;
+        match self.rebuild(&remaining).await {
+            Err(e) => rebuild_error = Some(e),
+            Ok(out) => {
+                if !out.gold_errors.is_empty() {
+                    rebuild_error = Some(
+                        out.gold_errors
+                            .iter()
+                            .map(|d| format!("gold.{}: {}", d.id, d.message))
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    );
+                }
+                tables.extend(self.changes(&out, &m.event_ids)?);
+            }
+        }
+        Ok(ErasurePlan {
+            table: qualified,
+            predicate: predicate.to_string(),
+            rows: m.rows,
+            messages: m.topic_offsets.len(),
+            files,
+            tables,
+            rebuild_error,
+        })
+    }
+
+    /// How every silver and gold table changes from now to `after`, and the
+    /// quarantine rows of the erased events (the quarantine is history: the
+    /// erasure removes them, open or closed).
+    fn changes(&self, after: &RunOutput, erased: &HashSet<String>) -> Result<Vec<ErasureChange>> {
+        let mut out = Vec::new();
+        let current = self.last_good.as_ref();
+        let names: Vec<&String> = current
+            .map(|c| c.tables.iter().map(|t| &t.name).collect())
+            .unwrap_or_default();
+        for name in names.into_iter().filter(|n| !n.starts_with("bronze.")) {
+            let Some(before) = self.table_batch(name) else {
+                continue;
+            };
+            let change = if name == "silver.quarantine" {
+                let gone: Vec<usize> = before
+                    .column_by_name("_event_id")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                    .map(|ids| {
+                        (0..ids.len())
+                            .filter(|&r| erased.contains(ids.value(r)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                ErasureChange {
+                    name: name.clone(),
+                    rows_before: before.num_rows(),
+                    removed: gone.len(),
+                    added: 0,
+                    sample_removed: sample(&before, &gone),
+                    sample_added: vec![],
+                }
+            } else {
+                let after = after.table(name);
+                let (removed, added) = match after {
+                    Some(a) => crate::versions::diff_rows(&before, a)?,
+                    None => ((0..before.num_rows()).collect(), vec![]),
+                };
+                ErasureChange {
+                    name: name.clone(),
+                    rows_before: before.num_rows(),
+                    removed: removed.len(),
+                    added: added.len(),
+                    sample_removed: sample(&before, &removed),
+                    sample_added: after.map(|a| sample(a, &added)).unwrap_or_default(),
+                }
+            };
+            if change.removed > 0 || change.added > 0 {
+                out.push(change);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Right to be forgotten (seed 000 §7, the last resort): deletes the rows
+    /// of bronze `table` where `predicate` (SQL over the bronze columns,
+    /// evaluated over the whole table) is TRUE. The batches' Parquet files
+    /// are rewritten without them, so no bronze version shows them any more;
+    /// their landed files are deleted; matching messages still in the Kafka
+    /// topic are erased; silver and gold are rebuilt (full refresh) and their
+    /// older snapshots expire. The delete is logged with `reason` and is a
+    /// `DELETE` version. With `expected_rows` (the count a
+    /// [`Playground::plan_forget`] showed), refused when the condition now
+    /// matches another number of rows. Refused, changing nothing, without a
+    /// reason, when no row matches, or when the condition cannot be computed
+    /// for some row.
+    pub async fn forget(
+        &mut self,
+        table: &str,
+        predicate: &str,
+        reason: &str,
+        expected_rows: Option<usize>,
+    ) -> Result<Erasure> {
+        let name = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        if reason.trim().is_empty() {
+            return Err(EngineError::Request(
+                "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted".into(),
+            ));
+        }
+        let m = self.match_rows(&name, predicate).await?;
+        if let Some(expected) = expected_rows.filter(|e| *e != m.rows) {
+            return Err(EngineError::Request(format!(
+                "the condition now matches {} bronze rows, not the {expected} of the plan (bronze changed since); look at the plan again. Nothing was deleted.",
+                m.rows
+            )));
+        }
+        // Work out every change before the first write.
+        let schema = self.bronze_schema_of(&name);
+        let mut rewrites = Vec::new();
+        for (i, keep) in &m.keep {
+            let Some((info, rows)) = self.bronze.get(&name).and_then(|v| v.get(*i)) else {
+                continue;
+            };
+            let kept = filter_record_batch(rows, keep)?;
+            let hits = rows.num_rows() - kept.num_rows();
+            let encoded = encode_parquet(schema.clone(), std::slice::from_ref(&kept))?;
+            rewrites.push((*i, info.clone(), kept, encoded, hits));
+        }
+        if let Some(topic) = self.topics.get_mut(&name) {
+            for o in &m.topic_offsets {
+                if let Some(msg) = topic.log.get_mut(*o) {
+                    msg.value = None;
+                    msg.erased = true;
+                }
+            }
+        }
+        let ts = self.clock.now_micros();
+        let batches = rewrites.len();
+        for (i, info, kept, encoded, hits) in rewrites {
+            self.lake.put_bytes(&info.path, encoded.to_vec()).await?;
+            if let Some(landing) = &info.landing_path {
+                self.lake.delete(landing).await?;
+            }
+            if let Some(entry) = self.bronze.get_mut(&name).and_then(|v| v.get_mut(i)) {
+                entry.1 = kept;
+                entry.0.erased_records += hits;
+                entry.0.landing_path = None;
+                entry.0.notes.push(format!(
+                    "{hits} record(s) erased (right to be forgotten: {reason}); the landed file was deleted"
+                ));
+                let updated = entry.0.clone();
+                if let Some(b) = self
+                    .batches
+                    .iter_mut()
+                    .find(|b| b.batch_id == updated.batch_id)
+                {
+                    *b = updated;
+                }
+            }
+        }
+        self.register_bronze(&name).await?;
+        let qualified = format!("bronze.{name}");
+        let version = self.history.commit_change(
+            &qualified,
+            ts,
+            "DELETE",
+            format!("right to be forgotten: {reason}"),
+            0,
+            m.rows,
+        );
+        let erasure = Erasure {
+            table: qualified,
+            predicate: predicate.to_string(),
+            reason: reason.to_string(),
+            rows: m.rows,
+            batches,
+            messages: m.topic_offsets.len(),
+            ts_micros: ts,
+            version,
+        };
+        self.erasures.push(erasure.clone());
+        // Silver and gold may hold the erased data: rebuild them from what is left,
+        // and let none of their older snapshots keep it. The quarantine's
+        // history and gold tables refreshed by MERGE carry rows over from run
+        // to run: the erased records leave them first.
+        if let Some(out) = self.last_good.as_mut() {
+            let merged_gold: Vec<String> = self
+                .def
+                .gold
+                .iter()
+                .filter(|g| !g.merge_on.is_empty())
+                .map(|g| format!("gold.{}", g.name))
+                .collect();
+            out.tables.retain(|t| !merged_gold.contains(&t.name));
+            for t in out
+                .tables
+                .iter_mut()
+                .filter(|t| t.name == "silver.quarantine")
+            {
+                if let Some(ids) = t
+                    .batch
+                    .column_by_name("_event_id")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                {
+                    let keep: BooleanArray = (0..t.batch.num_rows())
+                        .map(|r| Some(!m.event_ids.contains(ids.value(r))))
+                        .collect();
+                    t.batch = filter_record_batch(&t.batch, &keep)?;
+                }
+            }
+        }
+        self.run_with(false).await;
+        let tables: Vec<String> = self
+            .history
+            .all()
+            .into_keys()
+            .filter(|t| !t.starts_with("bronze."))
+            .collect();
+        for t in tables {
+            self.history.expire_all_but_current(&t);
+        }
+        Ok(erasure)
+    }
+}
+
+/// A bronze row for a plan: `rw-29.csv line 2: P-2,1`.
+fn describe_bronze(batch: &RecordBatch, row: usize) -> String {
+    let text = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            .filter(|c| c.is_valid(row))
+            .map(|c| c.value(row).to_string())
+    };
+    let line = batch
+        .column_by_name("_source_line")
+        .and_then(|c| {
+            c.as_any()
+                .downcast_ref::<datafusion::arrow::array::Int64Array>()
+        })
+        .filter(|c| c.is_valid(row) && c.value(row) > 0)
+        .map(|c| format!(" line {}", c.value(row)))
+        .unwrap_or_default();
+    let payload = text("raw_payload")
+        .or_else(|| text("_corrupt_record"))
+        .unwrap_or_else(|| crate::trail::describe_row(batch, row));
+    format!(
+        "{}{line}: {payload}",
+        text("_source_file").unwrap_or_default()
+    )
+}
+
+fn sample(batch: &RecordBatch, rows: &[usize]) -> Vec<String> {
+    rows.iter()
+        .take(PLAN_SAMPLE_ROWS)
+        .map(|&r| crate::trail::describe_row(batch, r))
+        .collect()
+}
+
+/// Bronze batches per table (name without the layer), as [`Playground`] keeps them.
+pub(super) type BronzeTables = BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>;
