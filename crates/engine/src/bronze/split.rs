@@ -628,16 +628,27 @@ fn read_raw<'a>(
     Ok(Some((offset, raw)))
 }
 
+/// Does `raw` hold a quote that is not one of a doubled pair (`""`)? Only
+/// such a quote tells whether the quotes before it were in step: a doubled
+/// pair reads the same inside a quoted field (one quote) and at a field's
+/// start (an empty field).
+fn has_lone_quote(raw: &[u8], quote: u8) -> bool {
+    raw.split(|b| *b != quote).any(|run| run.len() % 2 == 1)
+}
+
 /// How many records after a suspicious one (see [`Quoting::suspicious`]) are
-/// looked at before it is believed.
-const LOOKAHEAD: u8 = 4;
+/// looked at, at most, before it is believed.
+const LOOKAHEAD: usize = 32;
 
 /// Is a record that spans lines one record, or did a quote left open swallow
 /// the lines after it? It is one record when its quoting has no problem, no
-/// quote stands inside an unquoted field, it has the `expected` field count
-/// (when known), and, if a field spanning lines closes right after a
-/// delimiter or a line break (where the opening quote of a later field
-/// would be), the record after it (from `next_at`) is well-formed too.
+/// quote stands inside an unquoted field, and it has the `expected` field
+/// count (when known). If moreover a field spanning lines closes right after
+/// a delimiter or a line break (where the opening quote of a later field
+/// would be), the records after it (from `next_at`) must be well-formed up to
+/// and including the first one with a quote that is not a doubled pair: read
+/// with the quotes out of step, that quote would stand inside an unquoted
+/// field or leave text after a closing one.
 fn spanning_ok(
     body: &[u8],
     d: Dialect,
@@ -645,30 +656,34 @@ fn spanning_ok(
     fields: usize,
     expected: Option<usize>,
     next_at: usize,
-    depth: u8,
 ) -> bool {
-    if q.problem.is_some() || q.stray || expected.is_some_and(|e| e != fields) {
+    let well_formed = |q: &Quoting, fields: usize| {
+        q.problem.is_none() && !q.stray && expected.is_none_or(|e| e == fields)
+    };
+    if !well_formed(q, fields) {
         return false;
     }
-    if !q.suspicious || depth == 0 {
+    if !q.suspicious {
         return true;
     }
     let rest = body.get(next_at..).unwrap_or_default();
     let mut reader = d.reader(rest);
     let mut rec = csv::ByteRecord::new();
-    match read_raw(body, next_at, &mut reader, &mut rec) {
-        Ok(None) => true,
-        Err(_) => false,
-        Ok(Some((_, raw))) => {
-            let nq = check_quoting(raw, d);
-            if raw.iter().copied().any(is_break) {
-                let after = next_at + reader.position().byte() as usize;
-                spanning_ok(body, d, &nq, rec.len(), expected, after, depth - 1)
-            } else {
-                nq.problem.is_none() && !nq.stray && expected.is_none_or(|e| e == rec.len())
+    for _ in 0..LOOKAHEAD {
+        match read_raw(body, next_at, &mut reader, &mut rec) {
+            Ok(None) => return true,
+            Err(_) => return false,
+            Ok(Some((_, raw))) => {
+                if !well_formed(&check_quoting(raw, d), rec.len()) {
+                    return false;
+                }
+                if has_lone_quote(raw, d.quote) {
+                    return true;
+                }
             }
         }
     }
+    true
 }
 
 /// One CSV record as found in the file.
@@ -757,7 +772,6 @@ impl<'a> CsvScanner<'a> {
                 self.record.len(),
                 expected,
                 next_at,
-                LOOKAHEAD,
             )
         {
             return Some(Found {
