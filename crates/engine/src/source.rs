@@ -1052,6 +1052,55 @@ mod tests {
     }
 
     #[test]
+    fn a_declared_name_binds_the_exact_name_else_one_name_ignoring_case() {
+        let names = ["Qty", "qty", "Note"];
+        let bind = |n: &str| bind_name(names.iter().copied(), n, n);
+        assert_eq!(bind("qty"), Ok(Some(1)));
+        assert_eq!(bind("NOTE"), Ok(Some(2)));
+        assert_eq!(bind("id"), Ok(None));
+        assert_eq!(
+            bind("QTY"),
+            Err("declared column QTY matches 2 source names ignoring case: \"Qty\" and \"qty\"; declare it with the exact name of one of them".to_string())
+        );
+        // A header given with such names (not mapped by the splitter) is refused for the batch.
+        let schema = SourceSchema::new(&[("QTY", ColumnType::Int)]);
+        assert!(header_positions(&["Qty".into(), "qty".into()], &schema).is_err());
+        let (mut info, rb) = batch_of("a,b\n1,2\n", "f.csv");
+        info.header = vec!["Qty".into(), "qty".into()];
+        let parsed = parse_bronze(&schema, &[(info, rb)]).unwrap();
+        assert_eq!(parsed.rows.num_rows(), 0);
+        assert!(parsed.rejected[0]
+            .reason
+            .starts_with("declared column QTY matches 2"));
+    }
+
+    #[test]
+    fn flagged_csv_payloads_are_not_parsed_with_the_others() {
+        let schema = SourceSchema::new(&[("a", ColumnType::String), ("b", ColumnType::Int)]);
+        let parsed =
+            parse_bronze(&schema, &[batch_of("a,b\n\"x,1\n\"y\",2\nz,3\n", "f.csv")]).unwrap();
+        let a = parsed.rows.column_by_name("a").unwrap();
+        let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!((a.value(0), a.value(1)), ("y", "z"));
+        assert_eq!(parsed.rejected.len(), 1);
+        assert!(parsed.rejected[0]
+            .reason
+            .starts_with("unterminated quote in field 1 (a)"));
+    }
+
+    #[test]
+    fn typed_records_list_keys_no_declared_column_binds() {
+        let schema = SourceSchema::new(&[("id", ColumnType::Int), ("qty", ColumnType::Int)]);
+        let split = split_file(b"{\"id\":1,\"Qty\":1,\"qty\":2}\n", &Default::default()).unwrap();
+        let typed = type_records(&schema, &split).unwrap();
+        assert_eq!(typed.undeclared, ["Qty"]);
+        assert_eq!(typed.reasons, [None]);
+        let split = split_file(b"id, qty ,qty\n1,2,3\n", &Default::default()).unwrap();
+        let typed = type_records(&schema, &split).unwrap();
+        assert_eq!(typed.undeclared, ["qty_2"]);
+    }
+
+    #[test]
     fn json_lines_and_missing_columns() {
         let schema = SourceSchema::new(&[("id", ColumnType::Bigint), ("fee", ColumnType::Double)]);
         let parsed = parse_bronze(
