@@ -179,8 +179,8 @@ fn check_lines(body: &[u8], s: &SplitFile) -> Result<(), TestCaseError> {
     let lines = starts.len() - usize::from(starts.last() == Some(&body.len()));
     let mut owner = vec![0usize; lines];
     let header = s.header_text.as_deref().unwrap_or("");
-    for l in 0..=breaks(header) {
-        owner[l] += 1;
+    for n in &mut owner[..=breaks(header)] {
+        *n += 1;
     }
     for r in &s.records {
         let first = (r.line - 1) as usize;
@@ -191,9 +191,10 @@ fn check_lines(body: &[u8], s: &SplitFile) -> Result<(), TestCaseError> {
             "record at line {} is not the file's text",
             r.line
         );
-        for l in first..=first + breaks(&r.text) {
-            prop_assert!(l < lines, "record at line {} runs past the file", r.line);
-            owner[l] += 1;
+        let last = first + breaks(&r.text);
+        prop_assert!(last < lines, "record at line {} runs past the file", r.line);
+        for n in &mut owner[first..=last] {
+            *n += 1;
         }
     }
     for (l, n) in owner.iter().enumerate() {
