@@ -111,6 +111,7 @@ impl Topic {
                         "tombstone: Kafka message with a null value (key {})",
                         m.key.as_deref().unwrap_or("none")
                     )),
+                    warning: None,
                 },
             });
         }
@@ -120,6 +121,7 @@ impl Topic {
             encoding: "utf-8".into(),
             header: vec![],
             header_text: None,
+            header_renames: vec![],
             skipped: vec![],
             records,
             notes: vec![],

@@ -625,6 +625,13 @@ impl Playground {
         );
         let mut all_notes = split.notes;
         all_notes.extend(notes);
+        let warned_records = split.records.iter().filter(|r| r.warning.is_some()).count();
+        if warned_records > 0 {
+            all_notes.push(format!(
+                "{warned_records} {} a warning in _warning (a JSON object with a duplicate key: silver reads the last value); not quarantined",
+                if warned_records == 1 { "record has" } else { "records have" }
+            ));
+        }
         let sha = sha256_hex(bytes);
         // Reading a landed file again is the same bytes by design: no note then.
         if let Some(same) = (!self.rereading).then_some(()).and(
@@ -648,6 +655,7 @@ impl Playground {
             encoding: split.encoding,
             header: split.header,
             header_text: split.header_text,
+            header_renames: split.header_renames,
             skipped_lines: split.skipped,
             records: stored.num_rows(),
             dropped_records: dropped,
@@ -658,6 +666,7 @@ impl Playground {
                 .iter()
                 .filter(|r| r.corrupt_reason.is_some())
                 .count(),
+            warned_records,
             bytes: bytes.len(),
             sha256: sha,
             ingest_ts_micros: ts,

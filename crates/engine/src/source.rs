@@ -303,13 +303,17 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         let corrupt = batch
             .column_by_name("_corrupt_reason")
             .and_then(|c| c.as_any().downcast_ref::<StringArray>());
-        let header_index = header_positions(&info.header, schema);
         let csv = info.format == SourceFormat::Csv;
+        let (header_index, ambiguous) = match header_positions(&info.header, schema) {
+            Ok(index) => (index, None),
+            Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
+        };
         let dialect = info.dialect.clone().unwrap_or_else(default_dialect);
         // A CSV whose header shares no column with the declared schema is some
         // other data set: its rows are quarantined rather than read as all-NULL rows.
-        let foreign_header = csv && !header_index.values().any(Option::is_some);
-        if csv && batch.num_rows() > 0 && !foreign_header {
+        let foreign_header =
+            csv && ambiguous.is_none() && !header_index.values().any(Option::is_some);
+        if csv && batch.num_rows() > 0 && !foreign_header && ambiguous.is_none() {
             for (c, col) in schema.columns.iter().enumerate() {
                 if header_index
                     .get(col.name.as_str())
@@ -322,19 +326,31 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             }
         }
         let mut json_seen = vec![false; ncols];
-        let bulk = (csv && !foreign_header)
-            .then(|| parse_csv_batch((0..payloads.len()).map(|i| payloads.value(i)), &dialect))
+        let flagged_at = |row: usize| corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
+        // Flagged payloads are never parsed (an unterminated quote would run
+        // into the next payload): the bulk parse holds the others, in order.
+        let clean: Vec<usize> = (0..batch.num_rows())
+            .filter(|r| flagged_at(*r).is_none())
+            .collect();
+        let bulk = (csv && !foreign_header && ambiguous.is_none())
+            .then(|| parse_csv_batch(clean.iter().map(|i| payloads.value(*i)), &dialect))
             .flatten();
+        let mut clean_seen = 0usize;
         for row in 0..batch.num_rows() {
             let raw = payloads.value(row);
-            let flagged = corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
+            let flagged = flagged_at(row);
+            let slot = clean_seen;
+            clean_seen += usize::from(flagged.is_none());
             let fields = match (flagged, info.format) {
                 (Some(reason), _) => Err(reason.to_string()),
+                (None, SourceFormat::Csv) if ambiguous.is_some() => {
+                    Err(ambiguous.clone().unwrap_or_default())
+                }
                 (None, SourceFormat::Csv) if foreign_header => {
                     Err(foreign_header_reason(&info.header, schema))
                 }
-                (None, SourceFormat::Csv) => match &bulk {
-                    Some(records) => csv_fields(&records[row], &info.header, &header_index, schema),
+                (None, SourceFormat::Csv) => match bulk.as_ref().and_then(|b| b.get(slot)) {
+                    Some(record) => csv_fields(record, &info.header, &header_index, schema),
                     None => read_csv_record(raw, &dialect, &info.header, &header_index, schema),
                 },
                 (None, _) => read_json_record(raw, schema, &mut json_seen),
@@ -461,21 +477,21 @@ pub struct TypedRecords {
 pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRecords> {
     let ncols = schema.columns.len();
     let dialect = split.dialect.clone().unwrap_or_else(default_dialect);
-    let header_index = header_positions(&split.header, schema);
+    let csv = split.format == SourceFormat::Csv;
+    let (header_index, ambiguous) = match header_positions(&split.header, schema) {
+        Ok(index) => (index, None),
+        Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
+    };
+    // Header columns no declared column binds (see `header_positions`).
     let mut undeclared: Vec<String> = split
         .header
         .iter()
-        .filter(|h| {
-            !schema
-                .columns
-                .iter()
-                .any(|c| c.name.eq_ignore_ascii_case(h))
-        })
-        .cloned()
+        .enumerate()
+        .filter(|(i, _)| !header_index.values().any(|p| *p == Some(*i)))
+        .map(|(_, h)| h.clone())
         .collect();
-    let csv = split.format == SourceFormat::Csv;
-    let foreign = csv && !header_index.values().any(Option::is_some);
-    let mut missing: Vec<String> = if csv && !foreign {
+    let foreign = csv && ambiguous.is_none() && !header_index.values().any(Option::is_some);
+    let mut missing: Vec<String> = if csv && !foreign && ambiguous.is_none() {
         schema
             .columns
             .iter()
@@ -494,29 +510,54 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
     let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
     let mut reasons = Vec::with_capacity(split.records.len());
     let mut seen = vec![false; ncols];
-    let bulk = (csv && !foreign)
-        .then(|| parse_csv_batch(split.records.iter().map(|r| r.text.as_str()), &dialect))
+    // Flagged records are never parsed (see `parse_bronze`).
+    let bulk = (csv && !foreign && ambiguous.is_none())
+        .then(|| {
+            parse_csv_batch(
+                split
+                    .records
+                    .iter()
+                    .filter(|r| r.corrupt_reason.is_none())
+                    .map(|r| r.text.as_str())
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+                &dialect,
+            )
+        })
         .flatten();
-    for (i, r) in split.records.iter().enumerate() {
+    let mut clean_seen = 0usize;
+    for r in &split.records {
+        let slot = clean_seen;
+        clean_seen += usize::from(r.corrupt_reason.is_none());
         let texts = match (&r.corrupt_reason, split.format) {
             (Some(reason), _) => Err(reason.clone()),
+            (None, SourceFormat::Csv) if ambiguous.is_some() => {
+                Err(ambiguous.clone().unwrap_or_default())
+            }
             (None, SourceFormat::Csv) if foreign => {
                 Err(foreign_header_reason(&split.header, schema))
             }
-            (None, SourceFormat::Csv) => match &bulk {
-                Some(records) => csv_fields(&records[i], &split.header, &header_index, schema),
+            (None, SourceFormat::Csv) => match bulk.as_ref().and_then(|b| b.get(slot)) {
+                Some(record) => csv_fields(record, &split.header, &header_index, schema),
                 None => read_csv_record(&r.text, &dialect, &split.header, &header_index, schema),
             },
             (None, _) => {
                 if let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(&r.text) {
+                    // Keys no declared column binds (a column with a path binds its first key).
+                    let bound: Vec<&String> = schema
+                        .columns
+                        .iter()
+                        .filter_map(|c| {
+                            let first = c.path.as_deref().unwrap_or(&c.name);
+                            let first = first.split('.').next().unwrap_or(first);
+                            json_key(&obj, first, &c.name)
+                                .ok()
+                                .flatten()
+                                .map(|(k, _)| k)
+                        })
+                        .collect();
                     for k in obj.keys() {
-                        if undeclared.len() < 20
-                            && !undeclared.contains(k)
-                            && !schema
-                                .columns
-                                .iter()
-                                .any(|c| c.name.eq_ignore_ascii_case(k))
-                        {
+                        if undeclared.len() < 20 && !undeclared.contains(k) && !bound.contains(&k) {
                             undeclared.push(k.clone());
                         }
                     }
@@ -654,23 +695,69 @@ fn foreign_header_reason(header: &[String], schema: &SourceSchema) -> String {
     )
 }
 
-/// Where each declared column is in a CSV header: exact name first, else the
-/// same name in another case (Spark reads headers case-insensitively too).
+/// Where each declared column is in a CSV header (see [`bind_name`]). A
+/// declared name that matches two header names ignoring case is an error
+/// naming both (the batch's rows are quarantined with it), never a silent
+/// first pick. Headers are mapped to names unique ignoring case when a file
+/// is split ([`crate::bronze::map_header_names`]), so this only happens for
+/// headers given otherwise.
 fn header_positions<'a>(
     header: &[String],
     schema: &'a SourceSchema,
-) -> HashMap<&'a str, Option<usize>> {
+) -> std::result::Result<HashMap<&'a str, Option<usize>>, String> {
     schema
         .columns
         .iter()
         .map(|c| {
-            let pos = header
-                .iter()
-                .position(|h| *h == c.name)
-                .or_else(|| header.iter().position(|h| h.eq_ignore_ascii_case(&c.name)));
-            (c.name.as_str(), pos)
+            let pos = bind_name(header.iter().map(String::as_str), &c.name, &c.name)?;
+            Ok((c.name.as_str(), pos))
         })
         .collect()
+}
+
+/// Which of `names` (header names, object keys) a declared `name` binds:
+/// the exact name first, else the one name equal ignoring ASCII case (Spark
+/// reads column names case-insensitively too). Two or more names equal
+/// ignoring case and none exact: an error naming them and the declared
+/// column `column`.
+fn bind_name<'n>(
+    names: impl Iterator<Item = &'n str>,
+    name: &str,
+    column: &str,
+) -> std::result::Result<Option<usize>, String> {
+    let mut folded: Vec<(usize, &str)> = Vec::new();
+    for (i, n) in names.enumerate() {
+        if n == name {
+            return Ok(Some(i));
+        }
+        if n.eq_ignore_ascii_case(name) {
+            folded.push((i, n));
+        }
+    }
+    match folded.as_slice() {
+        [] => Ok(None),
+        [(i, _)] => Ok(Some(*i)),
+        many => Err(format!(
+            "declared column {column} matches {} source names ignoring case: {}; declare it with the exact name of one of them",
+            many.len(),
+            many.iter()
+                .map(|(_, n)| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+    }
+}
+
+/// The key of `obj` that `name` binds, and its value (see [`bind_name`]).
+fn json_key<'a>(
+    obj: &'a serde_json::Map<String, serde_json::Value>,
+    name: &str,
+    column: &str,
+) -> std::result::Result<Option<(&'a String, &'a serde_json::Value)>, String> {
+    if let Some(found) = obj.get_key_value(name) {
+        return Ok(Some(found));
+    }
+    Ok(bind_name(obj.keys().map(String::as_str), name, column)?.and_then(|i| obj.iter().nth(i)))
 }
 
 /// "a, b, c, d, e, … (18)" for messages.
@@ -695,12 +782,23 @@ fn default_dialect() -> CsvDialect {
     CsvDialect {
         delimiter: ',',
         quote: '"',
+        escape: None,
         has_header: true,
         skip_rows: 0,
         null_tokens: vec![String::new()],
         decimal_separator: '.',
         detected: vec![],
     }
+}
+
+/// A reader of CSV payloads with the batch's delimiter, quote and escape.
+fn dialect_reader<'a>(bytes: &'a [u8], dialect: &CsvDialect) -> csv::Reader<&'a [u8]> {
+    csv_reader(
+        bytes,
+        dialect.delimiter as u8,
+        dialect.quote as u8,
+        dialect.escape.map(|e| e as u8),
+    )
 }
 
 /// Applies the batch's null tokens (a matching text is NULL) and decimal
@@ -733,7 +831,7 @@ fn read_csv_record(
     header_index: &HashMap<&str, Option<usize>>,
     schema: &SourceSchema,
 ) -> std::result::Result<Vec<Option<String>>, String> {
-    let mut reader = csv_reader(raw.as_bytes(), dialect.delimiter as u8, dialect.quote as u8);
+    let mut reader = dialect_reader(raw.as_bytes(), dialect);
     let mut record = csv::StringRecord::new();
     match reader.read_record(&mut record) {
         Ok(true) => {}
@@ -785,11 +883,7 @@ fn parse_csv_batch<'a>(
         joined.push_str(p);
         joined.push('\n');
     }
-    let mut reader = csv_reader(
-        joined.as_bytes(),
-        dialect.delimiter as u8,
-        dialect.quote as u8,
-    );
+    let mut reader = dialect_reader(joined.as_bytes(), dialect);
     let records: Vec<csv::StringRecord> = reader
         .records()
         .collect::<std::result::Result<_, _>>()
@@ -810,46 +904,48 @@ fn read_json_record(
     let obj = value
         .as_object()
         .ok_or_else(|| "JSON value is not an object".to_string())?;
-    fn key<'a>(
-        obj: &'a serde_json::Map<String, serde_json::Value>,
-        name: &str,
-    ) -> Option<&'a serde_json::Value> {
-        obj.get(name).or_else(|| {
-            obj.iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v)
-        })
-    }
+    let key = |o, name: &str, c: &SourceColumn| {
+        json_key(o, name, &c.name).map(|found| found.map(|(_, v)| v))
+    };
     // A dotted path walks nested objects; a NULL on the way is a missing value.
-    let field = |c: &SourceColumn| -> Option<&serde_json::Value> {
-        match &c.path {
-            None => key(obj, &c.name),
-            Some(path) => {
-                let mut parts = path.split('.');
-                let mut v = key(obj, parts.next()?)?;
-                for p in parts {
-                    match v {
-                        serde_json::Value::Object(o) => v = key(o, p)?,
-                        serde_json::Value::Null => return Some(v),
-                        _ => return None,
-                    }
-                }
-                Some(v)
+    let field = |c: &SourceColumn| -> std::result::Result<Option<&serde_json::Value>, String> {
+        let path = c.path.as_deref().unwrap_or(&c.name);
+        let mut parts = match &c.path {
+            Some(_) => path.split('.').collect::<Vec<_>>(),
+            None => vec![path],
+        }
+        .into_iter();
+        let Some(mut v) = key(obj, parts.next().unwrap_or(path), c)? else {
+            return Ok(None);
+        };
+        for p in parts {
+            match v {
+                serde_json::Value::Object(o) => match key(o, p, c)? {
+                    Some(inner) => v = inner,
+                    None => return Ok(None),
+                },
+                serde_json::Value::Null => return Ok(Some(v)),
+                _ => return Ok(None),
             }
         }
+        Ok(Some(v))
     };
-    if !schema.columns.iter().any(|c| field(c).is_some()) {
+    let values = schema
+        .columns
+        .iter()
+        .map(field)
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    if values.iter().all(Option::is_none) {
         return Err(format!(
             "the object has none of the declared columns ({})",
             short_list(&schema.column_names())
         ));
     }
-    Ok(schema
-        .columns
-        .iter()
+    Ok(values
+        .into_iter()
         .enumerate()
-        .map(|(i, c)| {
-            let v = field(c)?;
+        .map(|(i, v)| {
+            let v = v?;
             seen[i] = true;
             match v {
                 serde_json::Value::Null => None,
@@ -891,11 +987,13 @@ mod tests {
             encoding: split.encoding.clone(),
             header: split.header.clone(),
             header_text: split.header_text.clone(),
+            header_renames: split.header_renames.clone(),
             skipped_lines: split.skipped.clone(),
             records: split.records.len(),
             dropped_records: 0,
             mode: Default::default(),
             corrupt_records: 0,
+            warned_records: 0,
             erased_records: 0,
             bytes: text.len(),
             sha256: String::new(),
@@ -951,6 +1049,55 @@ mod tests {
         // the empty qty of id 3 is a missing value, not an error
         let qty = parsed.rows.column_by_name("qty").unwrap();
         assert!(qty.is_null(1));
+    }
+
+    #[test]
+    fn a_declared_name_binds_the_exact_name_else_one_name_ignoring_case() {
+        let names = ["Qty", "qty", "Note"];
+        let bind = |n: &str| bind_name(names.iter().copied(), n, n);
+        assert_eq!(bind("qty"), Ok(Some(1)));
+        assert_eq!(bind("NOTE"), Ok(Some(2)));
+        assert_eq!(bind("id"), Ok(None));
+        assert_eq!(
+            bind("QTY"),
+            Err("declared column QTY matches 2 source names ignoring case: \"Qty\" and \"qty\"; declare it with the exact name of one of them".to_string())
+        );
+        // A header given with such names (not mapped by the splitter) is refused for the batch.
+        let schema = SourceSchema::new(&[("QTY", ColumnType::Int)]);
+        assert!(header_positions(&["Qty".into(), "qty".into()], &schema).is_err());
+        let (mut info, rb) = batch_of("a,b\n1,2\n", "f.csv");
+        info.header = vec!["Qty".into(), "qty".into()];
+        let parsed = parse_bronze(&schema, &[(info, rb)]).unwrap();
+        assert_eq!(parsed.rows.num_rows(), 0);
+        assert!(parsed.rejected[0]
+            .reason
+            .starts_with("declared column QTY matches 2"));
+    }
+
+    #[test]
+    fn flagged_csv_payloads_are_not_parsed_with_the_others() {
+        let schema = SourceSchema::new(&[("a", ColumnType::String), ("b", ColumnType::Int)]);
+        let parsed =
+            parse_bronze(&schema, &[batch_of("a,b\n\"x,1\n\"y\",2\nz,3\n", "f.csv")]).unwrap();
+        let a = parsed.rows.column_by_name("a").unwrap();
+        let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!((a.value(0), a.value(1)), ("y", "z"));
+        assert_eq!(parsed.rejected.len(), 1);
+        assert!(parsed.rejected[0]
+            .reason
+            .starts_with("unterminated quote in field 1 (a)"));
+    }
+
+    #[test]
+    fn typed_records_list_keys_no_declared_column_binds() {
+        let schema = SourceSchema::new(&[("id", ColumnType::Int), ("qty", ColumnType::Int)]);
+        let split = split_file(b"{\"id\":1,\"Qty\":1,\"qty\":2}\n", &Default::default()).unwrap();
+        let typed = type_records(&schema, &split).unwrap();
+        assert_eq!(typed.undeclared, ["Qty"]);
+        assert_eq!(typed.reasons, [None]);
+        let split = split_file(b"id, qty ,qty\n1,2,3\n", &Default::default()).unwrap();
+        let typed = type_records(&schema, &split).unwrap();
+        assert_eq!(typed.undeclared, ["qty_2"]);
     }
 
     #[test]

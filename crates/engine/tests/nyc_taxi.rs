@@ -109,6 +109,7 @@ async fn bronze_keeps_raw_text_and_audit_columns() {
             "_batch_id",
             "_source_line",
             "_corrupt_reason",
+            "_warning",
             "_raw_bytes",
             "_producer_ts"
         ]

@@ -12,6 +12,7 @@
 //! | `_batch_id`      | Utf8 (UUID v4)       | one per ingest call                                        |
 //! | `_source_line`   | Int64, nullable      | 1-based line where the record starts (row for Parquet)     |
 //! | `_corrupt_reason`| Utf8, nullable       | why the record is not well-formed (kept all the same)      |
+//! | `_warning`       | Utf8, nullable       | what silver reads in a defined way but the user should know: a JSON object with a duplicate key (the last value is read); not a reason for the quarantine |
 //! | `_raw_bytes`     | Binary, nullable     | the original bytes when they are not valid UTF-8           |
 //! | `_producer_ts`   | Timestamp(µs, UTC)?  | Kafka producer time, kept apart from `_ingest_ts`          |
 //!
@@ -34,7 +35,8 @@ use crate::error::Result;
 
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
-    split_file, CsvDialect, IngestOptions, RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
+    map_header_names, split_file, CsvDialect, HeaderRename, IngestOptions, RawRecord, SourceFormat,
+    SplitFile, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
@@ -61,6 +63,7 @@ pub fn bronze_schema() -> SchemaRef {
         Field::new("_batch_id", DataType::Utf8, false),
         Field::new("_source_line", DataType::Int64, true),
         Field::new("_corrupt_reason", DataType::Utf8, true),
+        Field::new("_warning", DataType::Utf8, true),
         Field::new("_raw_bytes", DataType::Binary, true),
         Field::new("_producer_ts", utc_micros(), true),
     ]))
@@ -132,6 +135,11 @@ pub struct BatchInfo {
     pub header: Vec<String>,
     /// Exact text of the CSV header record.
     pub header_text: Option<String>,
+    /// CSV header names this batch reads under another name than the file
+    /// has (padded, empty or duplicate names; see [`map_header_names`]):
+    /// e.g. `{"position": 2, "original": "qty", "name": "qty_2"}`.
+    #[serde(default)]
+    pub header_renames: Vec<HeaderRename>,
     /// Exact text of CSV records before the header (banners), kept here.
     pub skipped_lines: Vec<String>,
     pub records: usize,
@@ -143,6 +151,10 @@ pub struct BatchInfo {
     pub mode: crate::model::BronzeMode,
     /// Records with a `_corrupt_reason`.
     pub corrupt_records: usize,
+    /// Records with a `_warning` (read by silver all the same), e.g. JSON
+    /// objects with a duplicate key.
+    #[serde(default)]
+    pub warned_records: usize,
     /// Records later deleted by a right-to-be-forgotten request.
     #[serde(default)]
     pub erased_records: usize,
@@ -212,6 +224,9 @@ fn audit_columns(records: &[RawRecord], audit: Audit<'_>) -> Vec<ArrayRef> {
         )),
         Arc::new(StringArray::from_iter(
             records.iter().map(|r| r.corrupt_reason.as_deref()),
+        )),
+        Arc::new(StringArray::from_iter(
+            records.iter().map(|r| r.warning.as_deref()),
         )),
         Arc::new(BinaryArray::from_iter(
             records.iter().map(|r| r.bytes.as_deref()),
@@ -441,6 +456,173 @@ mod tests {
                 .next(),
             Some("ingest failed: the file is not a readable Parquet file")
         );
+    }
+
+    fn lines(s: &SplitFile) -> Vec<i64> {
+        s.records.iter().map(|r| r.line).collect()
+    }
+
+    #[test]
+    fn an_unterminated_quote_costs_its_line_only() {
+        // rw-31: the csv crate alone reads lines 3-4 as one record of 3 fields.
+        let s = split(b"code,label,weight\nA7,\"Bolt, hex\",12\nB2,\"Nut, wing,4\nC9,\"Washer\",3\nD1,\"Pin\",8\n");
+        assert_eq!(
+            texts(&s),
+            [
+                "A7,\"Bolt, hex\",12",
+                "B2,\"Nut, wing,4",
+                "C9,\"Washer\",3",
+                "D1,\"Pin\",8"
+            ]
+        );
+        assert_eq!(lines(&s), [2, 3, 4, 5]);
+        assert_eq!(
+            reasons(&s),
+            [
+                None,
+                Some("unterminated quote in field 2 (label): the quote opened on this line is never closed, so the line is kept as it arrived and the next line is read as a new record"),
+                None,
+                None
+            ]
+        );
+        // At the end of the file there is no next line to read.
+        let s = split(b"a,b\n1,\"x\n");
+        assert_eq!(texts(&s), ["1,\"x"]);
+        assert_eq!(
+            reasons(&s),
+            [Some("unterminated quote in field 2 (b): the quote opened on this line is never closed before the file ends; kept as it arrived")]
+        );
+    }
+
+    #[test]
+    fn quoted_newlines_in_well_formed_records_stay_one_record() {
+        // Like rw-12 of the first set: 3 records, the second spans 3 lines.
+        let s = split(b"id,note,qty\r\n1,plain,2\r\n2,\"first line\r\nsecond, with \"\"quotes\"\"\r\nthird\",5\r\n3,\"x\",7\r\n");
+        assert_eq!(
+            texts(&s),
+            [
+                "1,plain,2",
+                "2,\"first line\r\nsecond, with \"\"quotes\"\"\r\nthird\",5",
+                "3,\"x\",7"
+            ]
+        );
+        assert_eq!(lines(&s), [2, 3, 6]);
+        assert_eq!(reasons(&s), [None, None, None]);
+        // A quoted field ending in a line break is kept when the next record is well-formed...
+        let s = split(b"a,b\n1,\"note\n\"\n2,x\n");
+        assert_eq!(texts(&s), ["1,\"note\n\"", "2,x"]);
+        assert_eq!(reasons(&s), [None, None]);
+        // ...but when it closes where a later field's opening quote stands
+        // (line 2 lost its closing quote), the lines are read one by one.
+        let s = split(b"a,b\n1,\"p\n2,\"\nq\",3\n4,z\n");
+        assert_eq!(texts(&s), ["1,\"p", "2,\"", "q\",3", "4,z"]);
+        assert_eq!(lines(&s), [2, 3, 4, 5]);
+        assert!(reasons(&s)[0]
+            .unwrap()
+            .starts_with("unterminated quote in field 2 (b)"));
+        assert_eq!(reasons(&s)[3], None);
+        // A record spanning lines with the wrong field count is not one record either.
+        let s = split(b"a,b,c\n1,\"x\ny\"\n2,3,4\n");
+        assert_eq!(texts(&s), ["1,\"x", "y\"", "2,3,4"]);
+        assert_eq!(reasons(&s)[1], Some("1 field, the header has 3"));
+        assert_eq!(reasons(&s)[2], None);
+    }
+
+    #[test]
+    fn text_after_a_closing_quote_is_flagged_with_a_hint_for_backslashes() {
+        let body = b"id,title,path\n1,\"The \\\"Quick\\\" Fox\",plain\n2,\"Tab \\\\ bar\",x\n3,\"D:\\\\data\\\\\",ends\n4,\"a\"b,c\n";
+        let s = split(body);
+        assert_eq!(s.records.len(), 4);
+        assert_eq!(
+            reasons(&s),
+            [
+                Some("field 2 (title) has text after its closing quote: a quote inside a quoted field must be doubled (\"\"); this one follows a backslash (\\\"): the file seems to escape quotes with a backslash, read it again with escape '\\'"),
+                None,
+                None,
+                Some("field 2 (title) has text after its closing quote: a quote inside a quoted field must be doubled (\"\")"),
+            ]
+        );
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.starts_with("1 record has a backslash before a quote")),
+            "{:?}",
+            s.notes
+        );
+        let escaped = IngestOptions {
+            escape: Some('\\'),
+            ..Default::default()
+        };
+        let s = split_file(body, &escaped).unwrap();
+        assert_eq!(reasons(&s)[..3], [None, None, None]);
+        let d = s.dialect.unwrap();
+        assert_eq!(d.escape, Some('\\'));
+        assert_eq!(
+            d.describe(),
+            "delimiter ',', quote '\"', header line, escape '\\'"
+        );
+        let same = IngestOptions {
+            escape: Some('"'),
+            ..Default::default()
+        };
+        assert_eq!(
+            split_file(body, &same).unwrap_err().to_string(),
+            "ingest failed: the delimiter (','), the quote ('\"') and the escape ('\"') must be three different characters; nothing was written"
+        );
+    }
+
+    #[test]
+    fn unknown_ingest_options_are_refused_with_the_known_names() {
+        let err = serde_json::from_str::<IngestOptions>(r#"{"escpae": "\\"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("unknown field `escpae`, expected one of `format`, `delimiter`, `quote`, `escape`, `has_header`, `skip_rows`, `null_tokens`, `decimal_separator`, `encoding`"),
+            "{err}"
+        );
+        let ok: IngestOptions = serde_json::from_str(r#"{"escape": "\\"}"#).unwrap();
+        assert_eq!(ok.escape, Some('\\'));
+    }
+
+    #[test]
+    fn header_names_are_mapped_so_no_column_is_lost() {
+        let s = split(b"id, qty ,qty,Qty,,note\n1,5,6,7,x,hello\n");
+        assert_eq!(s.header, ["id", "qty", "qty_2", "Qty_3", "_c4", "note"]);
+        assert_eq!(s.header_renames.len(), 4);
+        // A generated name that the file already has takes the next free number.
+        let (names, _) = map_header_names(&[
+            "qty".into(),
+            "qty".into(),
+            "QTY_2".into(),
+            "_c3".into(),
+            "".into(),
+        ]);
+        assert_eq!(names, ["qty", "qty_2", "QTY_2_2", "_c3", "_c4"]);
+        let (names, _) = map_header_names(&["".into(), "_c0".into()]);
+        assert_eq!(names, ["_c0", "_c0_2"]);
+    }
+
+    #[test]
+    fn duplicate_json_keys_are_a_warning_not_a_reason() {
+        let s = split(b"{\"id\":1,\"status\":\"new\",\"status\":\"paid\"}\n{\"id\":2,\"c\":{\"n\":1,\"n\":2},\"l\":[{\"k\":1,\"k\":1}]}\n{\"id\":3,\"Id\":3}\n");
+        assert_eq!(reasons(&s), [None, None, None]);
+        let warnings: Vec<Option<&str>> = s.records.iter().map(|r| r.warning.as_deref()).collect();
+        assert_eq!(
+            warnings,
+            [
+                Some("duplicate key \"status\": the last value is read, as most JSON readers do"),
+                Some("duplicate keys \"c.n\", \"l[0].k\": the last value of each is read, as most JSON readers do"),
+                None
+            ]
+        );
+        assert_eq!(
+            s.records[0].text,
+            "{\"id\":1,\"status\":\"new\",\"status\":\"paid\"}"
+        );
+        // The same walk still gives the reasons of records that are not objects.
+        let s = split(b"[{\"a\":1,\"a\":2}, 7]");
+        assert_eq!(reasons(&s), [None, Some("not a JSON object: a number 7")]);
+        assert!(s.records[0].warning.is_some());
     }
 
     #[test]

@@ -55,14 +55,26 @@ impl SourceFormat {
 }
 
 /// What the user sets for one source; `None` means "detect from the content".
+///
+/// JSON form (every key optional): `{"format": "csv", "delimiter": ";",
+/// "quote": "\"", "escape": "\\", "has_header": true, "skip_rows": 1,
+/// "null_tokens": ["NA"], "decimal_separator": ",", "encoding": "latin1"}`.
+/// A key the reader does not know is refused (serde's message lists the
+/// known ones), never ignored: a misspelt option would otherwise read the
+/// file with a setting the user did not choose.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct IngestOptions {
     pub format: Option<SourceFormat>,
     /// CSV field delimiter (one ASCII character).
     pub delimiter: Option<char>,
     /// CSV quote character (one ASCII character).
     pub quote: Option<char>,
+    /// CSV escape character inside quoted fields (one ASCII character, e.g. `\`
+    /// for files that write `\"` instead of `""`, as Spark's `escape` option and
+    /// MySQL's exports do). Unset: a quote inside a quoted field must be doubled,
+    /// and a backslash is an ordinary character.
+    pub escape: Option<char>,
     /// Does the CSV have a header line? Without one, columns are named `_c0`, `_c1`, ...
     pub has_header: Option<bool>,
     /// CSV lines (records) before the header to keep aside, e.g. a report banner.
@@ -82,6 +94,7 @@ impl IngestOptions {
             format: self.format.or(fallback.format),
             delimiter: self.delimiter.or(fallback.delimiter),
             quote: self.quote.or(fallback.quote),
+            escape: self.escape.or(fallback.escape),
             has_header: self.has_header.or(fallback.has_header),
             skip_rows: self.skip_rows.or(fallback.skip_rows),
             null_tokens: self
@@ -99,6 +112,9 @@ impl IngestOptions {
 pub struct CsvDialect {
     pub delimiter: char,
     pub quote: char,
+    /// Escape character inside quoted fields (`\\`), if the user set one.
+    #[serde(default)]
+    pub escape: Option<char>,
     pub has_header: bool,
     /// Records before the header, kept in the batch log as `skipped_lines`.
     pub skip_rows: usize,
@@ -124,6 +140,9 @@ impl CsvDialect {
                 "no header"
             }
         );
+        if let Some(e) = self.escape {
+            s.push_str(&format!(", escape '{e}'"));
+        }
         if self.skip_rows > 0 {
             s.push_str(&format!(", {} line(s) skipped before it", self.skip_rows));
         }
@@ -147,6 +166,68 @@ pub struct RawRecord {
     pub line: i64,
     /// Why silver cannot read this record as it is (`None`: well-formed).
     pub corrupt_reason: Option<String>,
+    /// Something silver reads in a defined way but the user should know
+    /// (a JSON object with a duplicate key: the last value is read). Unlike
+    /// a corrupt reason it does not send the record to the quarantine.
+    pub warning: Option<String>,
+}
+
+/// A CSV header name that a batch reads under another name (see [`map_header_names`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderRename {
+    /// 0-based position of the column in the header.
+    pub position: usize,
+    /// The name exactly as the header has it (possibly padded or empty).
+    pub original: String,
+    /// The name silver, typed bronze and rules read the column by.
+    pub name: String,
+}
+
+/// The names a CSV header's fields are read by, and the ones that differ
+/// from the file's text. Deterministic, so that no column is ever lost:
+/// a name is trimmed; an empty one becomes `_c<position>` (Spark's name for
+/// an unnamed column); a name equal to an earlier one ignoring ASCII case
+/// gets `_<n>`, `n` being its occurrence number of that name (`qty`, `qty`,
+/// `Qty` become `qty`, `qty_2`, `Qty_3`, as pandas' `mangle_dupe_cols` and
+/// Spark's position suffixes keep duplicates apart); if that is taken too,
+/// the next free `_<n>`. The result has no two names equal ignoring case,
+/// so a declared column binds at most one of them.
+pub fn map_header_names(fields: &[String]) -> (Vec<String>, Vec<HeaderRename>) {
+    let mut bases: Vec<String> = Vec::with_capacity(fields.len());
+    let mut names: Vec<String> = Vec::with_capacity(fields.len());
+    let mut renames = Vec::new();
+    for (position, original) in fields.iter().enumerate() {
+        let trimmed = original.trim();
+        let base = if trimmed.is_empty() {
+            format!("_c{position}")
+        } else {
+            trimmed.to_string()
+        };
+        let mut n = bases
+            .iter()
+            .filter(|b| b.eq_ignore_ascii_case(&base))
+            .count()
+            + 1;
+        let mut name = if n > 1 {
+            format!("{base}_{n}")
+        } else {
+            base.clone()
+        };
+        while names.iter().any(|x| x.eq_ignore_ascii_case(&name)) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        if name != *original {
+            renames.push(HeaderRename {
+                position,
+                original: original.clone(),
+                name: name.clone(),
+            });
+        }
+        bases.push(base);
+        names.push(name);
+    }
+    (names, renames)
 }
 
 /// A file split into records, before audit columns are added.
@@ -161,6 +242,8 @@ pub struct SplitFile {
     pub header: Vec<String>,
     /// Exact text of the CSV header record, if any.
     pub header_text: Option<String>,
+    /// CSV header names read under another name (trimmed, empty, duplicate).
+    pub header_renames: Vec<HeaderRename>,
     /// Exact text of CSV records skipped before the header (banners), in order.
     pub skipped: Vec<String>,
     pub records: Vec<RawRecord>,
@@ -221,6 +304,7 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
             encoding,
             header: vec![],
             header_text: None,
+            header_renames: vec![],
             skipped: vec![],
             records: vec![],
             notes,
@@ -371,22 +455,396 @@ fn line_breaks(bytes: &[u8], next: Option<u8>) -> i64 {
 }
 
 /// A reader of every record (the header too), whatever its field count.
-pub(crate) fn csv_reader(bytes: &[u8], delimiter: u8, quote: u8) -> csv::Reader<&[u8]> {
+/// `escape` is the character that makes the next one literal inside a quoted
+/// field (the csv crate's `escape`; doubled quotes keep working as well).
+pub(crate) fn csv_reader(
+    bytes: &[u8],
+    delimiter: u8,
+    quote: u8,
+    escape: Option<u8>,
+) -> csv::Reader<&[u8]> {
     csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .delimiter(delimiter)
         .quote(quote)
+        .escape(escape)
         .from_reader(bytes)
 }
 
-/// Field counts of the first records for one delimiter.
-fn sample_counts(sample: &[u8], delimiter: u8, quote: u8) -> Vec<usize> {
-    let mut reader = csv_reader(sample, delimiter, quote);
+/// The bytes that separate and quote a CSV file's fields.
+#[derive(Debug, Clone, Copy)]
+struct Dialect {
+    delimiter: u8,
+    quote: u8,
+    escape: Option<u8>,
+}
+
+impl Dialect {
+    fn reader<'a>(&self, bytes: &'a [u8]) -> csv::Reader<&'a [u8]> {
+        csv_reader(bytes, self.delimiter, self.quote, self.escape)
+    }
+}
+
+/// Why a CSV record's quoting is not well-formed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum QuoteProblem {
+    /// Text right after the closing quote of field `field` (1-based); the csv
+    /// crate would glue it to the field (`"a"b` → `ab`), garbling the value.
+    /// `backslash`: that quote follows a backslash (`\"`), the usual sign of
+    /// a file that escapes quotes with a backslash.
+    TextAfterQuote { field: usize, backslash: bool },
+    /// A quoted field (1-based) still open where the record ends.
+    Unterminated { field: usize },
+    /// The reader failed (only on I/O, which bytes in memory never do).
+    Unreadable(String),
+}
+
+/// What [`check_quoting`] found in one record's bytes.
+#[derive(Debug, Default)]
+struct Quoting {
+    problem: Option<QuoteProblem>,
+    /// A quote inside an unquoted field (`12" ruler`): read literally, as
+    /// Spark and Python's csv module do, but never inside a record that
+    /// spans lines (there it is the sign of a quote that swallowed lines).
+    stray: bool,
+    /// A quoted field holding a line break closes with a quote (run) that
+    /// directly follows a delimiter or a line break: exactly where a later
+    /// field's opening quote stands when an earlier quote was left open.
+    suspicious: bool,
+}
+
+fn is_break(b: u8) -> bool {
+    b == b'\n' || b == b'\r'
+}
+
+/// Does the quote at `close` (closing the field opened at `open`) start a run
+/// of quotes right after a delimiter or a line break?
+fn closes_after_separator(raw: &[u8], open: usize, close: usize, d: Dialect) -> bool {
+    let mut start = close;
+    while start > open + 1 && raw.get(start - 1) == Some(&d.quote) {
+        start -= 1;
+    }
+    start > open + 1
+        && raw
+            .get(start - 1)
+            .is_some_and(|b| *b == d.delimiter || is_break(*b))
+}
+
+/// Checks one record's quoting with the csv crate's own state machine
+/// (csv-core's NFA: a quote opens a field only at its start, a doubled quote
+/// or the escape character makes a literal quote inside it, and a line break
+/// outside quotes ends the record).
+fn check_quoting(raw: &[u8], d: Dialect) -> Quoting {
+    #[derive(Clone, Copy)]
+    enum S {
+        Start,
+        Plain,
+        Quoted,
+        Escaped,
+        AfterQuote,
+    }
+    let mut q = Quoting::default();
+    let mut s = S::Start;
+    let mut field = 1usize;
+    let mut open = 0usize;
+    let mut spans = false;
+    for (i, &b) in raw.iter().enumerate() {
+        s = match s {
+            S::Start if b == d.quote => {
+                open = i;
+                spans = false;
+                S::Quoted
+            }
+            S::Start | S::Plain if b == d.delimiter => {
+                field += 1;
+                S::Start
+            }
+            S::Start | S::Plain if is_break(b) => return q,
+            S::Start | S::Plain => {
+                q.stray |= b == d.quote;
+                S::Plain
+            }
+            S::Quoted if b == d.quote => S::AfterQuote,
+            S::Quoted if Some(b) == d.escape => S::Escaped,
+            S::Quoted | S::Escaped => {
+                spans |= is_break(b);
+                S::Quoted
+            }
+            S::AfterQuote if b == d.quote => S::Quoted,
+            S::AfterQuote => {
+                q.suspicious |= spans && closes_after_separator(raw, open, i - 1, d);
+                if b == d.delimiter {
+                    field += 1;
+                    S::Start
+                } else if is_break(b) {
+                    return q;
+                } else {
+                    q.problem = Some(QuoteProblem::TextAfterQuote {
+                        field,
+                        backslash: i >= 2 && raw.get(i - 2) == Some(&b'\\'),
+                    });
+                    return q;
+                }
+            }
+        };
+    }
+    match s {
+        S::Quoted | S::Escaped => q.problem = Some(QuoteProblem::Unterminated { field }),
+        S::AfterQuote => {
+            q.suspicious |= spans && closes_after_separator(raw, open, raw.len() - 1, d);
+        }
+        S::Start | S::Plain => {}
+    }
+    q
+}
+
+/// Reads the next record of `reader` (which reads `body[base..]`) into
+/// `rec`: its byte offset in `body` and its bytes without line terminators.
+fn read_raw<'a>(
+    body: &'a [u8],
+    base: usize,
+    reader: &mut csv::Reader<&'a [u8]>,
+    rec: &mut csv::ByteRecord,
+) -> std::result::Result<Option<(usize, &'a [u8])>, csv::Error> {
+    let start = base + reader.position().byte() as usize;
+    if !reader.read_byte_record(rec)? {
+        return Ok(None);
+    }
+    let begin = rec
+        .position()
+        .map(|p| base + p.byte() as usize)
+        .unwrap_or(start);
+    let end = (base + reader.position().byte() as usize).min(body.len());
+    // The reader's range can include the previous record's CR; no record starts with one.
+    let mut raw = body.get(begin..end).unwrap_or_default();
+    let mut offset = begin;
+    while let [b'\r' | b'\n', rest @ ..] = raw {
+        raw = rest;
+        offset += 1;
+    }
+    let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    Ok(Some((offset, raw)))
+}
+
+/// Does `raw` hold a quote that is not one of a doubled pair (`""`)? Only
+/// such a quote tells whether the quotes before it were in step: a doubled
+/// pair reads the same inside a quoted field (one quote) and at a field's
+/// start (an empty field).
+fn has_lone_quote(raw: &[u8], quote: u8) -> bool {
+    raw.split(|b| *b != quote).any(|run| run.len() % 2 == 1)
+}
+
+/// How many records after a suspicious one (see [`Quoting::suspicious`]) are
+/// looked at, at most, before it is believed.
+const LOOKAHEAD: usize = 32;
+
+/// Is a record that spans lines one record, or did a quote left open swallow
+/// the lines after it? It is one record when its quoting has no problem, no
+/// quote stands inside an unquoted field, and it has the `expected` field
+/// count (when known). If moreover a field spanning lines closes right after
+/// a delimiter or a line break (where the opening quote of a later field
+/// would be), the records after it (from `next_at`) must be well-formed up to
+/// and including the first one with a quote that is not a doubled pair: read
+/// with the quotes out of step, that quote would stand inside an unquoted
+/// field or leave text after a closing one.
+fn spanning_ok(
+    body: &[u8],
+    d: Dialect,
+    q: &Quoting,
+    fields: usize,
+    expected: Option<usize>,
+    next_at: usize,
+) -> bool {
+    let well_formed = |q: &Quoting, fields: usize| {
+        q.problem.is_none() && !q.stray && expected.is_none_or(|e| e == fields)
+    };
+    if !well_formed(q, fields) {
+        return false;
+    }
+    if !q.suspicious {
+        return true;
+    }
+    let rest = body.get(next_at..).unwrap_or_default();
+    let mut reader = d.reader(rest);
     let mut rec = csv::ByteRecord::new();
+    for _ in 0..LOOKAHEAD {
+        match read_raw(body, next_at, &mut reader, &mut rec) {
+            Ok(None) => return true,
+            Err(_) => return false,
+            Ok(Some((_, raw))) => {
+                if !well_formed(&check_quoting(raw, d), rec.len()) {
+                    return false;
+                }
+                if has_lone_quote(raw, d.quote) {
+                    return true;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// One CSV record as found in the file.
+struct Found<'a> {
+    /// Byte offset of its first byte in the body.
+    offset: usize,
+    /// Its exact bytes, without the line terminator.
+    raw: &'a [u8],
+    problem: Option<QuoteProblem>,
+    /// The csv reader's record spanned lines but was not one record (see
+    /// [`spanning_ok`]): this record is its first line, and reading went on
+    /// at the next line.
+    recovered: bool,
+}
+
+/// Reads a CSV body record by record as the csv crate does, except that a
+/// record spanning lines is kept only when it is well-formed (see
+/// [`spanning_ok`]); otherwise its first line becomes a record of its own
+/// and reading resumes at the next line, as Spark's line-based CSV reader
+/// (`multiLine` off) does. So an unterminated quote costs one line, never
+/// the records after it, while quoted newlines in well-formed records work.
+struct CsvScanner<'a> {
+    body: &'a [u8],
+    dialect: Dialect,
+    /// Where `reader` started in `body`.
+    base: usize,
+    reader: csv::Reader<&'a [u8]>,
+    /// Fields of the last record returned.
+    record: csv::ByteRecord,
+}
+
+impl<'a> CsvScanner<'a> {
+    fn new(body: &'a [u8], dialect: Dialect) -> Self {
+        CsvScanner {
+            body,
+            dialect,
+            base: 0,
+            reader: dialect.reader(body),
+            record: csv::ByteRecord::new(),
+        }
+    }
+
+    fn restart(&mut self, at: usize) {
+        self.base = at.min(self.body.len());
+        self.reader = self
+            .dialect
+            .reader(self.body.get(self.base..).unwrap_or_default());
+    }
+
+    /// The fields of the record [`CsvScanner::next`] returned last.
+    fn record(&self) -> &csv::ByteRecord {
+        &self.record
+    }
+
+    /// The next record; `expected` is the field count a record spanning
+    /// lines must have to be one record (`None`: not known yet).
+    fn next(&mut self, expected: Option<usize>) -> Option<Found<'a>> {
+        let body = self.body;
+        let start = self.base + self.reader.position().byte() as usize;
+        let (offset, raw) = match read_raw(body, self.base, &mut self.reader, &mut self.record) {
+            Ok(Some(found)) => found,
+            Ok(None) => return None,
+            Err(e) => {
+                // The csv crate only fails on I/O; keep the rest as one record.
+                let mut raw = body.get(start..).unwrap_or_default();
+                while let [rest @ .., b'\r' | b'\n'] = raw {
+                    raw = rest;
+                }
+                self.restart(body.len());
+                self.record.clear();
+                return Some(Found {
+                    offset: start,
+                    raw,
+                    problem: Some(QuoteProblem::Unreadable(e.to_string())),
+                    recovered: false,
+                });
+            }
+        };
+        let quoting = check_quoting(raw, self.dialect);
+        let next_at = self.base + self.reader.position().byte() as usize;
+        if !raw.iter().copied().any(is_break)
+            || spanning_ok(
+                body,
+                self.dialect,
+                &quoting,
+                self.record.len(),
+                expected,
+                next_at,
+            )
+        {
+            return Some(Found {
+                offset,
+                raw,
+                problem: quoting.problem,
+                recovered: false,
+            });
+        }
+        // Line-level recovery: the first line alone, then the next line.
+        let cut = raw.iter().copied().position(is_break).unwrap_or(raw.len());
+        let line = raw.get(..cut).unwrap_or(raw);
+        self.restart(offset + cut + 1);
+        let mut alone = self.dialect.reader(line);
+        if !matches!(alone.read_byte_record(&mut self.record), Ok(true)) {
+            self.record.clear();
+        }
+        let problem =
+            check_quoting(line, self.dialect)
+                .problem
+                .unwrap_or(QuoteProblem::Unterminated {
+                    field: self.record.len().max(1),
+                });
+        Some(Found {
+            offset,
+            raw: line,
+            problem: Some(problem),
+            recovered: true,
+        })
+    }
+}
+
+/// The learner-facing reason for a record's quoting problem; `header` names
+/// the fields when known.
+fn quote_reason(problem: &QuoteProblem, header: &[String], recovered: bool) -> String {
+    let field = |f: usize| match header.get(f.wrapping_sub(1)) {
+        Some(name) => format!("field {f} ({name})"),
+        None => format!("field {f}"),
+    };
+    match problem {
+        QuoteProblem::Unterminated { field: f } if recovered => format!(
+            "unterminated quote in {}: the quote opened on this line is never closed, so the line is kept as it arrived and the next line is read as a new record",
+            field(*f)
+        ),
+        QuoteProblem::Unterminated { field: f } => format!(
+            "unterminated quote in {}: the quote opened on this line is never closed before the file ends; kept as it arrived",
+            field(*f)
+        ),
+        QuoteProblem::TextAfterQuote { field: f, backslash } => {
+            let mut s = format!(
+                "{} has text after its closing quote: a quote inside a quoted field must be doubled (\"\")",
+                field(*f)
+            );
+            if *backslash {
+                s.push_str(
+                    "; this one follows a backslash (\\\"): the file seems to escape quotes with a backslash, read it again with escape '\\'",
+                );
+            }
+            s
+        }
+        QuoteProblem::Unreadable(e) => format!("CSV could not be read from here on: {e}"),
+    }
+}
+
+/// Field counts of the first records for one dialect.
+fn sample_counts(sample: &[u8], d: Dialect) -> Vec<usize> {
+    let mut scanner = CsvScanner::new(sample, d);
     let mut counts = Vec::new();
-    while counts.len() < 50 && matches!(reader.read_byte_record(&mut rec), Ok(true)) {
-        counts.push(rec.len());
+    while counts.len() < 50 {
+        if scanner.next(None).is_none() {
+            break;
+        }
+        counts.push(scanner.record().len());
     }
     counts
 }
@@ -412,6 +870,7 @@ fn looks_numeric(field: &[u8]) -> bool {
 
 fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Result<SplitFile> {
     let quote = ascii_option("quote", opts.quote)?.unwrap_or(b'"');
+    let escape = ascii_option("escape", opts.escape)?;
     let mut detected = Vec::new();
     // A sample of whole lines for detection.
     let mut cut = body.len().min(64 * 1024);
@@ -419,6 +878,11 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
         cut = body[..cut].iter().rposition(|b| *b == b'\n').unwrap_or(cut);
     }
     let sample = &body[..cut];
+    let dialect_for = |delimiter| Dialect {
+        delimiter,
+        quote,
+        escape,
+    };
     let delimiter = match ascii_option("delimiter", opts.delimiter)? {
         Some(d) => d,
         None => {
@@ -426,7 +890,10 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
             // The candidate whose modal field count (> 1) covers most records wins.
             let mut best = (b',', (1, 0));
             for d in [b',', b';', b'\t', b'|'] {
-                let m = modal(&sample_counts(sample, d, quote));
+                if d == quote || Some(d) == escape {
+                    continue;
+                }
+                let m = modal(&sample_counts(sample, dialect_for(d)));
                 if m.0 > 1 && (m.1 > best.1 .1 || (m.1 == best.1 .1 && m.0 > best.1 .0)) {
                     best = (d, m);
                 }
@@ -434,17 +901,26 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
             best.0
         }
     };
-    let counts = sample_counts(sample, delimiter, quote);
+    if delimiter == quote || escape.is_some_and(|e| e == quote || e == delimiter) {
+        return Err(EngineError::Ingest(format!(
+            "the delimiter ({:?}), the quote ({:?}) and the escape ({}) must be three different characters; nothing was written",
+            delimiter as char,
+            quote as char,
+            escape.map(|e| format!("{:?}", e as char)).unwrap_or_else(|| "none".into())
+        )));
+    }
+    let dialect = dialect_for(delimiter);
+    let counts = sample_counts(sample, dialect);
+    let (usual, _) = modal(&counts);
     let skip_rows = match opts.skip_rows {
         Some(n) => n,
         None => {
             detected.push("skip_rows".to_string());
             // Lines before the first record with the usual field count (banners).
-            let (m, _) = modal(&counts);
-            if m > 1 {
+            if usual > 1 {
                 counts
                     .iter()
-                    .position(|c| *c == m)
+                    .position(|c| *c == usual)
                     .filter(|p| *p <= 10)
                     .unwrap_or(0)
             } else {
@@ -453,48 +929,31 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
         }
     };
 
-    let mut reader = csv_reader(body, delimiter, quote);
-    let mut rec = csv::ByteRecord::new();
+    let mut scanner = CsvScanner::new(body, dialect);
     let mut skipped = Vec::new();
     let mut header: Option<(Vec<String>, String)> = None;
+    let mut header_renames = Vec::new();
     let mut has_header = opts.has_header;
     let mut records = Vec::new();
     let mut index = 0usize;
+    let mut backslash_quotes = 0usize;
     // Lines are counted here: the reader's own line numbers lag behind a CRLF.
     let (mut counted_to, mut line_no) = (0usize, 1i64);
     loop {
-        let start = reader.position().byte() as usize;
-        let more = match reader.read_byte_record(&mut rec) {
-            Ok(more) => more,
-            Err(e) => {
-                // The csv crate only fails on I/O (never for bytes in memory); keep the rest as one record.
-                let rest = &body[start.min(body.len())..];
-                let line = reader.position().line() as i64;
-                let (text, bytes, _) = text_of(rest, start, line);
-                records.push(RawRecord {
-                    text,
-                    bytes,
-                    line,
-                    corrupt_reason: Some(format!("CSV could not be read from here on: {e}")),
-                });
-                break;
+        // A record spanning lines must have the header's field count (before
+        // the header is read: the usual count of the sample).
+        let expected = if index < skip_rows {
+            None
+        } else {
+            match &header {
+                Some((names, _)) => Some(names.len()),
+                None => (usual > 1).then_some(usual),
             }
         };
-        if !more {
+        let Some(found) = scanner.next(expected) else {
             break;
-        }
-        let pos = rec.position().cloned();
-        let begin = pos.as_ref().map(|p| p.byte() as usize).unwrap_or(start);
-        let end = (reader.position().byte() as usize).min(body.len());
-        // The reader's range can include the previous record's CR; no record starts with one.
-        let mut raw = body.get(begin..end).unwrap_or_default();
-        let mut offset = begin;
-        while let [b'\r' | b'\n', rest @ ..] = raw {
-            raw = rest;
-            offset += 1;
-        }
-        let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        };
+        let (offset, raw) = (found.offset, found.raw);
         line_no += line_breaks(
             &body[counted_to.min(offset)..offset],
             body.get(offset).copied(),
@@ -503,6 +962,7 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
         let line = line_no;
         let this = index;
         index += 1;
+        let rec = scanner.record();
         if this < skip_rows {
             skipped.push(String::from_utf8_lossy(raw).into_owned());
             continue;
@@ -514,18 +974,18 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
                 rec.iter().filter(|f| looks_numeric(f)).count() * 2 < rec.len().max(1)
             });
             if header_present {
-                let names = rec
+                let fields: Vec<String> = rec
                     .iter()
-                    .enumerate()
-                    .map(|(i, f)| {
-                        let name = String::from_utf8_lossy(f).trim().to_string();
-                        if name.is_empty() {
-                            format!("_c{i}")
-                        } else {
-                            name
-                        }
-                    })
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
                     .collect();
+                let (names, renames) = map_header_names(&fields);
+                if let Some(p) = &found.problem {
+                    notes.push(format!(
+                        "the header line: {}",
+                        quote_reason(p, &names, found.recovered)
+                    ));
+                }
+                header_renames = renames;
                 header = Some((names, String::from_utf8_lossy(raw).into_owned()));
                 continue;
             }
@@ -542,8 +1002,21 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
                 )
             });
         }
-        let expected = header.as_ref().map(|h| h.0.len()).unwrap_or(0);
+        let names = header.as_ref().map(|h| h.0.as_slice()).unwrap_or_default();
+        let expected = names.len();
         let (text, bytes, mut reason) = text_of(raw, offset, line);
+        if let Some(p) = &found.problem {
+            if matches!(
+                p,
+                QuoteProblem::TextAfterQuote {
+                    backslash: true,
+                    ..
+                }
+            ) {
+                backslash_quotes += 1;
+            }
+            reason = reason.or_else(|| Some(quote_reason(p, names, found.recovered)));
+        }
         if reason.is_none() && rec.len() != expected {
             reason = Some(format!(
                 "{} {}, the header has {expected}",
@@ -556,7 +1029,24 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
             bytes,
             line,
             corrupt_reason: reason,
+            warning: None,
         });
+    }
+    if backslash_quotes > 0 {
+        notes.push(format!(
+            "{backslash_quotes} {} a backslash before a quote inside a quoted field (\\\"): the file seems to escape quotes with a backslash; read it again with escape '\\' (those records are flagged, never read garbled)",
+            if backslash_quotes == 1 { "record has" } else { "records have" }
+        ));
+    }
+    if !header_renames.is_empty() {
+        notes.push(format!(
+            "header names read as: {}",
+            header_renames
+                .iter()
+                .map(|r| format!("{:?} → {}", r.original, r.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     let (header, header_text) = header.unwrap_or_default();
     let null_tokens = opts
@@ -597,6 +1087,7 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
         dialect: Some(CsvDialect {
             delimiter: delimiter as char,
             quote: quote as char,
+            escape: escape.map(char::from),
             has_header: has_header.unwrap_or(true),
             skip_rows,
             null_tokens,
@@ -606,6 +1097,7 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
         encoding: UTF8.to_string(),
         header,
         header_text: (!header_text.is_empty()).then_some(header_text),
+        header_renames,
         skipped,
         records,
         notes: vec![],
@@ -626,9 +1118,126 @@ fn has_decimal_comma(record: &str, delimiter: char) -> bool {
     })
 }
 
-/// Why a JSON record is not a readable object, if it is not.
-fn json_reason(raw: &[u8], offset: usize, line: i64) -> Option<String> {
-    match serde_json::from_slice::<serde_json::Value>(raw) {
+/// The shape of a JSON value, as far as bronze cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonShape {
+    Object,
+    Null,
+    Other,
+}
+
+/// Walks a JSON value without building it, collecting the keys an object
+/// holds twice as dotted paths (`status`, `customer.name`, `items[0].sku`).
+struct DuplicateKeys<'p> {
+    path: Option<String>,
+    found: &'p mut Vec<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for DuplicateKeys<'_> {
+    type Value = JsonShape;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<JsonShape, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for DuplicateKeys<'_> {
+    type Value = JsonShape;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<JsonShape, E> {
+        Ok(JsonShape::Other)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<JsonShape, E> {
+        Ok(JsonShape::Other)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<JsonShape, E> {
+        Ok(JsonShape::Other)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<JsonShape, E> {
+        Ok(JsonShape::Other)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<JsonShape, E> {
+        Ok(JsonShape::Other)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<JsonShape, E> {
+        Ok(JsonShape::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<JsonShape, A::Error> {
+        let mut i = 0usize;
+        let base = self.path.unwrap_or_default();
+        while seq
+            .next_element_seed(DuplicateKeys {
+                path: Some(format!("{base}[{i}]")),
+                found: &mut *self.found,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(JsonShape::Other)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<JsonShape, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = match &self.path {
+                Some(p) => format!("{p}.{key}"),
+                None => key.clone(),
+            };
+            if !seen.insert(key) && !self.found.contains(&path) {
+                self.found.push(path.clone());
+            }
+            map.next_value_seed(DuplicateKeys {
+                path: Some(path),
+                found: &mut *self.found,
+            })?;
+        }
+        Ok(JsonShape::Object)
+    }
+}
+
+/// Why a JSON record is not a readable object (if it is not), and a warning
+/// when an object holds a key twice (silver reads the last value, as
+/// serde_json, Spark and most JSON readers do; RFC 8259 §4 leaves it open).
+fn json_check(raw: &[u8], offset: usize, line: i64) -> (Option<String>, Option<String>) {
+    let mut duplicates = Vec::new();
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let shape = serde::de::DeserializeSeed::deserialize(
+        DuplicateKeys {
+            path: None,
+            found: &mut duplicates,
+        },
+        &mut de,
+    )
+    .and_then(|shape| de.end().map(|()| shape));
+    let warning = match duplicates.as_slice() {
+        [] => None,
+        [one] => Some(format!(
+            "duplicate key \"{one}\": the last value is read, as most JSON readers do"
+        )),
+        many => Some(format!(
+            "duplicate keys {}: the last value of each is read, as most JSON readers do",
+            many.iter()
+                .map(|k| format!("\"{k}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
+    let reason = match shape {
         Err(e) => {
             // serde_json counts lines and columns (1-based) within the record.
             let col = e.column();
@@ -652,22 +1261,26 @@ fn json_reason(raw: &[u8], offset: usize, line: i64) -> Option<String> {
                 line + in_line as i64 - 1
             ))
         }
-        Ok(serde_json::Value::Object(_)) => None,
-        Ok(serde_json::Value::Null) => Some(
+        Ok(JsonShape::Object) => None,
+        Ok(JsonShape::Null) => Some(
             "tombstone: the record is JSON null (a Kafka/CDC delete marker), not an object"
                 .to_string(),
         ),
-        Ok(v) => Some(format!(
-            "not a JSON object: {} {}",
-            match v {
-                serde_json::Value::Bool(_) => "a boolean",
-                serde_json::Value::Number(_) => "a number",
-                serde_json::Value::String(_) => "a string",
-                _ => "an array",
-            },
-            short(&v.to_string())
-        )),
-    }
+        Ok(JsonShape::Other) => match serde_json::from_slice::<serde_json::Value>(raw) {
+            Ok(v) => Some(format!(
+                "not a JSON object: {} {}",
+                match v {
+                    serde_json::Value::Bool(_) => "a boolean",
+                    serde_json::Value::Number(_) => "a number",
+                    serde_json::Value::String(_) => "a string",
+                    _ => "an array",
+                },
+                short(&v.to_string())
+            )),
+            Err(e) => Some(format!("invalid JSON: {e}")),
+        },
+    };
+    (reason, warning)
 }
 
 fn short(s: &str) -> String {
@@ -681,12 +1294,13 @@ fn short(s: &str) -> String {
 /// A JSON record with its reason, if it is not a readable object.
 pub(crate) fn json_record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
     let (text, bytes, reason) = text_of(raw, offset, line);
-    let reason = reason.or_else(|| json_reason(raw, offset, line));
+    let (json_reason, warning) = json_check(raw, offset, line);
     RawRecord {
         text,
         bytes,
         line,
-        corrupt_reason: reason,
+        corrupt_reason: reason.or(json_reason),
+        warning,
     }
 }
 
@@ -697,6 +1311,7 @@ fn empty_json(format: SourceFormat, records: Vec<RawRecord>) -> SplitFile {
         encoding: UTF8.to_string(),
         header: vec![],
         header_text: None,
+        header_renames: vec![],
         skipped: vec![],
         records,
         notes: vec![],
@@ -739,11 +1354,13 @@ fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
                 .min(body.len());
             line += body[last..offset].iter().filter(|b| **b == b'\n').count() as i64;
             last = offset;
+            let (corrupt_reason, warning) = json_check(text.as_bytes(), offset, line);
             records.push(RawRecord {
                 text: text.to_string(),
                 bytes: None,
                 line,
-                corrupt_reason: json_reason(text.as_bytes(), offset, line),
+                corrupt_reason,
+                warning,
             });
         }
         return empty_json(SourceFormat::JsonArray, records);
@@ -840,6 +1457,7 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
                 bytes: None,
                 line: n,
                 corrupt_reason: None,
+                warning: None,
             });
         }
     }
@@ -863,6 +1481,7 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
         encoding: "binary".to_string(),
         header,
         header_text: None,
+        header_renames: vec![],
         skipped: vec![],
         records,
         notes,
