@@ -699,6 +699,28 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     })
 }
 
+/// The first key of `batch` (on `keys`, NULL equal to NULL) that has two
+/// rows with different values, as `report_date=2024-01-15, country=DE`: a
+/// MERGE source must have one row per key (Delta refuses a MERGE whose
+/// source rows match one target row twice), or the row order would decide.
+/// Rows equal in every column are one row. None when every key is unique.
+pub fn conflicting_key(batch: &RecordBatch, keys: &[String]) -> Result<Option<String>, String> {
+    let key_cols = keys
+        .iter()
+        .map(|k| column(batch, k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let key_rows = rows_of(&key_cols)?;
+    let value_rows = rows_of(batch.columns())?;
+    let mut first: HashMap<&[u8], usize> = HashMap::new();
+    for i in 0..batch.num_rows() {
+        let f = *first.entry(key_rows.row(i).data()).or_insert(i);
+        if value_rows.row(f) != value_rows.row(i) {
+            return Ok(Some(describe_key(keys, &key_cols, i)));
+        }
+    }
+    Ok(None)
+}
+
 /// Keys held back from snapshot deletes: (key, snapshot position) pairs, and
 /// snapshot positions that delete nothing.
 type Held = (HashSet<(Vec<u8>, Vec<u8>)>, HashSet<Vec<u8>>);

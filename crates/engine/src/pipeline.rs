@@ -461,6 +461,25 @@ pub(crate) async fn build_gold(
                     let previous = previous
                         .and_then(|p| p.table(&format!("gold.{}", g.name)))
                         .filter(|p| p.schema().fields() == batch.schema().fields());
+                    // Two different rows for one key: which one is written
+                    // would depend on the query's row order.
+                    let on = g.merge_on.join(", ");
+                    let conflict = match crate::merge::conflicting_key(&batch, &g.merge_on) {
+                        Ok(None) => None,
+                        Ok(Some(key)) => Some(format!(
+                            "MERGE ON {on}: the query returns different rows for {key}; a MERGE needs one row per key (group by {on}, or filter), or the row order would decide which one is written"
+                        )),
+                        Err(m) => Some(format!("MERGE ON {on}: {m}")),
+                    };
+                    if let Some(message) = conflict {
+                        diagnostics.push(Diagnostic {
+                            scope: "gold".into(),
+                            id: g.name.clone(),
+                            message,
+                            table: String::new(),
+                        });
+                        continue;
+                    }
                     // A query's NULL group is one group: NULL keys match NULL.
                     let spec = crate::merge::MergeSpec {
                         keys: g.merge_on.clone(),

@@ -543,6 +543,48 @@ async fn rw51_composite_unique_groups_nulls_and_checks_count_nulls() {
     assert_eq!(r("C1"), ("Pass".into(), "3 columns as declared; 2 NULLs seen".into(), Some(2)));
 }
 
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn rw33_the_row_trail_of_a_tied_row_says_the_merge_quarantined_it() {
+    let mut p = playground(rw33("scd1")).await;
+    ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    let trail = match p
+        .handle(Request::Trail {
+            table: "silver.quarantine".into(),
+            row: 1,
+        })
+        .await
+    {
+        Response::Trail(t) => t,
+        other => panic!("unexpected {other:?}"),
+    };
+    assert_eq!(trail.records.len(), 1);
+    let r = &trail.records[0];
+    assert_eq!(
+        (r.raw_payload.as_str(), r.role.as_str()),
+        ("C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z", "quarantined")
+    );
+    assert_eq!(
+        r.steps.last().map(|s| (s.rule_id.as_str(), s.text.clone())),
+        Some(("merge", format!("failed (drop): {RW33_TIE}")))
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_gold_merge_on_key_with_two_different_rows_is_an_error_not_a_row_order_pick() {
+    let mut def = rw33("scd1");
+    def.gold = serde_json::from_value(json!([{"name": "tiers", "description": "",
+        "sql": "SELECT tier, customer_id FROM silver.t", "merge_on": ["tier"]}]))
+    .unwrap();
+    let mut p = playground(def).await;
+    let v = ingest(&mut p, "rw-33-merge-ties-batch-1.csv", case!("rw-33-merge-ties-batch-1.csv")).await;
+    assert_eq!(v.gold[0].error, None);
+    let v = ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    assert_eq!(
+        v.gold[0].error.as_deref(),
+        Some("MERGE ON tier: the query returns different rows for tier=bronze; a MERGE needs one row per key (group by tier, or filter), or the row order would decide which one is written")
+    );
+}
+
 // ---- end of MERGE, snapshots and checks ----
 
 // ---- JSON arrays: rw-49 ----
