@@ -70,37 +70,36 @@ pub async fn evaluate(
 ) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(def.checks.len());
     for c in &def.checks {
-        let (status, observed, sample, nulls) = match evaluate_sql_check(ctx, def, &c.kind, lang)
-            .await
-        {
-            Some(Ok(o)) => {
-                let observed = match o.nulls {
-                    Some(n) => format!("{}; {}", o.observed, nulls_seen(lang, n)),
-                    None => o.observed,
-                };
-                (o.status, observed, o.sample, o.nulls)
-            }
-            Some(Err(m)) => (CheckStatus::Error, m, vec![], None),
-            None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
-                Ok((status, observed)) => {
-                    let sample = match (&c.kind, status) {
-                        (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
-                            let sql = format!(
-                                "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
-                                table_sql(table)
-                            );
-                            match violations(ctx, &sql).await {
-                                Ok((_, bad)) => sample_rows(&bad, &keys_of(def, table)),
-                                Err(_) => vec![],
-                            }
-                        }
-                        _ => vec![],
+        let (status, observed, sample, nulls) =
+            match evaluate_sql_check(ctx, def, &c.kind, lang).await {
+                Some(Ok(o)) => {
+                    let observed = match o.nulls {
+                        Some(n) => format!("{}; {}", o.observed, nulls_seen(lang, n)),
+                        None => o.observed,
                     };
-                    (status, observed, sample, None)
+                    (o.status, observed, o.sample, o.nulls)
                 }
-                Err(m) => (CheckStatus::Error, m, vec![], None),
-            },
-        };
+                Some(Err(m)) => (CheckStatus::Error, m, vec![], None),
+                None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
+                    Ok((status, observed)) => {
+                        let sample = match (&c.kind, status) {
+                            (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
+                                let sql = format!(
+                                    "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
+                                    table_sql(table)
+                                );
+                                match violations(ctx, &sql).await {
+                                    Ok((_, bad)) => sample_rows(&bad, &keys_of(def, table)),
+                                    Err(_) => vec![],
+                                }
+                            }
+                            _ => vec![],
+                        };
+                        (status, observed, sample, None)
+                    }
+                    Err(m) => (CheckStatus::Error, m, vec![], None),
+                },
+            };
         let status = match (status, c.severity) {
             (CheckStatus::Fail, Severity::Warn) => CheckStatus::Warn,
             (s, _) => s,
@@ -421,7 +420,11 @@ fn nulls_seen(lang: Lang, n: usize) -> String {
 }
 
 /// Rows of `table` with a NULL in one of `columns`.
-async fn count_nulls(ctx: &SessionContext, table: &str, columns: &[String]) -> Result<usize, String> {
+async fn count_nulls(
+    ctx: &SessionContext,
+    table: &str,
+    columns: &[String],
+) -> Result<usize, String> {
     let any_null = columns
         .iter()
         .map(|c| format!("{} IS NULL", q(c)))

@@ -211,7 +211,11 @@ impl MergeState {
             .iter()
             .map(|k| column(rows, k))
             .collect::<Result<Vec<_>, _>>()?;
-        if next.sequence_type.as_ref().is_some_and(|t| t != s.data_type()) {
+        if next
+            .sequence_type
+            .as_ref()
+            .is_some_and(|t| t != s.data_type())
+        {
             next.last.clear();
             next.max = None;
         }
@@ -241,7 +245,11 @@ impl MergeState {
             return Ok(None); // arrival order: new rows come last
         };
         let s = column(rows, seq)?;
-        if self.sequence_type.as_ref().is_some_and(|t| t != s.data_type()) {
+        if self
+            .sequence_type
+            .as_ref()
+            .is_some_and(|t| t != s.data_type())
+        {
             return Ok(Some(format!("{seq} changed its type")));
         }
         let keys = spec
@@ -359,7 +367,11 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     }
     let key_rows = rows_of(&keys)?;
     // Sequence values: the column for every row, then (SCD2) the base's valid_to values.
-    let seq_col = spec.sequence_by.as_deref().map(|s| column(&all, s)).transpose()?;
+    let seq_col = spec
+        .sequence_by
+        .as_deref()
+        .map(|s| column(&all, s))
+        .transpose()?;
     if let (Some(name), Some(c)) = (&spec.sequence_by, &seq_col) {
         if let Some(i) = (0..n_all).find(|&i| c.is_null(i)) {
             return Err(format!(
@@ -400,7 +412,11 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     let batches = all
         .column_by_name("_batch_id")
         .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
-    let event = |i: usize| ids.as_ref().map(|a| a.value(i).to_string()).unwrap_or_default();
+    let event = |i: usize| {
+        ids.as_ref()
+            .map(|a| a.value(i).to_string())
+            .unwrap_or_default()
+    };
     let batch_of = |i: usize| {
         batches
             .as_ref()
@@ -424,9 +440,11 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     let position = |i: usize| -> Vec<u8> {
         match &seq_rows {
             Some(s) => s.row(i).data().to_vec(),
-            None if spec.from_snapshots => (batch_rank.get(i.wrapping_sub(n_base)).copied().unwrap_or(0) as u64)
-                .to_be_bytes()
-                .to_vec(),
+            None if spec.from_snapshots => {
+                (batch_rank.get(i.wrapping_sub(n_base)).copied().unwrap_or(0) as u64)
+                    .to_be_bytes()
+                    .to_vec()
+            }
             None => (i as u64).to_be_bytes().to_vec(),
         }
     };
@@ -434,12 +452,18 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     // Base rows, per key (the state new rows are merged into).
     let mut base_of: BTreeMap<Vec<u8>, Vec<usize>> = BTreeMap::new();
     for i in 0..n_base {
-        base_of.entry(key_rows.row(i).data().to_vec()).or_default().push(i);
+        base_of
+            .entry(key_rows.row(i).data().to_vec())
+            .or_default()
+            .push(i);
     }
     // New rows, per key, sorted by position then arrival.
     let mut new_of: BTreeMap<Vec<u8>, Vec<usize>> = BTreeMap::new();
     for i in n_base..n_all {
-        new_of.entry(key_rows.row(i).data().to_vec()).or_default().push(i);
+        new_of
+            .entry(key_rows.row(i).data().to_vec())
+            .or_default()
+            .push(i);
     }
     // The base's last sequence value (per key, and over all keys).
     // (bytes, index into the sequence values) of base row i's last value.
@@ -499,7 +523,15 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     }
     // Held snapshot keys: (key bytes, position) pairs, and fully held positions.
     let (held_keys, held_positions) = match input.holds {
-        Some(h) if spec.from_snapshots => held(spec, h, &keys, &seq_col, n_base..n_all, &batch_of, &position)?,
+        Some(h) if spec.from_snapshots => held(
+            spec,
+            h,
+            &keys,
+            &seq_col,
+            n_base..n_all,
+            &batch_of,
+            &position,
+        )?,
         _ => Default::default(),
     };
     let mut removed = Vec::new();
@@ -510,7 +542,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
         base_of.keys().chain(new_of.keys()).cloned().collect();
     for k in all_keys {
         let mut current: Option<usize> = None; // index into `out`
-        // The base: the table's rows for this key, in sequence order.
+                                               // The base: the table's rows for this key, in sequence order.
         let mut base = base_of.remove(&k).unwrap_or_default();
         if let Some(s) = &seq_rows {
             base.sort_by(|a, b| s.row(*a).cmp(&s.row(*b)).then(a.cmp(b)));
@@ -533,7 +565,11 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 }
             }
             out.push((b, to));
-            current = if to.is_none() { Some(out.len() - 1) } else { None };
+            current = if to.is_none() {
+                Some(out.len() - 1)
+            } else {
+                None
+            };
         }
         let mut members = new_of.remove(&k).unwrap_or_default();
         members.sort_by(|a, b| position(*a).cmp(&position(*b)).then(a.cmp(b)));
@@ -552,7 +588,8 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
         if spec.from_snapshots {
             for (v, &i) in &snapshots {
                 if !steps.iter().any(|(p, _)| p == v) {
-                    let held = held_positions.contains(v) || held_keys.contains(&(k.clone(), v.clone()));
+                    let held =
+                        held_positions.contains(v) || held_keys.contains(&(k.clone(), v.clone()));
                     if !held {
                         steps.push((v.clone(), Step::Missing(seq_rows.as_ref().map(|_| i))));
                     }
@@ -581,13 +618,21 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 Step::Group(a, b) => &members[a..b],
             };
             // Contents of the group: a delete, or the tracked values.
-            let content = |i: usize| -> Option<&[u8]> {
-                (!is_delete(i)).then(|| value_rows.row(i).data())
-            };
+            let content =
+                |i: usize| -> Option<&[u8]> { (!is_delete(i)).then(|| value_rows.row(i).data()) };
             let first = content(group[0]);
             if group.iter().any(|&i| content(i) != first) {
                 let deleting: Vec<bool> = group.iter().map(|&i| is_delete(i)).collect();
-                let reason = tie_reason(spec, &keys, &seq_col, &tracked_names, &tracked, group, &deleting, &batch_of(group[0]));
+                let reason = tie_reason(
+                    spec,
+                    &keys,
+                    &seq_col,
+                    &tracked_names,
+                    &tracked,
+                    group,
+                    &deleting,
+                    &batch_of(group[0]),
+                );
                 for &i in group {
                     ambiguous.push(AmbiguousRow {
                         event_id: event(i),
@@ -890,4 +935,200 @@ fn describe(schema: &Schema) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Int64Array;
+
+    /// Rows (key, seq, value, batch) with ids `e0`, `e1`, ...
+    fn rows(data: &[(Option<&str>, i64, i64, &str)]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, true),
+            Field::new("seq", DataType::Int64, false),
+            Field::new("v", DataType::Int64, false),
+            Field::new("_event_id", DataType::Utf8, false),
+            Field::new("_batch_id", DataType::Utf8, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(StringArray::from_iter(data.iter().map(|d| d.0))),
+                Arc::new(Int64Array::from_iter_values(data.iter().map(|d| d.1))),
+                Arc::new(Int64Array::from_iter_values(data.iter().map(|d| d.2))),
+                Arc::new(StringArray::from_iter_values(
+                    (0..data.len()).map(|i| format!("e{i}")),
+                )),
+                Arc::new(StringArray::from_iter_values(data.iter().map(|d| d.3))),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn spec(seq: bool, snapshots: bool) -> MergeSpec {
+        MergeSpec {
+            keys: vec!["k".into()],
+            sequence_by: seq.then(|| "seq".into()),
+            from_snapshots: snapshots,
+            null_safe_keys: true,
+            ..Default::default()
+        }
+    }
+
+    fn run(
+        spec: &MergeSpec,
+        new: &RecordBatch,
+        deletes: &[bool],
+        base: Option<&RecordBatch>,
+        holds: Option<&SnapshotHolds>,
+    ) -> Result<Merged, String> {
+        merge(MergeInput {
+            spec,
+            base,
+            new,
+            deletes: &BooleanArray::from(deletes.to_vec()),
+            holds,
+        })
+    }
+
+    fn values(m: &Merged) -> Vec<(Option<String>, i64)> {
+        let k = m
+            .batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        let v = m
+            .batch
+            .column(2)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        (0..m.batch.num_rows())
+            .map(|i| (k.is_valid(i).then(|| k.value(i).to_string()), v.value(i)))
+            .collect()
+    }
+
+    #[test]
+    fn an_upsert_and_a_delete_at_one_sequence_value_are_a_tie() {
+        let new = rows(&[
+            (Some("a"), 1, 10, "b1"),
+            (Some("a"), 2, 20, "b1"),
+            (Some("a"), 2, 20, "b1"),
+        ]);
+        let m = run(&spec(true, false), &new, &[false, false, true], None, None).unwrap();
+        assert_eq!(values(&m), [(Some("a".into()), 10)]);
+        assert_eq!(m.ambiguous.len(), 2);
+        assert_eq!(
+            m.ambiguous[0].reason,
+            "merge: ambiguous tie: 2 rows have k=a and seq=2, and one is a delete; none of them is applied (nothing says which came last) and the key keeps its earlier state"
+        );
+    }
+
+    #[test]
+    fn null_key_parts_are_one_key_when_null_safe() {
+        let new = rows(&[
+            (None, 1, 10, "b1"),
+            (None, 2, 20, "b1"),
+            (Some("a"), 1, 5, "b1"),
+        ]);
+        let m = run(&spec(true, false), &new, &[false; 3], None, None).unwrap();
+        assert_eq!(values(&m), [(None, 20), (Some("a".into()), 5)]);
+        assert_eq!(m.removed.len(), 1);
+        assert_eq!(m.removed[0].why, Removed::Superseded);
+    }
+
+    #[test]
+    fn a_row_not_newer_than_the_table_is_refused() {
+        let s = spec(true, false);
+        let first = run(&s, &rows(&[(Some("a"), 5, 10, "b1")]), &[false], None, None).unwrap();
+        let late = rows(&[(Some("a"), 5, 11, "b2")]);
+        assert_eq!(
+            run(&s, &late, &[false], Some(&first.batch), None).unwrap_err(),
+            "k=a at seq=5 is not after the rows already merged into the table (up to seq=5): merge all rows from scratch (a full refresh)"
+        );
+        let state = MergeState::default()
+            .observe(&s, &rows(&[(Some("a"), 5, 10, "b1")]))
+            .unwrap();
+        assert_eq!(
+            state.late_row(&s, &late).unwrap().as_deref(),
+            Some("k=a at seq=5")
+        );
+        assert_eq!(
+            state
+                .late_row(&s, &rows(&[(Some("a"), 6, 1, "b2")]))
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            state
+                .late_row(&s, &rows(&[(Some("b"), 1, 1, "b2")]))
+                .unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn without_a_sequence_each_batch_is_a_snapshot_in_arrival_order() {
+        let s = spec(false, true);
+        let new = rows(&[
+            (Some("a"), 0, 1, "b1"),
+            (Some("b"), 0, 1, "b1"),
+            (Some("a"), 0, 2, "b2"),
+        ]);
+        let m = run(&s, &new, &[false; 3], None, None).unwrap();
+        assert_eq!(values(&m), [(Some("a".into()), 2)]);
+        let why: Vec<Removed> = m.removed.iter().map(|r| r.why).collect();
+        assert_eq!(why, [Removed::Superseded, Removed::Deleted]);
+        // b2's snapshot lost a row whose key is unknown: it deletes nothing.
+        let holds = SnapshotHolds {
+            rows: None,
+            batches: HashSet::from(["b2".to_string()]),
+        };
+        let m = run(&s, &new, &[false; 3], None, Some(&holds)).unwrap();
+        assert_eq!(values(&m), [(Some("a".into()), 2), (Some("b".into()), 1)]);
+        // Two different rows of one key in one snapshot are a tie.
+        let tie = rows(&[(Some("a"), 0, 1, "b1"), (Some("a"), 0, 2, "b1")]);
+        let m = run(&s, &tie, &[false; 2], None, None).unwrap();
+        assert_eq!(m.batch.num_rows(), 0);
+        assert!(m.ambiguous[0]
+            .reason
+            .contains("k=a and the same snapshot (batch b1)"));
+    }
+
+    #[test]
+    fn a_held_key_keeps_its_current_version_in_that_snapshot() {
+        let s = MergeSpec {
+            stored_as: Scd::Scd2,
+            ..spec(true, true)
+        };
+        let new = rows(&[
+            (Some("a"), 1, 1, "b1"),
+            (Some("b"), 1, 1, "b1"),
+            (Some("a"), 2, 1, "b2"),
+        ]);
+        let m = run(&s, &new, &[false; 3], None, None).unwrap();
+        let to = m.batch.column_by_name("valid_to").unwrap().clone();
+        assert_eq!(show(&to, 1), "2"); // b closed by snapshot 2
+        let holds = SnapshotHolds {
+            rows: Some(rows(&[(Some("b"), 2, 99, "b2")])),
+            batches: HashSet::new(),
+        };
+        let m = run(&s, &new, &[false; 3], None, Some(&holds)).unwrap();
+        let to = m.batch.column_by_name("valid_to").unwrap().clone();
+        assert_eq!((show(&to, 0), show(&to, 1)), ("NULL".into(), "NULL".into()));
+    }
+
+    #[test]
+    fn conflicting_keys_of_a_merge_source() {
+        let b = rows(&[(Some("a"), 1, 1, "x"), (Some("a"), 1, 1, "x")]);
+        let same = b.project(&[0, 1, 2]).unwrap();
+        assert_eq!(conflicting_key(&same, &["k".into()]).unwrap(), None);
+        let b = rows(&[(None, 1, 1, "x"), (None, 1, 2, "x")]);
+        assert_eq!(
+            conflicting_key(&b, &["k".into()]).unwrap().as_deref(),
+            Some("k=NULL")
+        );
+    }
 }

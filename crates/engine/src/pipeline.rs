@@ -352,8 +352,10 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             // Ambiguous ties go to the quarantine with their bronze lineage.
             let lineage = lineage_of(parsed);
             for a in &m.ambiguous {
-                let (raw_payload, source_file) =
-                    lineage.get(a.event_id.as_str()).cloned().unwrap_or_default();
+                let (raw_payload, source_file) = lineage
+                    .get(a.event_id.as_str())
+                    .cloned()
+                    .unwrap_or_default();
                 rejected.push(Rejected {
                     event_id: a.event_id.clone(),
                     batch_id: a.batch_id.clone(),
@@ -714,7 +716,9 @@ fn snapshot_holds(
     });
     let readable = s.select.is_empty()
         && !changed_by_rules
-        && needed.iter().all(|c| parsed.rows.column_by_name(c).is_some());
+        && needed
+            .iter()
+            .all(|c| parsed.rows.column_by_name(c).is_some());
     let events: std::collections::HashMap<&str, u32> = parsed
         .rows
         .column_by_name("_event_id")
@@ -746,7 +750,9 @@ fn snapshot_holds(
         .and_then(|b| datafusion::arrow::compute::take_record_batch(&b, &idx))
     {
         Ok(rows) => holds.rows = Some(rows),
-        Err(_) => holds.batches.extend(rejected.iter().map(|r| r.batch_id.clone())),
+        Err(_) => holds
+            .batches
+            .extend(rejected.iter().map(|r| r.batch_id.clone())),
     }
     holds
 }

@@ -17,7 +17,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{
+    Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray,
+};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use medallion_engine::merge::{merge, MergeInput, MergeSpec, MergeState, Merged, Scd};
@@ -63,7 +65,9 @@ fn batch(rows: &[(usize, Row)]) -> (RecordBatch, BooleanArray) {
     let cols: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter(rows.iter().map(|(_, r)| r.k1))),
         Arc::new(Int64Array::from_iter(rows.iter().map(|(_, r)| r.k2))),
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, r)| r.seq))),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|(_, r)| r.seq),
+        )),
         Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, r)| r.v))),
         Arc::new(StringArray::from_iter_values(
             rows.iter().map(|(i, _)| format!("e{i:03}")),
@@ -120,20 +124,20 @@ fn lines(b: &RecordBatch, lineage: bool) -> Vec<String> {
         .collect()
 }
 
+/// (k1, k2, seq): the rows of one key at one sequence value.
+type Group = (Option<&'static str>, Option<i64>, i64);
+
 /// Event ids of the rows in tie groups with different contents.
 fn expected_ambiguous(rows: &[(usize, Row)]) -> BTreeSet<String> {
-    let mut groups: BTreeMap<(Option<&str>, Option<i64>, i64), Vec<&(usize, Row)>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<Group, Vec<&(usize, Row)>> = BTreeMap::new();
     for r in rows {
         groups.entry((r.1.k1, r.1.k2, r.1.seq)).or_default().push(r);
     }
     groups
         .values()
         .filter(|g| {
-            let contents: BTreeSet<Option<i64>> = g
-                .iter()
-                .map(|(_, r)| (!r.delete).then_some(r.v))
-                .collect();
+            let contents: BTreeSet<Option<i64>> =
+                g.iter().map(|(_, r)| (!r.delete).then_some(r.v)).collect();
             contents.len() > 1
         })
         .flatten()
@@ -229,10 +233,25 @@ proptest! {
 fn a_null_key_part_is_refused_without_null_safe_keys() {
     let mut s = spec(false, false);
     s.null_safe_keys = false;
-    let rows = [(0, Row { k1: Some("a"), k2: None, seq: 1, v: 0, delete: false })];
+    let rows = [(
+        0,
+        Row {
+            k1: Some("a"),
+            k2: None,
+            seq: 1,
+            v: 0,
+            delete: false,
+        },
+    )];
     let (b, deletes) = batch(&rows);
-    let err = merge(MergeInput { spec: &s, base: None, new: &b, deletes: &deletes, holds: None })
-        .unwrap_err();
+    let err = merge(MergeInput {
+        spec: &s,
+        base: None,
+        new: &b,
+        deletes: &deletes,
+        holds: None,
+    })
+    .unwrap_err();
     assert_eq!(
         err,
         "k2 is NULL in a row (k1=a, k2=NULL): merge keys must not be NULL (such rows go to the quarantine), or set null_safe_keys so that NULL equals NULL"

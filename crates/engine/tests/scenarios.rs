@@ -623,7 +623,10 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
         ("R3", "0 duplicated keys; 0 NULLs seen"),
         ("R4", "0 of 2 rows violate; 0 NULLs seen"),
         ("R5", "0 of 2 rows violate; 0 NULLs seen"),
-        ("R6", "0 rows point to no silver.users.user_id; 0 NULLs seen"),
+        (
+            "R6",
+            "0 rows point to no silver.users.user_id; 0 NULLs seen",
+        ),
         ("S2", "7 columns as declared; 0 NULLs seen"),
         ("A3", "0 rows returned (0 expected)"),
     ] {

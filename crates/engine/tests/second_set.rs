@@ -228,12 +228,25 @@ const RW33_SILVER: [&str; 4] = [
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_a_merge_tie_is_quarantined_never_decided_by_arrival() {
     let mut p = playground(rw33("scd1")).await;
-    ingest(&mut p, "rw-33-merge-ties-batch-1.csv", case!("rw-33-merge-ties-batch-1.csv")).await;
+    ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-1.csv",
+        case!("rw-33-merge-ties-batch-1.csv"),
+    )
+    .await;
     let before = rows(&mut p, "silver.t").await;
     let c202 = col(&before, "_event_id")[1].map(str::to_string);
-    let v = ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    let v = ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-2.csv",
+        case!("rw-33-merge-ties-batch-2.csv"),
+    )
+    .await;
     let silver = rows(&mut p, "silver.t").await;
-    assert_eq!(grid(&silver, &["customer_id", "tier", "updated_at"]), RW33_SILVER);
+    assert_eq!(
+        grid(&silver, &["customer_id", "tier", "updated_at"]),
+        RW33_SILVER
+    );
     // C-202: its identical rows collapse into the row already there.
     assert_eq!(col(&silver, "_event_id")[1].map(str::to_string), c202);
     let q = rows(&mut p, "silver.quarantine").await;
@@ -249,10 +262,16 @@ async fn rw33_a_merge_tie_is_quarantined_never_decided_by_arrival() {
         "bronze 10 = silver 4 + quarantine 2 + removed by merge 4"
     );
     // A rerun on the same bronze commits no new version.
-    let (s, qv) = (versions_of(&v, "silver.t"), versions_of(&v, "silver.quarantine"));
+    let (s, qv) = (
+        versions_of(&v, "silver.t"),
+        versions_of(&v, "silver.quarantine"),
+    );
     let v = send(&mut p, Request::Run { full_refresh: true }).await;
     assert_eq!(
-        (versions_of(&v, "silver.t"), versions_of(&v, "silver.quarantine")),
+        (
+            versions_of(&v, "silver.t"),
+            versions_of(&v, "silver.quarantine")
+        ),
         (s, qv)
     );
     assert!(replay_identical(&mut p).await);
@@ -261,7 +280,12 @@ async fn rw33_a_merge_tie_is_quarantined_never_decided_by_arrival() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_batch_2_alone_into_an_empty_table() {
     let mut p = playground(rw33("scd1")).await;
-    let v = ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    let v = ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-2.csv",
+        case!("rw-33-merge-ties-batch-2.csv"),
+    )
+    .await;
     assert_eq!(
         grid(&rows(&mut p, "silver.t").await, &["customer_id", "tier"]),
         ["C-201|platinum", "C-202|gold", "C-204|bronze"]
@@ -276,11 +300,30 @@ async fn rw33_batch_2_alone_into_an_empty_table() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_scd2_keeps_no_zero_length_version_from_a_tie() {
     let mut p = playground(rw33("scd2")).await;
-    ingest(&mut p, "rw-33-merge-ties-batch-1.csv", case!("rw-33-merge-ties-batch-1.csv")).await;
-    let v = ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-1.csv",
+        case!("rw-33-merge-ties-batch-1.csv"),
+    )
+    .await;
+    let v = ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-2.csv",
+        case!("rw-33-merge-ties-batch-2.csv"),
+    )
+    .await;
     let h = rows(&mut p, "silver.t").await;
     assert_eq!(
-        grid(&h, &["customer_id", "tier", "valid_from", "valid_to", "is_current"]),
+        grid(
+            &h,
+            &[
+                "customer_id",
+                "tier",
+                "valid_from",
+                "valid_to",
+                "is_current"
+            ]
+        ),
         [
             "C-201|silver|2024-08-01 09:00:00|2024-08-02 10:00:00|false",
             "C-201|gold|2024-08-02 10:00:00|2024-08-02 11:30:00|false",
@@ -304,16 +347,29 @@ async fn rw33_incremental_runs_give_the_full_refresh_table_even_for_a_tie_with_a
     use medallion_engine::api::RunMode;
     let mut p = playground(rw33("scd1")).await;
     set_mode(&mut p, RunMode::Incremental).await;
-    ingest(&mut p, "rw-33-merge-ties-batch-1.csv", case!("rw-33-merge-ties-batch-1.csv")).await;
+    ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-1.csv",
+        case!("rw-33-merge-ties-batch-1.csv"),
+    )
+    .await;
     // C-202's re-sent rows are not newer than the merged one: the table is
     // rebuilt from bronze in this run, and the notice says why.
-    let v = ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    let v = ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-2.csv",
+        case!("rw-33-merge-ties-batch-2.csv"),
+    )
+    .await;
     assert_eq!(
         v.notice.as_deref(),
         Some("silver.t was rebuilt from all of bronze.t in this incremental run: customer_id=C-202 at updated_at=2024-08-01 09:00:00 is not newer than the rows merged before, and only a merge of every row gives the table a full refresh would")
     );
     assert_eq!(
-        grid(&rows(&mut p, "silver.t").await, &["customer_id", "tier", "updated_at"]),
+        grid(
+            &rows(&mut p, "silver.t").await,
+            &["customer_id", "tier", "updated_at"]
+        ),
         RW33_SILVER
     );
     assert_eq!(
@@ -332,9 +388,14 @@ async fn rw33_incremental_runs_give_the_full_refresh_table_even_for_a_tie_with_a
     assert!(replay_identical(&mut p).await);
     // A tie between a new row and a row already in the table: both are
     // ambiguous, as in a full refresh; C-204 had no earlier state, so it leaves silver.
-    let tie = b"customer_id,email,tier,updated_at\nC-204,noa.r@example.test,gold,2024-08-02T12:00:00Z\n";
+    let tie =
+        b"customer_id,email,tier,updated_at\nC-204,noa.r@example.test,gold,2024-08-02T12:00:00Z\n";
     let v = ingest(&mut p, "tie.csv", tie).await;
-    assert!(v.notice.as_deref().unwrap_or_default().contains("customer_id=C-204"));
+    assert!(v
+        .notice
+        .as_deref()
+        .unwrap_or_default()
+        .contains("customer_id=C-204"));
     assert_eq!(
         grid(&rows(&mut p, "silver.t").await, &["customer_id", "tier"]),
         ["C-201|diamond", "C-202|gold", "C-203|bronze"]
@@ -355,11 +416,17 @@ async fn rw33_incremental_runs_give_the_full_refresh_table_even_for_a_tie_with_a
     );
     assert!(replay_identical(&mut p).await);
     // The same bronze in full-refresh mode: the same tables, no new version.
-    let (s, qv) = (versions_of(&v, "silver.t"), versions_of(&v, "silver.quarantine"));
+    let (s, qv) = (
+        versions_of(&v, "silver.t"),
+        versions_of(&v, "silver.quarantine"),
+    );
     set_mode(&mut p, RunMode::Full).await;
     let v = send(&mut p, Request::Run { full_refresh: true }).await;
     assert_eq!(
-        (versions_of(&v, "silver.t"), versions_of(&v, "silver.quarantine")),
+        (
+            versions_of(&v, "silver.t"),
+            versions_of(&v, "silver.quarantine")
+        ),
         (s, qv)
     );
 }
@@ -388,16 +455,40 @@ const RW47_HISTORY: [&str; 4] = [
     "W1|I-1|A|5|2024-07-01|NULL|true",
     "W1|I-2|B|7|2024-07-01|2024-07-02|false",
 ];
-const SCD2_GRID: [&str; 7] = ["warehouse", "item", "bin", "qty", "valid_from", "valid_to", "is_current"];
+const SCD2_GRID: [&str; 7] = [
+    "warehouse",
+    "item",
+    "bin",
+    "qty",
+    "valid_from",
+    "valid_to",
+    "is_current",
+];
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw47_snapshots_scd2_with_a_null_safe_composite_key() {
     let mut p = playground(rw47("scd2", true, json!([]))).await;
-    ingest(&mut p, "rw-47-snapshot-day-1.csv", case!("rw-47-snapshot-day-1.csv")).await;
-    let v = ingest(&mut p, "rw-47-snapshot-day-2.csv", case!("rw-47-snapshot-day-2.csv")).await;
+    ingest(
+        &mut p,
+        "rw-47-snapshot-day-1.csv",
+        case!("rw-47-snapshot-day-1.csv"),
+    )
+    .await;
+    let v = ingest(
+        &mut p,
+        "rw-47-snapshot-day-2.csv",
+        case!("rw-47-snapshot-day-2.csv"),
+    )
+    .await;
     let h = rows(&mut p, "silver.t").await;
     assert_eq!(grid(&h, &SCD2_GRID), RW47_HISTORY);
-    assert_eq!(col(&h, "is_current").iter().filter(|c| **c == Some("true")).count(), 2);
+    assert_eq!(
+        col(&h, "is_current")
+            .iter()
+            .filter(|c| **c == Some("true"))
+            .count(),
+        2
+    );
     // Day 2's (W1,I-1,A) is a duplicate of day 1's: removed.
     assert_eq!(
         check(&v, "A1").observed,
@@ -405,8 +496,16 @@ async fn rw47_snapshots_scd2_with_a_null_safe_composite_key() {
     );
     // Day 2 once more: nothing changes, no new version.
     let before = versions_of(&v, "silver.t");
-    let v = ingest(&mut p, "rw-47-snapshot-day-2-again.csv", case!("rw-47-snapshot-day-2.csv")).await;
-    assert_eq!(grid(&rows(&mut p, "silver.t").await, &SCD2_GRID), RW47_HISTORY);
+    let v = ingest(
+        &mut p,
+        "rw-47-snapshot-day-2-again.csv",
+        case!("rw-47-snapshot-day-2.csv"),
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &SCD2_GRID),
+        RW47_HISTORY
+    );
     assert_eq!(versions_of(&v, "silver.t"), before);
     assert_eq!(
         check(&v, "A1").observed,
@@ -420,12 +519,25 @@ async fn rw47_snapshots_scd1_and_incremental_runs() {
     use medallion_engine::api::RunMode;
     let mut p = playground(rw47("scd1", true, json!([]))).await;
     set_mode(&mut p, RunMode::Incremental).await;
-    ingest(&mut p, "rw-47-snapshot-day-1.csv", case!("rw-47-snapshot-day-1.csv")).await;
+    ingest(
+        &mut p,
+        "rw-47-snapshot-day-1.csv",
+        case!("rw-47-snapshot-day-1.csv"),
+    )
+    .await;
     // A newer snapshot merges into the current table: I-2 was deleted.
-    let v = ingest(&mut p, "rw-47-snapshot-day-2.csv", case!("rw-47-snapshot-day-2.csv")).await;
+    let v = ingest(
+        &mut p,
+        "rw-47-snapshot-day-2.csv",
+        case!("rw-47-snapshot-day-2.csv"),
+    )
+    .await;
     assert_eq!(v.notice, None);
     assert_eq!(
-        grid(&rows(&mut p, "silver.t").await, &["warehouse", "item", "bin", "qty", "snapshot_date"]),
+        grid(
+            &rows(&mut p, "silver.t").await,
+            &["warehouse", "item", "bin", "qty", "snapshot_date"]
+        ),
         ["W1|I-1|NULL|3|2024-07-02", "W1|I-1|A|5|2024-07-01"]
     );
     // Removed: A's duplicate, NULL-bin qty 2 superseded, I-2 deleted.
@@ -436,7 +548,11 @@ async fn rw47_snapshots_scd1_and_incremental_runs() {
     assert!(replay_identical(&mut p).await);
     // Day 2 again is not newer than day 2: rebuilt from bronze, same table.
     let v = ingest(&mut p, "again.csv", case!("rw-47-snapshot-day-2.csv")).await;
-    assert!(v.notice.as_deref().unwrap_or_default().starts_with("silver.t was rebuilt"));
+    assert!(v
+        .notice
+        .as_deref()
+        .unwrap_or_default()
+        .starts_with("silver.t was rebuilt"));
     assert_eq!(
         grid(&rows(&mut p, "silver.t").await, &["bin", "qty"]),
         ["NULL|3", "A|5"]
@@ -451,7 +567,12 @@ async fn rw47_snapshots_scd1_and_incremental_runs() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw47_without_null_safe_keys_a_null_key_part_is_quarantined() {
     let mut p = playground(rw47("scd2", false, json!([]))).await;
-    ingest(&mut p, "rw-47-snapshot-day-1.csv", case!("rw-47-snapshot-day-1.csv")).await;
+    ingest(
+        &mut p,
+        "rw-47-snapshot-day-1.csv",
+        case!("rw-47-snapshot-day-1.csv"),
+    )
+    .await;
     let q = rows(&mut p, "silver.quarantine").await;
     assert_eq!(
         grid(&q, &["rule_id", "reason"]),
@@ -469,10 +590,19 @@ async fn rw47_a_quarantined_snapshot_row_keeps_its_key_current() {
     // so its current version stays; I-2 is still deleted.
     let rules = json!([rule("X1", "expect", "qty", "qty < 100")]);
     let mut p = playground(rw47("scd2", true, rules)).await;
-    ingest(&mut p, "rw-47-snapshot-day-1.csv", case!("rw-47-snapshot-day-1.csv")).await;
-    let day2 = b"snapshot_date,warehouse,item,bin,qty\n2024-07-02,W1,I-1,A,500\n2024-07-02,W1,I-1,,3\n";
+    ingest(
+        &mut p,
+        "rw-47-snapshot-day-1.csv",
+        case!("rw-47-snapshot-day-1.csv"),
+    )
+    .await;
+    let day2 =
+        b"snapshot_date,warehouse,item,bin,qty\n2024-07-02,W1,I-1,A,500\n2024-07-02,W1,I-1,,3\n";
     let v = ingest(&mut p, "day-2.csv", day2).await;
-    assert_eq!(grid(&rows(&mut p, "silver.t").await, &SCD2_GRID), RW47_HISTORY);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &SCD2_GRID),
+        RW47_HISTORY
+    );
     assert_eq!(
         grid(&rows(&mut p, "silver.quarantine").await, &["rule_id"]),
         ["X1"]
@@ -484,8 +614,14 @@ async fn rw47_a_quarantined_snapshot_row_keeps_its_key_current() {
     // A row that does not even parse has no key to read: that snapshot
     // deletes nothing (I-2 stays current) until a complete one misses it.
     let mut p = playground(rw47("scd2", true, json!([]))).await;
-    ingest(&mut p, "rw-47-snapshot-day-1.csv", case!("rw-47-snapshot-day-1.csv")).await;
-    let day2 = b"snapshot_date,warehouse,item,bin,qty\n2024-07-02,W1,I-1,A,five\n2024-07-02,W1,I-1,,3\n";
+    ingest(
+        &mut p,
+        "rw-47-snapshot-day-1.csv",
+        case!("rw-47-snapshot-day-1.csv"),
+    )
+    .await;
+    let day2 =
+        b"snapshot_date,warehouse,item,bin,qty\n2024-07-02,W1,I-1,A,five\n2024-07-02,W1,I-1,,3\n";
     ingest(&mut p, "day-2.csv", day2).await;
     assert_eq!(
         grid(&rows(&mut p, "silver.t").await, &SCD2_GRID),
@@ -496,7 +632,8 @@ async fn rw47_a_quarantined_snapshot_row_keeps_its_key_current() {
             "W1|I-2|B|7|2024-07-01|NULL|true",
         ]
     );
-    let day3 = b"snapshot_date,warehouse,item,bin,qty\n2024-07-03,W1,I-1,A,5\n2024-07-03,W1,I-1,,3\n";
+    let day3 =
+        b"snapshot_date,warehouse,item,bin,qty\n2024-07-03,W1,I-1,A,5\n2024-07-03,W1,I-1,,3\n";
     ingest(&mut p, "day-3.csv", day3).await;
     assert_eq!(
         grid(&rows(&mut p, "silver.t").await, &SCD2_GRID)[3],
@@ -507,13 +644,19 @@ async fn rw47_a_quarantined_snapshot_row_keeps_its_key_current() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw51_composite_unique_groups_nulls_and_checks_count_nulls() {
     let mut def = pipeline(
-        &[("country", "STRING"), ("region", "STRING"), ("manager", "STRING")],
+        &[
+            ("country", "STRING"),
+            ("region", "STRING"),
+            ("manager", "STRING"),
+        ],
         json!([]),
         &[],
     );
     let c = |id: &str, kind: serde_json::Value| {
         let mut o = json!({"id": id, "level": "row", "description": ""});
-        o.as_object_mut().unwrap().extend(kind.as_object().unwrap().clone());
+        o.as_object_mut()
+            .unwrap()
+            .extend(kind.as_object().unwrap().clone());
         o
     };
     def.checks = serde_json::from_value(json!([
@@ -529,24 +672,79 @@ async fn rw51_composite_unique_groups_nulls_and_checks_count_nulls() {
     ]))
     .unwrap();
     let mut p = playground(def).await;
-    let v = ingest(&mut p, "rw-51.csv", case!("rw-51-composite-unique-nulls.csv")).await;
+    let v = ingest(
+        &mut p,
+        "rw-51.csv",
+        case!("rw-51-composite-unique-nulls.csv"),
+    )
+    .await;
     let r = |id: &str| {
         let c = check(&v, id);
         (format!("{:?}", c.status), c.observed.clone(), c.nulls)
     };
-    assert_eq!(r("U2"), ("Fail".into(), "1 duplicated key; 2 NULLs seen".into(), Some(2)));
-    assert_eq!(check(&v, "U2").sample, ["country=PT, region=NULL, rows_with_this_key=2"]);
-    assert_eq!(r("U1"), ("Pass".into(), "0 duplicated keys; 2 NULLs seen".into(), Some(2)));
-    assert_eq!(r("N1"), ("Fail".into(), "2 of 4 rows violate; 2 NULLs seen".into(), Some(2)));
-    assert_eq!(r("V1"), ("Pass".into(), "0 of 4 rows violate; 2 NULLs seen".into(), Some(2)));
-    assert_eq!(r("R1"), ("Pass".into(), "0 of 4 rows violate; 0 NULLs seen".into(), Some(0)));
-    assert_eq!(r("C1"), ("Pass".into(), "3 columns as declared; 2 NULLs seen".into(), Some(2)));
+    assert_eq!(
+        r("U2"),
+        (
+            "Fail".into(),
+            "1 duplicated key; 2 NULLs seen".into(),
+            Some(2)
+        )
+    );
+    assert_eq!(
+        check(&v, "U2").sample,
+        ["country=PT, region=NULL, rows_with_this_key=2"]
+    );
+    assert_eq!(
+        r("U1"),
+        (
+            "Pass".into(),
+            "0 duplicated keys; 2 NULLs seen".into(),
+            Some(2)
+        )
+    );
+    assert_eq!(
+        r("N1"),
+        (
+            "Fail".into(),
+            "2 of 4 rows violate; 2 NULLs seen".into(),
+            Some(2)
+        )
+    );
+    assert_eq!(
+        r("V1"),
+        (
+            "Pass".into(),
+            "0 of 4 rows violate; 2 NULLs seen".into(),
+            Some(2)
+        )
+    );
+    assert_eq!(
+        r("R1"),
+        (
+            "Pass".into(),
+            "0 of 4 rows violate; 0 NULLs seen".into(),
+            Some(0)
+        )
+    );
+    assert_eq!(
+        r("C1"),
+        (
+            "Pass".into(),
+            "3 columns as declared; 2 NULLs seen".into(),
+            Some(2)
+        )
+    );
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_the_row_trail_of_a_tied_row_says_the_merge_quarantined_it() {
     let mut p = playground(rw33("scd1")).await;
-    ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-2.csv",
+        case!("rw-33-merge-ties-batch-2.csv"),
+    )
+    .await;
     let trail = match p
         .handle(Request::Trail {
             table: "silver.quarantine".into(),
@@ -561,7 +759,10 @@ async fn rw33_the_row_trail_of_a_tied_row_says_the_merge_quarantined_it() {
     let r = &trail.records[0];
     assert_eq!(
         (r.raw_payload.as_str(), r.role.as_str()),
-        ("C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z", "quarantined")
+        (
+            "C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z",
+            "quarantined"
+        )
     );
     assert_eq!(
         r.steps.last().map(|s| (s.rule_id.as_str(), s.text.clone())),
@@ -576,9 +777,19 @@ async fn a_gold_merge_on_key_with_two_different_rows_is_an_error_not_a_row_order
         "sql": "SELECT tier, customer_id FROM silver.t", "merge_on": ["tier"]}]))
     .unwrap();
     let mut p = playground(def).await;
-    let v = ingest(&mut p, "rw-33-merge-ties-batch-1.csv", case!("rw-33-merge-ties-batch-1.csv")).await;
+    let v = ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-1.csv",
+        case!("rw-33-merge-ties-batch-1.csv"),
+    )
+    .await;
     assert_eq!(v.gold[0].error, None);
-    let v = ingest(&mut p, "rw-33-merge-ties-batch-2.csv", case!("rw-33-merge-ties-batch-2.csv")).await;
+    let v = ingest(
+        &mut p,
+        "rw-33-merge-ties-batch-2.csv",
+        case!("rw-33-merge-ties-batch-2.csv"),
+    )
+    .await;
     assert_eq!(
         v.gold[0].error.as_deref(),
         Some("MERGE ON tier: the query returns different rows for tier=bronze; a MERGE needs one row per key (group by tier, or filter), or the row order would decide which one is written")
