@@ -538,6 +538,24 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     let mut ambiguous = Vec::new();
     // (row index, valid_to sequence index) of each output row.
     let mut out: Vec<(usize, Option<usize>)> = Vec::new();
+    // A delete of the current version `c` at sequence index `at`: SCD2
+    // closes it, SCD1 removes its row.
+    let end = |out: &mut Vec<(usize, Option<usize>)>,
+               removed: &mut Vec<RemovedRow>,
+               c: usize,
+               at: Option<usize>| {
+        if scd2 {
+            out[c].1 = at;
+        } else {
+            let (ci, _) = out.remove(c);
+            removed.push(RemovedRow {
+                event_id: event(ci),
+                batch_id: batch_of(ci),
+                why: Removed::Deleted,
+                kept_event_id: None,
+            });
+        }
+    };
     let all_keys: std::collections::BTreeSet<Vec<u8>> =
         base_of.keys().chain(new_of.keys()).cloned().collect();
     for k in all_keys {
@@ -601,17 +619,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
             let group = match step {
                 Step::Missing(at) => {
                     if let Some(c) = current.take() {
-                        if scd2 {
-                            out[c].1 = at;
-                        } else {
-                            let (ci, _) = out.remove(c);
-                            removed.push(RemovedRow {
-                                event_id: event(ci),
-                                batch_id: batch_of(ci),
-                                why: Removed::Deleted,
-                                kept_event_id: None,
-                            });
-                        }
+                        end(&mut out, &mut removed, c, at);
                     }
                     continue;
                 }
@@ -654,17 +662,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                     });
                 }
                 if let Some(c) = current.take() {
-                    if scd2 {
-                        out[c].1 = Some(group[0]);
-                    } else {
-                        let (ci, _) = out.remove(c);
-                        removed.push(RemovedRow {
-                            event_id: event(ci),
-                            batch_id: batch_of(ci),
-                            why: Removed::Deleted,
-                            kept_event_id: None,
-                        });
-                    }
+                    end(&mut out, &mut removed, c, Some(group[0]));
                 }
                 continue;
             }

@@ -163,6 +163,13 @@ fn last_batch(v: &PipelineView) -> &BatchInfo {
 
 // ---- MERGE, snapshots and checks: kind 3, rw-47, rw-51 ----
 
+/// Ingests the case file `name` under its own name into table `t`.
+macro_rules! ingest_case {
+    ($p:expr, $name:literal) => {
+        ingest($p, $name, case!($name))
+    };
+}
+
 /// One bronze table `t` with `columns`, silver `t` merged by `merge` (the
 /// JSON `merge` object), and check A1 (reconciliation) plus `checks`.
 fn merged(
@@ -228,20 +235,10 @@ const RW33_SILVER: [&str; 4] = [
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_a_merge_tie_is_quarantined_never_decided_by_arrival() {
     let mut p = playground(rw33("scd1")).await;
-    ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-1.csv",
-        case!("rw-33-merge-ties-batch-1.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-33-merge-ties-batch-1.csv").await;
     let before = rows(&mut p, "silver.t").await;
     let c202 = col(&before, "_event_id")[1].map(str::to_string);
-    let v = ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-2.csv",
-        case!("rw-33-merge-ties-batch-2.csv"),
-    )
-    .await;
+    let v = ingest_case!(&mut p, "rw-33-merge-ties-batch-2.csv").await;
     let silver = rows(&mut p, "silver.t").await;
     assert_eq!(
         grid(&silver, &["customer_id", "tier", "updated_at"]),
@@ -280,12 +277,7 @@ async fn rw33_a_merge_tie_is_quarantined_never_decided_by_arrival() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_batch_2_alone_into_an_empty_table() {
     let mut p = playground(rw33("scd1")).await;
-    let v = ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-2.csv",
-        case!("rw-33-merge-ties-batch-2.csv"),
-    )
-    .await;
+    let v = ingest_case!(&mut p, "rw-33-merge-ties-batch-2.csv").await;
     assert_eq!(
         grid(&rows(&mut p, "silver.t").await, &["customer_id", "tier"]),
         ["C-201|platinum", "C-202|gold", "C-204|bronze"]
@@ -300,18 +292,8 @@ async fn rw33_batch_2_alone_into_an_empty_table() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_scd2_keeps_no_zero_length_version_from_a_tie() {
     let mut p = playground(rw33("scd2")).await;
-    ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-1.csv",
-        case!("rw-33-merge-ties-batch-1.csv"),
-    )
-    .await;
-    let v = ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-2.csv",
-        case!("rw-33-merge-ties-batch-2.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-33-merge-ties-batch-1.csv").await;
+    let v = ingest_case!(&mut p, "rw-33-merge-ties-batch-2.csv").await;
     let h = rows(&mut p, "silver.t").await;
     assert_eq!(
         grid(
@@ -347,20 +329,10 @@ async fn rw33_incremental_runs_give_the_full_refresh_table_even_for_a_tie_with_a
     use medallion_engine::api::RunMode;
     let mut p = playground(rw33("scd1")).await;
     set_mode(&mut p, RunMode::Incremental).await;
-    ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-1.csv",
-        case!("rw-33-merge-ties-batch-1.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-33-merge-ties-batch-1.csv").await;
     // C-202's re-sent rows are not newer than the merged one: the table is
     // rebuilt from bronze in this run, and the notice says why.
-    let v = ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-2.csv",
-        case!("rw-33-merge-ties-batch-2.csv"),
-    )
-    .await;
+    let v = ingest_case!(&mut p, "rw-33-merge-ties-batch-2.csv").await;
     assert_eq!(
         v.notice.as_deref(),
         Some("silver.t was rebuilt from all of bronze.t in this incremental run: customer_id=C-202 at updated_at=2024-08-01 09:00:00 is not newer than the rows merged before, and only a merge of every row gives the table a full refresh would")
@@ -468,18 +440,8 @@ const SCD2_GRID: [&str; 7] = [
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw47_snapshots_scd2_with_a_null_safe_composite_key() {
     let mut p = playground(rw47("scd2", true, json!([]))).await;
-    ingest(
-        &mut p,
-        "rw-47-snapshot-day-1.csv",
-        case!("rw-47-snapshot-day-1.csv"),
-    )
-    .await;
-    let v = ingest(
-        &mut p,
-        "rw-47-snapshot-day-2.csv",
-        case!("rw-47-snapshot-day-2.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-47-snapshot-day-1.csv").await;
+    let v = ingest_case!(&mut p, "rw-47-snapshot-day-2.csv").await;
     let h = rows(&mut p, "silver.t").await;
     assert_eq!(grid(&h, &SCD2_GRID), RW47_HISTORY);
     assert_eq!(
@@ -519,19 +481,9 @@ async fn rw47_snapshots_scd1_and_incremental_runs() {
     use medallion_engine::api::RunMode;
     let mut p = playground(rw47("scd1", true, json!([]))).await;
     set_mode(&mut p, RunMode::Incremental).await;
-    ingest(
-        &mut p,
-        "rw-47-snapshot-day-1.csv",
-        case!("rw-47-snapshot-day-1.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-47-snapshot-day-1.csv").await;
     // A newer snapshot merges into the current table: I-2 was deleted.
-    let v = ingest(
-        &mut p,
-        "rw-47-snapshot-day-2.csv",
-        case!("rw-47-snapshot-day-2.csv"),
-    )
-    .await;
+    let v = ingest_case!(&mut p, "rw-47-snapshot-day-2.csv").await;
     assert_eq!(v.notice, None);
     assert_eq!(
         grid(
@@ -567,12 +519,7 @@ async fn rw47_snapshots_scd1_and_incremental_runs() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw47_without_null_safe_keys_a_null_key_part_is_quarantined() {
     let mut p = playground(rw47("scd2", false, json!([]))).await;
-    ingest(
-        &mut p,
-        "rw-47-snapshot-day-1.csv",
-        case!("rw-47-snapshot-day-1.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-47-snapshot-day-1.csv").await;
     let q = rows(&mut p, "silver.quarantine").await;
     assert_eq!(
         grid(&q, &["rule_id", "reason"]),
@@ -590,12 +537,7 @@ async fn rw47_a_quarantined_snapshot_row_keeps_its_key_current() {
     // so its current version stays; I-2 is still deleted.
     let rules = json!([rule("X1", "expect", "qty", "qty < 100")]);
     let mut p = playground(rw47("scd2", true, rules)).await;
-    ingest(
-        &mut p,
-        "rw-47-snapshot-day-1.csv",
-        case!("rw-47-snapshot-day-1.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-47-snapshot-day-1.csv").await;
     let day2 =
         b"snapshot_date,warehouse,item,bin,qty\n2024-07-02,W1,I-1,A,500\n2024-07-02,W1,I-1,,3\n";
     let v = ingest(&mut p, "day-2.csv", day2).await;
@@ -614,12 +556,7 @@ async fn rw47_a_quarantined_snapshot_row_keeps_its_key_current() {
     // A row that does not even parse has no key to read: that snapshot
     // deletes nothing (I-2 stays current) until a complete one misses it.
     let mut p = playground(rw47("scd2", true, json!([]))).await;
-    ingest(
-        &mut p,
-        "rw-47-snapshot-day-1.csv",
-        case!("rw-47-snapshot-day-1.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-47-snapshot-day-1.csv").await;
     let day2 =
         b"snapshot_date,warehouse,item,bin,qty\n2024-07-02,W1,I-1,A,five\n2024-07-02,W1,I-1,,3\n";
     ingest(&mut p, "day-2.csv", day2).await;
@@ -739,12 +676,7 @@ async fn rw51_composite_unique_groups_nulls_and_checks_count_nulls() {
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw33_the_row_trail_of_a_tied_row_says_the_merge_quarantined_it() {
     let mut p = playground(rw33("scd1")).await;
-    ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-2.csv",
-        case!("rw-33-merge-ties-batch-2.csv"),
-    )
-    .await;
+    ingest_case!(&mut p, "rw-33-merge-ties-batch-2.csv").await;
     let trail = match p
         .handle(Request::Trail {
             table: "silver.quarantine".into(),
@@ -777,19 +709,9 @@ async fn a_gold_merge_on_key_with_two_different_rows_is_an_error_not_a_row_order
         "sql": "SELECT tier, customer_id FROM silver.t", "merge_on": ["tier"]}]))
     .unwrap();
     let mut p = playground(def).await;
-    let v = ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-1.csv",
-        case!("rw-33-merge-ties-batch-1.csv"),
-    )
-    .await;
+    let v = ingest_case!(&mut p, "rw-33-merge-ties-batch-1.csv").await;
     assert_eq!(v.gold[0].error, None);
-    let v = ingest(
-        &mut p,
-        "rw-33-merge-ties-batch-2.csv",
-        case!("rw-33-merge-ties-batch-2.csv"),
-    )
-    .await;
+    let v = ingest_case!(&mut p, "rw-33-merge-ties-batch-2.csv").await;
     assert_eq!(
         v.gold[0].error.as_deref(),
         Some("MERGE ON tier: the query returns different rows for tier=bronze; a MERGE needs one row per key (group by tier, or filter), or the row order would decide which one is written")
