@@ -1129,32 +1129,6 @@ async fn build_silver(
     }
     let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
 
-    // A merged table's rows need their business key (and sequence).
-    let current = match &def.merge {
-        Some(m) => {
-            let arrival = arrivals(&current);
-            // With null_safe_keys a NULL key part is a value (NULL = NULL).
-            let keys = m.keys.iter().filter(|_| !m.null_safe_keys);
-            for (col, what) in keys
-                .map(|k| (k, "a merge key"))
-                .chain(m.sequence_by.iter().map(|s| (s, "the sequence_by column")))
-            {
-                if let Some(values) = current.column_by_name(col) {
-                    for (row, a) in arrival.iter().enumerate() {
-                        if values.is_null(row) {
-                            drops.entry(*a).or_default().push(format!(
-                                "merge: {col} is NULL ({what} of silver.{})",
-                                def.name
-                            ));
-                        }
-                    }
-                }
-            }
-            split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?
-        }
-        None => current,
-    };
-
     // Delete events of a merged table.
     let deletes = match def.merge.as_ref().and_then(|m| m.delete_when.as_deref()) {
         Some(cond) => predicate_mask(ctx, &current, cond).await.map_err(|m| {
@@ -1182,6 +1156,43 @@ async fn build_silver(
                     table: String::new(),
                 }]
             })?
+    };
+
+    // A merged table's rows need their business key (and sequence), named
+    // as silver names them (after the select list). Such rows are quarantined.
+    let (current, deletes) = match &def.merge {
+        Some(m) => {
+            let arrival = arrivals(&current);
+            let mut keep = vec![true; current.num_rows()];
+            // With null_safe_keys a NULL key part is a value (NULL = NULL).
+            let keys = m.keys.iter().filter(|_| !m.null_safe_keys);
+            for (col, what) in keys
+                .map(|k| (k, "a merge key"))
+                .chain(m.sequence_by.iter().map(|s| (s, "the sequence_by column")))
+            {
+                if let Some(values) = current.column_by_name(col) {
+                    for (row, a) in arrival.iter().enumerate() {
+                        if values.is_null(row) {
+                            keep[row] = false;
+                            drops.entry(*a).or_default().push(format!(
+                                "merge: {col} is NULL ({what} of silver.{})",
+                                def.name
+                            ));
+                        }
+                    }
+                }
+            }
+            let deletes = datafusion::arrow::compute::filter(&deletes, &BooleanArray::from(keep))
+                .map_err(|e| vec![pipeline_diag(e.into())])?
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .cloned()
+                .unwrap_or_else(|| BooleanArray::from(Vec::<bool>::new()));
+            let current =
+                split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+            (current, deletes)
+        }
+        None => (current, deletes),
     };
 
     // Silver's columns: everything but the bronze text, with the lineage ids last.

@@ -718,6 +718,40 @@ async fn a_gold_merge_on_key_with_two_different_rows_is_an_error_not_a_row_order
     );
 }
 
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_null_key_renamed_by_the_select_list_is_quarantined_not_a_failed_run() {
+    let mut def = merged(
+        &RW33_COLUMNS,
+        json!({"keys": ["cid"], "sequence_by": "updated_at"}),
+        json!([]),
+        json!([]),
+    );
+    def.silver[0].select = vec![
+        "customer_id AS cid".into(),
+        "tier".into(),
+        "updated_at".into(),
+    ];
+    let mut p = playground(def).await;
+    let csv = b"customer_id,email,tier,updated_at\n,x@example.test,gold,2024-08-01T09:00:00Z\nC-1,a@example.test,silver,2024-08-01T09:00:00Z\n";
+    let v = ingest(&mut p, "t.csv", csv).await;
+    assert!(v.run.ok, "{:?}", v.run.errors);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["cid", "tier"]),
+        ["C-1|silver"]
+    );
+    assert_eq!(
+        grid(
+            &rows(&mut p, "silver.quarantine").await,
+            &["rule_id", "reason"]
+        ),
+        ["merge|merge: cid is NULL (a merge key of silver.t)"]
+    );
+    assert_eq!(
+        check(&v, "A1").observed,
+        "bronze 2 = silver 1 + quarantine 1 + removed by merge 0"
+    );
+}
+
 // ---- end of MERGE, snapshots and checks ----
 
 // ---- JSON arrays: rw-49 ----
