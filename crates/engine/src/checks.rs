@@ -49,6 +49,13 @@ pub struct CheckResult {
     /// Up to [`SAMPLE_ROWS`] violating rows, as `column=value, ...` (keys first).
     #[serde(default)]
     pub sample: Vec<String>,
+    /// For the checks that look at columns (`not_null`, `unique`,
+    /// `accepted_values`, `accepted_range`, `relationships`, `contract`): how
+    /// many NULLs they saw (rows with a NULL in one of the checked columns;
+    /// for a contract, NULL values in its columns). Also in `observed`
+    /// (`...; 2 NULLs seen`). None for the other checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nulls: Option<usize>,
 }
 
 /// Violating rows shown per check.
@@ -63,29 +70,36 @@ pub async fn evaluate(
 ) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(def.checks.len());
     for c in &def.checks {
-        let (status, observed, sample) = match evaluate_sql_check(ctx, def, &c.kind, lang).await {
-            Some(Ok(o)) => (o.status, o.observed, o.sample),
-            Some(Err(m)) => (CheckStatus::Error, m, vec![]),
-            None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
-                Ok((status, observed)) => {
-                    let sample = match (&c.kind, status) {
-                        (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
-                            let sql = format!(
-                                "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
-                                table_sql(table)
-                            );
-                            match violations(ctx, &sql).await {
-                                Ok((_, bad)) => sample_rows(&bad, &keys_of(def, table)),
-                                Err(_) => vec![],
-                            }
-                        }
-                        _ => vec![],
+        let (status, observed, sample, nulls) =
+            match evaluate_sql_check(ctx, def, &c.kind, lang).await {
+                Some(Ok(o)) => {
+                    let observed = match o.nulls {
+                        Some(n) => format!("{}; {}", o.observed, nulls_seen(lang, n)),
+                        None => o.observed,
                     };
-                    (status, observed, sample)
+                    (o.status, observed, o.sample, o.nulls)
                 }
-                Err(m) => (CheckStatus::Error, m, vec![]),
-            },
-        };
+                Some(Err(m)) => (CheckStatus::Error, m, vec![], None),
+                None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
+                    Ok((status, observed)) => {
+                        let sample = match (&c.kind, status) {
+                            (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
+                                let sql = format!(
+                                    "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
+                                    table_sql(table)
+                                );
+                                match violations(ctx, &sql).await {
+                                    Ok((_, bad)) => sample_rows(&bad, &keys_of(def, table)),
+                                    Err(_) => vec![],
+                                }
+                            }
+                            _ => vec![],
+                        };
+                        (status, observed, sample, None)
+                    }
+                    Err(m) => (CheckStatus::Error, m, vec![], None),
+                },
+            };
         let status = match (status, c.severity) {
             (CheckStatus::Fail, Severity::Warn) => CheckStatus::Warn,
             (s, _) => s,
@@ -98,6 +112,7 @@ pub async fn evaluate(
             observed,
             severity: c.severity,
             sample,
+            nulls,
         });
     }
     results
@@ -391,6 +406,42 @@ struct Outcome {
     status: CheckStatus,
     observed: String,
     sample: Vec<String>,
+    /// NULLs the check saw (see [`CheckResult::nulls`]).
+    nulls: Option<usize>,
+}
+
+/// `2 NULLs seen` / `NULL: 2`.
+fn nulls_seen(lang: Lang, n: usize) -> String {
+    match lang {
+        Lang::En if n == 1 => "1 NULL seen".to_string(),
+        Lang::En => format!("{n} NULLs seen"),
+        Lang::Ru => format!("NULL: {n}"),
+    }
+}
+
+/// Rows of `table` with a NULL in one of `columns`.
+async fn count_nulls(
+    ctx: &SessionContext,
+    table: &str,
+    columns: &[String],
+) -> Result<usize, String> {
+    let any_null = columns
+        .iter()
+        .map(|c| format!("{} IS NULL", q(c)))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let b = query(
+        ctx,
+        &format!(
+            "SELECT COUNT(*) AS n FROM {} WHERE {any_null}",
+            table_sql(table)
+        ),
+    )
+    .await?;
+    Ok(b.column(0)
+        .as_any()
+        .downcast_ref::<datafusion::arrow::array::Int64Array>()
+        .map_or(0, |a| a.value(0) as usize))
 }
 
 /// `"name"` as a SQL identifier.
@@ -542,13 +593,16 @@ async fn evaluate_sql_check(
         let mut first = keys_of(def, &table);
         first.push(column.to_string());
         let sql = rows_where(&table, condition);
+        let column = column.to_string();
         async move {
             let (bad, sample) = violations(ctx, &sql).await?;
+            let nulls = count_nulls(ctx, &table, std::slice::from_ref(&column)).await?;
             let n = total(table).await;
             Ok(Outcome {
                 status: pass_or_fail(bad),
                 observed: violated(lang, bad, n),
                 sample: sample_rows(&sample, &first),
+                nulls: Some(nulls),
             })
         }
     };
@@ -589,18 +643,25 @@ async fn evaluate_sql_check(
         }
         CheckKind::Unique { table, columns } => {
             let cols = columns.iter().map(|c| q(c)).collect::<Vec<_>>().join(", ");
-            let not_null = columns
-                .iter()
-                .map(|c| format!("{} IS NOT NULL", q(c)))
-                .collect::<Vec<_>>()
-                .join(" AND ");
+            // One column (dbt `unique`): NULLs are not compared. Several
+            // (dbt_utils `unique_combination_of_columns`): GROUP BY puts
+            // NULLs in one group, so (PT, NULL) twice is a duplicate.
+            let only_values = match columns.as_slice() {
+                [c] => format!(" WHERE {} IS NOT NULL", q(c)),
+                _ => String::new(),
+            };
             let sql = format!(
-                "SELECT {cols}, COUNT(*) AS rows_with_this_key FROM {} WHERE {not_null} GROUP BY {cols} HAVING COUNT(*) > 1",
+                "SELECT {cols}, COUNT(*) AS rows_with_this_key FROM {}{only_values} GROUP BY {cols} HAVING COUNT(*) > 1",
                 table_sql(table)
             );
+            let nulls = match count_nulls(ctx, table, columns).await {
+                Ok(n) => n,
+                Err(e) => return Some(Err(e)),
+            };
             match violations(ctx, &sql).await {
                 Err(e) => Err(e),
                 Ok((groups, bad)) => Ok(Outcome {
+                    nulls: Some(nulls),
                     status: pass_or_fail(groups),
                     observed: match lang {
                         Lang::En if groups == 1 => "1 duplicated key".to_string(),
@@ -627,9 +688,14 @@ async fn evaluate_sql_check(
             );
             let mut first = keys_of(def, table);
             first.push(column.clone());
+            let nulls = match count_nulls(ctx, table, std::slice::from_ref(column)).await {
+                Ok(n) => n,
+                Err(e) => return Some(Err(e)),
+            };
             match violations(ctx, &sql).await {
                 Err(e) => Err(e),
                 Ok((n, bad)) => Ok(Outcome {
+                    nulls: Some(nulls),
                     status: pass_or_fail(n),
                     observed: match lang {
                         Lang::En if n == 1 => format!("1 row points to no {to}.{field}"),
@@ -667,6 +733,7 @@ async fn evaluate_sql_check(
                         Lang::Ru => format!("вернулось строк: {n} (ожидалось 0)"),
                     },
                     sample: sample_rows(&bad, &[]),
+                    nulls: None,
                 }),
             }
         }
@@ -685,6 +752,11 @@ async fn contract(
     let batch = query(ctx, &format!("SELECT * FROM {}", table_sql(table))).await?;
     let schema = batch.schema();
     let mut problems = Vec::new();
+    let nulls = columns
+        .iter()
+        .filter_map(|c| batch.column_by_name(&c.name))
+        .map(|a| a.null_count())
+        .sum();
     for c in columns {
         let Ok(field) = schema.field_with_name(&c.name) else {
             problems.push(match lang {
@@ -740,5 +812,6 @@ async fn contract(
             problems.join("; ")
         },
         sample: vec![],
+        nulls: Some(nulls),
     })
 }

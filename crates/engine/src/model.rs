@@ -157,8 +157,11 @@ pub enum CheckKind {
     },
     /// Row level (dbt `not_null`): `column` is never NULL.
     NotNull { table: String, column: String },
-    /// Row level (dbt `unique`): no two rows share the values of `columns`
-    /// (rows with a NULL among them are not compared).
+    /// Row level: no two rows share the values of `columns`. One column
+    /// (dbt `unique`): NULLs are not compared. Several columns (dbt_utils
+    /// `unique_combination_of_columns`): NULLs group together as in GROUP BY,
+    /// so two rows `(PT, NULL)` are a duplicated group. The result counts
+    /// the rows with a NULL in one of the columns (`nulls`).
     Unique { table: String, columns: Vec<String> },
     /// Row level (dbt `accepted_values`): `column`, as text, is one of
     /// `values` (NULL passes: pair it with `not_null`).

@@ -134,6 +134,13 @@ pub struct RunOutput {
     pub removed: BTreeMap<String, usize>,
     /// Per silver table (qualified): this run's rows removed by the merge, for the row trail.
     pub merge_log: BTreeMap<String, Vec<crate::merge::RemovedRow>>,
+    /// Per merged silver table (qualified): what has been merged into it,
+    /// so an incremental run can tell whether merging its new rows into the
+    /// current table gives what a full refresh would (see [`crate::merge::MergeState`]).
+    pub merge_state: BTreeMap<String, crate::merge::MergeState>,
+    /// What the run wants the user to know, e.g. that an incremental run
+    /// rebuilt a merged table from all of bronze (and why).
+    pub notes: Vec<String>,
     /// Gold models (name without the layer) that read bronze tables: only
     /// with the "gold reads bronze" anti-pattern on.
     pub gold_reads_bronze: BTreeMap<String, Vec<String>>,
@@ -205,6 +212,10 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut silver_out = Vec::new();
     let mut removed = BTreeMap::new();
     let mut merge_log = BTreeMap::new();
+    let mut merge_state = BTreeMap::new();
+    let mut notes = Vec::new();
+    // Silver tables an incremental run rebuilt from all of their bronze.
+    let mut rebuilt = std::collections::HashSet::new();
     let mut silver_done: BTreeMap<String, RecordBatch> = BTreeMap::new();
     for s in &def.silver {
         // An incremental run reads only the new batches of the silver table's
@@ -237,16 +248,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             });
             continue;
         };
-        for r in &parsed.rejected {
-            let mut r = r.clone();
-            r.reason = format!("{}: {}", r.rule_id, r.reason);
-            quarantine.push((s.name.clone(), r));
-        }
         let name = format!("silver.{}", s.name);
-        let base = incremental.and_then(|(_, b)| b.table(&name));
-        let base_removed = incremental
-            .and_then(|(_, b)| b.removed.get(&name).copied())
-            .unwrap_or(0);
         let lookups = Lookups {
             bronze: &parsed_tables,
             silver: &silver_done,
@@ -258,62 +260,140 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 continue;
             }
         }
+        // An incremental run merges the new rows into the current table when
+        // that gives what a full refresh would; otherwise (a late or tied
+        // row, see `MergeState::late_row`) it rebuilds the table from all of
+        // its bronze, in this same run.
+        let mut parsed = parsed;
+        let mut whole = incremental.is_none();
         let first_stat = rule_stats.len();
-        let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats, None).await;
-        for st in &mut rule_stats[first_stat..] {
-            st.silver_table = s.name.clone();
-        }
-        match built {
-            Ok(built) => {
-                quarantine.extend(built.rejected.into_iter().map(|r| (s.name.clone(), r)));
-                let batch = match &s.merge {
-                    Some(spec) => {
-                        let merged = crate::merge::merge(crate::merge::MergeInput {
-                            spec,
-                            base,
-                            new: &built.rows,
-                            deletes: &built.deletes,
-                        });
-                        match merged {
-                            Ok(m) => {
-                                let rows_in =
-                                    built.rows.num_rows() + base.map_or(0, |b| b.num_rows());
-                                removed.insert(
-                                    name.clone(),
-                                    base_removed + rows_in.saturating_sub(m.batch.num_rows()),
-                                );
-                                merge_log.insert(name.clone(), m.removed);
-                                m.batch
-                            }
-                            Err(message) => {
-                                diagnostics.push(Diagnostic {
-                                    scope: "pipeline".into(),
-                                    id: s.name.clone(),
-                                    message: format!("silver.{} (merge): {message}", s.name),
-                                    table: String::new(),
-                                });
-                                continue;
-                            }
-                        }
-                    }
-                    None => match base {
-                        Some(old) => match append_rows(&name, old, &built.rows) {
-                            Ok(b) => b,
-                            Err(d) => {
-                                diagnostics.push(d);
-                                continue;
-                            }
-                        },
-                        None => built.rows,
+        let done = loop {
+            rule_stats.truncate(first_stat);
+            let base = incremental
+                .filter(|_| !whole)
+                .and_then(|(_, b)| b.table(&name));
+            let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats, None).await;
+            for st in &mut rule_stats[first_stat..] {
+                st.silver_table = s.name.clone();
+            }
+            let built = match built {
+                Ok(b) => b,
+                Err(d) => {
+                    break Err(d
+                        .into_iter()
+                        .map(|mut d| {
+                            d.table = s.name.clone();
+                            d
+                        })
+                        .collect::<Vec<_>>());
+                }
+            };
+            let mut rejected: Vec<Rejected> = parsed
+                .rejected
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    r.reason = format!("{}: {}", r.rule_id, r.reason);
+                    r
+                })
+                .collect();
+            rejected.extend(built.rejected);
+            let Some(spec) = &s.merge else {
+                let batch = match base {
+                    Some(old) => match append_rows(&name, old, &built.rows) {
+                        Ok(b) => b,
+                        Err(d) => break Err(vec![d]),
+                    },
+                    None => built.rows,
+                };
+                break Ok((batch, rejected));
+            };
+            let previous_state = incremental
+                .filter(|_| !whole)
+                .and_then(|(_, b)| b.merge_state.get(&name));
+            if !whole {
+                let late = match previous_state {
+                    None => Some("no earlier merge of this table".to_string()),
+                    Some(st) => match st.late_row(spec, &built.rows) {
+                        Ok(late) => late,
+                        Err(m) => break Err(vec![merge_diag(s, m)]),
                     },
                 };
+                if let Some(why) = late {
+                    notes.push(format!(
+                        "silver.{} was rebuilt from all of bronze.{} in this incremental run: {why} is not newer than the rows merged before, and only a merge of every row gives the table a full refresh would",
+                        s.name, s.source
+                    ));
+                    let Some(all) = parsed_tables.get(&s.source) else {
+                        break Err(vec![merge_diag(s, "its bronze table is missing".into())]);
+                    };
+                    parsed = all;
+                    whole = true;
+                    continue;
+                }
+            }
+            let holds = spec
+                .from_snapshots
+                .then(|| snapshot_holds(s, spec, parsed, &rejected));
+            let merged = crate::merge::merge(crate::merge::MergeInput {
+                spec,
+                base,
+                new: &built.rows,
+                deletes: &built.deletes,
+                holds: holds.as_ref(),
+            });
+            let m = match merged {
+                Ok(m) => m,
+                Err(message) => break Err(vec![merge_diag(s, message)]),
+            };
+            let state = previous_state
+                .cloned()
+                .unwrap_or_default()
+                .observe(spec, &built.rows);
+            match state {
+                Ok(st) => {
+                    merge_state.insert(name.clone(), st);
+                }
+                Err(message) => break Err(vec![merge_diag(s, message)]),
+            }
+            // Ambiguous ties go to the quarantine with their bronze lineage.
+            let lineage = lineage_of(parsed);
+            for a in &m.ambiguous {
+                let (raw_payload, source_file) = lineage
+                    .get(a.event_id.as_str())
+                    .cloned()
+                    .unwrap_or_default();
+                rejected.push(Rejected {
+                    event_id: a.event_id.clone(),
+                    batch_id: a.batch_id.clone(),
+                    source_file,
+                    raw_payload,
+                    rule_id: "merge".into(),
+                    reason: a.reason.clone(),
+                });
+            }
+            let rows_in = built.rows.num_rows() + base.map_or(0, |b| b.num_rows());
+            let base_removed = incremental
+                .filter(|_| !whole)
+                .and_then(|(_, b)| b.removed.get(&name).copied())
+                .unwrap_or(0);
+            removed.insert(
+                name.clone(),
+                base_removed + rows_in.saturating_sub(m.batch.num_rows() + m.ambiguous.len()),
+            );
+            merge_log.insert(name.clone(), m.removed);
+            break Ok((m.batch, rejected));
+        };
+        if whole && incremental.is_some() {
+            rebuilt.insert(s.name.clone());
+        }
+        match done {
+            Ok((batch, rejected)) => {
+                quarantine.extend(rejected.into_iter().map(|r| (s.name.clone(), r)));
                 silver_done.insert(name.clone(), batch.clone());
                 silver_out.push(TableData { name, batch });
             }
-            Err(d) => diagnostics.extend(d.into_iter().map(|mut d| {
-                d.table = s.name.clone();
-                d
-            })),
+            Err(d) => diagnostics.extend(d),
         }
     }
     if !diagnostics.is_empty() {
@@ -327,7 +407,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             previous_quarantine,
             &quarantine,
             input.run_id as i64,
-            incremental.is_some(),
+            incremental.map(|_| &rebuilt),
         )
         .map_err(|e| vec![pipeline_diag(e)])?,
     });
@@ -353,6 +433,8 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         gold_errors: diagnostics,
         removed,
         merge_log,
+        merge_state,
+        notes,
         gold_reads_bronze,
     })
 }
@@ -422,12 +504,30 @@ pub(crate) async fn build_gold(
                     let previous = previous
                         .and_then(|p| p.table(&format!("gold.{}", g.name)))
                         .filter(|p| p.schema().fields() == batch.schema().fields());
+                    // Two different rows for one key: which one is written
+                    // would depend on the query's row order.
+                    let on = g.merge_on.join(", ");
+                    let conflict = match crate::merge::conflicting_key(&batch, &g.merge_on) {
+                        Ok(None) => None,
+                        Ok(Some(key)) => Some(format!(
+                            "MERGE ON {on}: the query returns different rows for {key}; a MERGE needs one row per key (group by {on}, or filter), or the row order would decide which one is written"
+                        )),
+                        Err(m) => Some(format!("MERGE ON {on}: {m}")),
+                    };
+                    if let Some(message) = conflict {
+                        diagnostics.push(Diagnostic {
+                            scope: "gold".into(),
+                            id: g.name.clone(),
+                            message,
+                            table: String::new(),
+                        });
+                        continue;
+                    }
+                    // A query's NULL group is one group: NULL keys match NULL.
                     let spec = crate::merge::MergeSpec {
                         keys: g.merge_on.clone(),
-                        sequence_by: None,
-                        stored_as: crate::merge::Scd::Scd1,
-                        delete_when: None,
-                        track_history_except: vec![],
+                        null_safe_keys: true,
+                        ..Default::default()
                     };
                     let none = BooleanArray::from(vec![false; batch.num_rows()]);
                     match crate::merge::merge(crate::merge::MergeInput {
@@ -435,6 +535,7 @@ pub(crate) async fn build_gold(
                         base: previous,
                         new: &batch,
                         deletes: &none,
+                        holds: None,
                     }) {
                         Ok(m) => m.batch,
                         Err(message) => {
@@ -494,12 +595,15 @@ pub fn open_quarantine(batch: &RecordBatch) -> Result<RecordBatch> {
 /// on the same bronze changes nothing. In a full run, an open row that this
 /// run does not reproduce is closed: `released` when its record now passes,
 /// `requarantined` when the record is rejected for other reasons (the new
-/// row says why). An incremental run only sees new batches: it closes nothing.
+/// row says why). An incremental run only sees new batches: it closes nothing,
+/// except for the silver tables in `incremental` (tables it rebuilt from all
+/// of bronze), whose rows are treated as in a full run. `incremental`: None
+/// in a full run.
 fn quarantine_history(
     previous: Option<&RecordBatch>,
     rejected: &[(String, Rejected)],
     run_id: i64,
-    incremental: bool,
+    incremental: Option<&std::collections::HashSet<String>>,
 ) -> Result<RecordBatch> {
     use datafusion::arrow::array::Int64Array;
     let key = |table: &str, event: &str, rules: &str, reason: &str| {
@@ -538,7 +642,9 @@ fn quarantine_history(
                 if was.is_valid(row) {
                     closed_in.push(Some(was.value(row)));
                     closed_as.push(how.is_valid(row).then(|| how.value(row).to_string()));
-                } else if incremental || current.contains(&k) {
+                } else if incremental.is_some_and(|rebuilt| !rebuilt.contains(t.value(row)))
+                    || current.contains(&k)
+                {
                     open.insert(k);
                     closed_in.push(None);
                     closed_as.push(None);
@@ -589,6 +695,107 @@ fn quarantine_history(
         }
         _ => Ok(new_rows),
     }
+}
+
+fn merge_diag(s: &SilverTableDef, message: String) -> Diagnostic {
+    Diagnostic {
+        scope: "pipeline".into(),
+        id: s.name.clone(),
+        message: format!("silver.{} (merge): {message}", s.name),
+        table: String::new(),
+    }
+}
+
+/// `_event_id` → (`raw_payload`, `_source_file`) of the parsed bronze rows,
+/// for quarantine rows that only know their event.
+fn lineage_of(parsed: &Parsed) -> std::collections::HashMap<&str, (String, String)> {
+    let text = |name: &str| {
+        parsed
+            .rows
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    };
+    let mut out = std::collections::HashMap::new();
+    if let (Some(ev), Some(raw), Some(file)) =
+        (text("_event_id"), text("raw_payload"), text("_source_file"))
+    {
+        for i in 0..ev.len() {
+            out.insert(
+                ev.value(i),
+                (raw.value(i).to_string(), file.value(i).to_string()),
+            );
+        }
+    }
+    out
+}
+
+/// Keys of a snapshot source's quarantined rows (they were in their
+/// snapshot, which must not delete them), read from the rows' typed bronze
+/// values. A row whose key cannot be read that way (it did not parse, a rule
+/// or the select list changes the key or the snapshot column) holds its
+/// whole batch instead.
+fn snapshot_holds(
+    s: &SilverTableDef,
+    spec: &crate::merge::MergeSpec,
+    parsed: &Parsed,
+    rejected: &[Rejected],
+) -> crate::merge::SnapshotHolds {
+    let mut holds = crate::merge::SnapshotHolds::default();
+    if rejected.is_empty() {
+        return holds;
+    }
+    let needed: Vec<&str> = spec
+        .keys
+        .iter()
+        .chain(spec.sequence_by.iter())
+        .map(String::as_str)
+        .collect();
+    let changed_by_rules = s.rules.rules.iter().any(|r| {
+        r.enabled
+            && matches!(r.kind, RuleKind::Normalize | RuleKind::Enrich)
+            && r.column.split(',').any(|c| needed.contains(&c.trim()))
+    });
+    let readable = s.select.is_empty()
+        && !changed_by_rules
+        && needed
+            .iter()
+            .all(|c| parsed.rows.column_by_name(c).is_some());
+    let events: std::collections::HashMap<&str, u32> = parsed
+        .rows
+        .column_by_name("_event_id")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .map(|ev| (0..ev.len()).map(|i| (ev.value(i), i as u32)).collect())
+        .unwrap_or_default();
+    let mut take_rows = Vec::new();
+    for r in rejected {
+        match events.get(r.event_id.as_str()) {
+            Some(&i) if readable => take_rows.push(i),
+            _ => {
+                holds.batches.insert(r.batch_id.clone());
+            }
+        }
+    }
+    if take_rows.is_empty() {
+        return holds;
+    }
+    let cols: Vec<usize> = needed
+        .iter()
+        .copied()
+        .chain(["_batch_id"])
+        .filter_map(|c| parsed.rows.schema().index_of(c).ok())
+        .collect();
+    let idx = datafusion::arrow::array::UInt32Array::from(take_rows);
+    match parsed
+        .rows
+        .project(&cols)
+        .and_then(|b| datafusion::arrow::compute::take_record_batch(&b, &idx))
+    {
+        Ok(rows) => holds.rows = Some(rows),
+        Err(_) => holds
+            .batches
+            .extend(rejected.iter().map(|r| r.batch_id.clone())),
+    }
+    holds
 }
 
 /// `old` rows then `new` rows; refused when the rules changed the table's columns.
@@ -953,32 +1160,6 @@ async fn build_silver(
     }
     let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
 
-    // A merged table's rows need their business key (and sequence).
-    let current = match &def.merge {
-        Some(m) => {
-            let arrival = arrivals(&current);
-            for (col, what) in m
-                .keys
-                .iter()
-                .map(|k| (k, "a merge key"))
-                .chain(m.sequence_by.iter().map(|s| (s, "the sequence_by column")))
-            {
-                if let Some(values) = current.column_by_name(col) {
-                    for (row, a) in arrival.iter().enumerate() {
-                        if values.is_null(row) {
-                            drops.entry(*a).or_default().push(format!(
-                                "merge: {col} is NULL ({what} of silver.{})",
-                                def.name
-                            ));
-                        }
-                    }
-                }
-            }
-            split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?
-        }
-        None => current,
-    };
-
     // Delete events of a merged table; a row whose condition cannot be
     // computed is quarantined.
     let table_diag = |what: &str, m: String| {
@@ -1033,6 +1214,43 @@ async fn build_silver(
             .unwrap_or_else(|| BooleanArray::from(Vec::<bool>::new()));
         let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
         (current, deletes)
+    };
+
+    // A merged table's rows need their business key (and sequence), named
+    // as silver names them (after the select list). Such rows are quarantined.
+    let (current, deletes) = match &def.merge {
+        Some(m) => {
+            let arrival = arrivals(&current);
+            let mut keep = vec![true; current.num_rows()];
+            // With null_safe_keys a NULL key part is a value (NULL = NULL).
+            let keys = m.keys.iter().filter(|_| !m.null_safe_keys);
+            for (col, what) in keys
+                .map(|k| (k, "a merge key"))
+                .chain(m.sequence_by.iter().map(|s| (s, "the sequence_by column")))
+            {
+                if let Some(values) = current.column_by_name(col) {
+                    for (row, a) in arrival.iter().enumerate() {
+                        if values.is_null(row) {
+                            keep[row] = false;
+                            drops.entry(*a).or_default().push(format!(
+                                "merge: {col} is NULL ({what} of silver.{})",
+                                def.name
+                            ));
+                        }
+                    }
+                }
+            }
+            let deletes = datafusion::arrow::compute::filter(&deletes, &BooleanArray::from(keep))
+                .map_err(|e| vec![pipeline_diag(e.into())])?
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .cloned()
+                .unwrap_or_else(|| BooleanArray::from(Vec::<bool>::new()));
+            let current =
+                split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+            (current, deletes)
+        }
+        None => (current, deletes),
     };
 
     // Silver's columns: everything but the bronze text, with the lineage ids last.

@@ -1018,6 +1018,9 @@ impl Playground {
                 if self.run_history.len() > crate::api::RUN_HISTORY {
                     self.run_history.remove(0);
                 }
+                if !out.notes.is_empty() {
+                    self.notice = Some(out.notes.join(" "));
+                }
                 self.diagnostics = std::mem::take(&mut out.gold_errors);
                 self.run_info.ok = self.diagnostics.is_empty() && self.run_info.errors.is_empty();
                 self.last_good = Some(out);

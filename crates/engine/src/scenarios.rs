@@ -68,6 +68,7 @@ fn merge_by(keys: &[&str], sequence_by: Option<&str>, stored_as: Scd) -> MergeSp
         stored_as,
         delete_when: None,
         track_history_except: vec![],
+        ..Default::default()
     }
 }
 
@@ -594,6 +595,7 @@ pub fn cdc_order(lang: Lang) -> PipelineDef {
         stored_as: scd,
         delete_when: Some("op = 'd'".into()),
         track_history_except: vec!["op".into(), "lsn".into()],
+        ..Default::default()
     };
     let amount = || {
         typed(

@@ -257,6 +257,7 @@ async fn silver_trail(
         silver: &silver_tables,
     };
     let (entries, rejected) = trace_silver(input.ctx, def, &parsed, &lookups).await?;
+    let merge_ties = open_merge_rows(input.out, silver_name);
     let mut records = Vec::new();
     for (info, b) in &mini {
         for i in 0..b.num_rows() {
@@ -279,8 +280,20 @@ async fn silver_trail(
                     .filter(|(e, _)| *e == ev)
                     .map(|(_, s)| s.clone()),
             );
+            // An ambiguous tie passes every rule; the merge quarantined it.
+            let tie = merge_ties.get(ev.as_str());
+            if let Some(reason) = tie {
+                steps.push(TraceEntry {
+                    arrival: 0,
+                    rule_id: "merge".into(),
+                    kind: crate::rules::RuleKind::Filter,
+                    text: format!("failed (drop): {reason}"),
+                    failed: true,
+                });
+            }
             let quarantined = parsed.rejected.iter().any(|r| r.event_id == ev)
-                || rejected.iter().any(|r| r.event_id == ev);
+                || rejected.iter().any(|r| r.event_id == ev)
+                || tie.is_some();
             records.push(TrailRecord {
                 event_id: ev.clone(),
                 batch_id: info.batch_id.clone(),
@@ -308,6 +321,34 @@ async fn silver_trail(
         silver_rows: vec![],
         note,
     })
+}
+
+/// `_event_id` → reason of the open quarantine rows of `silver_name` that
+/// the merge put there (ambiguous ties).
+fn open_merge_rows(out: &RunOutput, silver_name: &str) -> BTreeMap<String, String> {
+    let mut rows = BTreeMap::new();
+    let Some(q) = out.table("silver.quarantine") else {
+        return rows;
+    };
+    let s = |name: &str| {
+        q.column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    };
+    let closed = q.column_by_name("closed_in_run");
+    if let (Some(t), Some(rule), Some(ev), Some(reason), Some(closed)) = (
+        s("silver_table"),
+        s("rule_id"),
+        s("_event_id"),
+        s("reason"),
+        closed,
+    ) {
+        for i in 0..q.num_rows() {
+            if t.value(i) == silver_name && rule.value(i) == "merge" && closed.is_null(i) {
+                rows.insert(ev.value(i).to_string(), reason.value(i).to_string());
+            }
+        }
+    }
+    rows
 }
 
 /// The silver rows a gold row was computed from.

@@ -1786,7 +1786,7 @@ async fn unique_check_severity_warn_and_an_audit_that_is_not_a_select() {
         (c("U1").status, c("U1").observed.as_str(), c("U1").sample),
         (
             medallion_engine::checks::CheckStatus::Fail,
-            "1 duplicated key",
+            "1 duplicated key; 0 NULLs seen",
             vec!["id=1, rows_with_this_key=2".to_string()]
         )
     );

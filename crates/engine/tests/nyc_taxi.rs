@@ -389,7 +389,11 @@ async fn exercise_checks_warn_until_the_exercises_are_switched_on() {
         (CheckStatus::Warn, "missing: speed_mph")
     );
     assert_eq!(check(&v, "R5").status, CheckStatus::Pass);
-    assert_eq!(check(&v, "R6").observed, "0 of 260 rows violate");
+    assert_eq!(
+        check(&v, "R6").observed,
+        "0 of 260 rows violate; 0 NULLs seen"
+    );
+    assert_eq!(check(&v, "R6").nulls, Some(0));
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]

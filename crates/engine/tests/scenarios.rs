@@ -619,12 +619,15 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
     let mut p = scenario("kafka_orders").await;
     let v = send(&mut p, Request::Snapshot).await;
     for (id, observed) in [
-        ("R2", "0 of 2 rows violate"),
-        ("R3", "0 duplicated keys"),
-        ("R4", "0 of 2 rows violate"),
-        ("R5", "0 of 2 rows violate"),
-        ("R6", "0 rows point to no silver.users.user_id"),
-        ("S2", "7 columns as declared"),
+        ("R2", "0 of 2 rows violate; 0 NULLs seen"),
+        ("R3", "0 duplicated keys; 0 NULLs seen"),
+        ("R4", "0 of 2 rows violate; 0 NULLs seen"),
+        ("R5", "0 of 2 rows violate; 0 NULLs seen"),
+        (
+            "R6",
+            "0 rows point to no silver.users.user_id; 0 NULLs seen",
+        ),
+        ("S2", "7 columns as declared; 0 NULLs seen"),
         ("A3", "0 rows returned (0 expected)"),
     ] {
         assert_eq!(status(&v, id), ("Pass".into(), observed, vec![]), "{id}");
@@ -654,7 +657,7 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
         status(&v, "S2"),
         (
             "Fail".into(),
-            "amount is NOT NULL but has 1 NULL; status is NOT NULL but has 1 NULL",
+            "amount is NOT NULL but has 1 NULL; status is NOT NULL but has 1 NULL; 2 NULLs seen",
             vec![]
         )
     );
@@ -674,7 +677,7 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
         status(&v, "R6"),
         (
             "Fail".into(),
-            "1 row points to no silver.users.user_id",
+            "1 row points to no silver.users.user_id; 0 NULLs seen",
             vec!["order_id=1005, user_id=99, amount=10.00, status=PAID, created_at=2024-01-16 08:00:00, country=NULL".to_string()]
         )
     );
