@@ -24,7 +24,7 @@ use crate::bronze::BatchInfo;
 use crate::merge::RemovedRow;
 use crate::model::PipelineDef;
 use crate::pipeline::{collect_single, trace_silver, Lookups, RunOutput, TraceEntry};
-use crate::source::{parse_bronze, Parsed};
+use crate::source::{parse_bronze, parse_bronze_events, Parsed};
 
 /// The trail of one row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,8 +184,10 @@ async fn silver_trail(
             break;
         }
     }
-    // Those records, as bronze batches of their own.
+    // Those records, as bronze batches of their own (`whole`: their batches,
+    // read whole so each record is read as the run read it).
     let mut mini: Vec<(BatchInfo, RecordBatch)> = Vec::new();
+    let mut whole: Vec<(BatchInfo, RecordBatch)> = Vec::new();
     for (info, b) in input
         .bronze
         .get(&def.source)
@@ -205,9 +207,10 @@ async fn silver_trail(
             let rows = datafusion::arrow::compute::filter_record_batch(b, &mask)
                 .map_err(|e| e.to_string())?;
             mini.push((info.clone(), rows));
+            whole.push((info.clone(), b.clone()));
         }
     }
-    let parsed = parse_bronze(&source.schema, &mini).map_err(|e| e.to_string())?;
+    let parsed = parse_bronze_events(&source.schema, &whole, &wanted).map_err(|e| e.to_string())?;
     // Lookups see what the run saw: bronze tables read with their schemas, silver tables as built.
     let mut bronze_parsed: BTreeMap<String, Parsed> = BTreeMap::new();
     for b in &input.def.bronze {
