@@ -1011,6 +1011,552 @@ mod tests {
         assert_eq!(shown(&a), ["2024-03-01", "NULL"]);
     }
 
+    /// A TIMESTAMP column `c` read in `zone` with these policies and formats.
+    fn zoned(
+        texts: &[&str],
+        zone: &str,
+        ambiguous: AmbiguousTime,
+        nonexistent: NonexistentTime,
+        formats: &[&str],
+    ) -> Converted {
+        let col = SourceColumn::new("c", ColumnType::Timestamp)
+            .formats(formats)
+            .zoned(zone, ambiguous, nonexistent);
+        let texts: Vec<Option<&str>> = texts.iter().map(|t| Some(*t)).collect();
+        convert_source_column(&col, &StringArray::from(texts)).unwrap()
+    }
+
+    fn micros(text: &str) -> Reading {
+        Reading::Instant(
+            DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .timestamp_micros(),
+        )
+    }
+
+    #[test]
+    fn iso_offsets_in_every_spelling_rw45() {
+        let nine = micros("2024-02-01T09:00:00Z");
+        for text in [
+            "2024-02-01T10:00:00+01:00",
+            "2024-02-01 09:00Z",
+            "2024-02-01 04:00-05:00",
+            "2024-02-01T09:00:00+0000",
+            "2024-02-01T10:00+01",
+            "2024-02-01t09:00:00z",
+            " 2024-02-01T09:00:00.000000000Z ",
+            "2024-02-01T14:30:00+05:30",
+        ] {
+            assert_eq!(parse_iso_timestamp(text), Ok(nine), "{text}");
+        }
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00.5+0000"),
+            Ok(micros("2024-02-01T09:00:00.5Z"))
+        );
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00.123456-00:00"),
+            Ok(micros("2024-02-01T09:00:00.123456Z"))
+        );
+        let local = |t: &str| Ok(Reading::Local(t.parse::<NaiveDateTime>().unwrap()));
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00"),
+            local("2024-02-01T09:00:00")
+        );
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01 09:00"),
+            local("2024-02-01T09:00:00")
+        );
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01"),
+            local("2024-02-01T00:00:00")
+        );
+        // Strict: none of these is a TIMESTAMP, and nothing rolls over.
+        for text in [
+            "2024-02-30 10:00:00",
+            "2024-02-01T24:00:00",
+            "2024-02-01T09:60",
+            "2024-02-01T09:00:60",
+            "2024-02-01T9:00",
+            "2024-2-01T09:00",
+            "2024-02-01X09:00",
+            "2024-02-01T09:00:00+1",
+            "2024-02-01T09:00:00+01:0",
+            "2024-02-01T09:00:00+24:00",
+            "2024-02-01T09:00:00+01:60",
+            "2024-02-01T09:00:00 +01:00",
+            "2024-02-01T09:00:00UTC",
+            "2024-02-01T09:00:00.",
+            "2024-02-01T09:00:00.1234567890Z",
+            "2024-02-01T09:00:00ZZ",
+            "2024-02-01T09",
+            "1709280900000",
+            "03/01/2024 08:15",
+            "",
+        ] {
+            assert_eq!(parse_iso_timestamp(text), Err(String::new()), "{text}");
+        }
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00.1234567Z"),
+            Err(SUB_MICROS.to_string())
+        );
+    }
+
+    #[test]
+    fn values_without_offset_are_flagged_as_read_as_utc_rw45() {
+        let texts = StringArray::from(vec![
+            Some("2024-02-01T10:00:00+01:00"),
+            Some("2024-02-01 09:00Z"),
+            Some("2024-02-01 04:00-05:00"),
+            Some("2024-02-01T09:00:00.5+0000"),
+            Some("2024-02-01T09:00:00"),
+            None,
+            Some("2024-02-01T09:00:00 CET"),
+        ]);
+        let col = SourceColumn::new("ts", ColumnType::Timestamp);
+        let c = convert_source_column(&col, &texts).unwrap();
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-02-01T09:00:00",
+                "2024-02-01T09:00:00",
+                "2024-02-01T09:00:00",
+                "2024-02-01T09:00:00.500",
+                "2024-02-01T09:00:00",
+                "NULL",
+                "NULL"
+            ]
+        );
+        assert_eq!(
+            c.read_as_utc,
+            [false, false, false, false, true, false, false]
+        );
+        assert_eq!(
+            c.errors[6].as_deref(),
+            Some("ts: '2024-02-01T09:00:00 CET' is not TIMESTAMP")
+        );
+        // A declared zone: the same text is a local time there, not counted.
+        let c = zoned(
+            &["2024-02-01T10:00:00", "2024-02-01T10:00:00+01:00"],
+            "Europe/Berlin",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &[],
+        );
+        assert_eq!(
+            shown(&c.array),
+            ["2024-02-01T09:00:00", "2024-02-01T09:00:00"]
+        );
+        assert_eq!(c.read_as_utc, [false, false]);
+    }
+
+    /// rw-43's S1 rows around New York's fall-back change (2024-11-03,
+    /// 02:00 EDT → 01:00 EST) and S2's row in its spring gap (2024-03-10).
+    const NEW_YORK: [&str; 4] = [
+        "2024-11-03 00:30:00",
+        "2024-11-03 01:30:00",
+        "2024-11-03 01:30:00",
+        "2024-11-03 03:00:00",
+    ];
+
+    #[test]
+    fn new_york_repeated_hour_by_each_policy_rw43() {
+        let ny = |a| {
+            zoned(
+                &NEW_YORK,
+                "America/New_York",
+                a,
+                NonexistentTime::Reject,
+                &[],
+            )
+        };
+        let c = ny(AmbiguousTime::ArrivalOrder);
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T05:30:00",
+                "2024-11-03T06:30:00",
+                "2024-11-03T08:00:00"
+            ]
+        );
+        assert!(c.errors.iter().all(Option::is_none));
+        assert_eq!(
+            shown(&ny(AmbiguousTime::Earlier).array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T05:30:00",
+                "2024-11-03T05:30:00",
+                "2024-11-03T08:00:00"
+            ]
+        );
+        assert_eq!(
+            shown(&ny(AmbiguousTime::Later).array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T06:30:00",
+                "2024-11-03T06:30:00",
+                "2024-11-03T08:00:00"
+            ]
+        );
+        let c = ny(AmbiguousTime::Reject);
+        assert_eq!(
+            shown(&c.array),
+            ["2024-11-03T04:30:00", "NULL", "NULL", "2024-11-03T08:00:00"]
+        );
+        assert_eq!(
+            c.errors[1].as_deref(),
+            Some("c: '2024-11-03 01:30:00' is an ambiguous local time in America/New_York (clocks went back from 02:00 to 01:00 on 2024-11-03, so 01:00–02:00 happened twice, at UTC-04:00 and at UTC-05:00; set ambiguous to earlier, later or arrival_order to choose)")
+        );
+    }
+
+    #[test]
+    fn arrival_order_switches_when_the_clock_goes_back_and_stays() {
+        let c = zoned(
+            &[
+                "2024-11-03 01:00:00",
+                "2024-11-03 01:20:00",
+                "2024-11-03 01:50:00",
+                "2024-11-03 01:10:00", // not later than 01:50: the clock went back
+                "2024-11-03 01:55:00", // later offset from now on
+                "2024-11-03 02:10:00",
+            ],
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
+            &[],
+        );
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-11-03T05:00:00",
+                "2024-11-03T05:20:00",
+                "2024-11-03T05:50:00",
+                "2024-11-03T06:10:00",
+                "2024-11-03T06:55:00",
+                "2024-11-03T07:10:00"
+            ]
+        );
+        // Each call (one batch) starts afresh; another year's repeated hour is its own.
+        let c = zoned(
+            &[
+                "2023-11-05 01:30:00",
+                "2023-11-05 01:30:00",
+                "2024-11-03 01:30:00",
+            ],
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
+            &[],
+        );
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2023-11-05T05:30:00",
+                "2023-11-05T06:30:00",
+                "2024-11-03T05:30:00"
+            ]
+        );
+    }
+
+    #[test]
+    fn new_york_skipped_hour_rejected_or_shifted_forward_rw43() {
+        let c = zoned(
+            &[
+                "2024-03-10 02:30:00",
+                "2024-03-10 01:59:59",
+                "2024-03-10 03:00:00",
+            ],
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
+            &[],
+        );
+        assert_eq!(
+            shown(&c.array),
+            ["NULL", "2024-03-10T06:59:59", "2024-03-10T07:00:00"]
+        );
+        assert_eq!(
+            c.errors[0].as_deref(),
+            Some("c: '2024-03-10 02:30:00' is a nonexistent local time in America/New_York (clocks skipped 02:00–03:00 on 2024-03-10; nonexistent: shift_forward would read it as 03:30)")
+        );
+        let c = zoned(
+            &["2024-03-10 02:30:00", "2024-03-10 02:00:00"],
+            "America/New_York",
+            AmbiguousTime::Reject,
+            NonexistentTime::ShiftForward,
+            &[],
+        );
+        // 03:30 EDT and 03:00 EDT.
+        assert_eq!(
+            shown(&c.array),
+            ["2024-03-10T07:30:00", "2024-03-10T07:00:00"]
+        );
+        assert!(c.errors.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn berlin_dst_edges() {
+        // Spring: 02:00 CET → 03:00 CEST on 2024-03-31.
+        let c = zoned(
+            &[
+                "2024-03-31 01:59:00",
+                "2024-03-31 02:30:00",
+                "2024-03-31 03:00:00",
+            ],
+            "Europe/Berlin",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &[],
+        );
+        assert_eq!(
+            shown(&c.array),
+            ["2024-03-31T00:59:00", "NULL", "2024-03-31T01:00:00"]
+        );
+        assert_eq!(
+            c.errors[1].as_deref(),
+            Some("c: '2024-03-31 02:30:00' is a nonexistent local time in Europe/Berlin (clocks skipped 02:00–03:00 on 2024-03-31; nonexistent: shift_forward would read it as 03:30)")
+        );
+        let c = zoned(
+            &["2024-03-31 02:30:00"],
+            "Europe/Berlin",
+            AmbiguousTime::Reject,
+            NonexistentTime::ShiftForward,
+            &[],
+        );
+        assert_eq!(shown(&c.array), ["2024-03-31T01:30:00"]);
+        // Autumn: 03:00 CEST → 02:00 CET on 2024-10-27; 02:30 happened twice.
+        let autumn = ["2024-10-27 02:30:00", "2024-10-27 02:15:00"];
+        let read = |a| zoned(&autumn, "Europe/Berlin", a, NonexistentTime::Reject, &[]);
+        assert_eq!(
+            shown(&read(AmbiguousTime::Earlier).array),
+            ["2024-10-27T00:30:00", "2024-10-27T00:15:00"]
+        );
+        assert_eq!(
+            shown(&read(AmbiguousTime::Later).array),
+            ["2024-10-27T01:30:00", "2024-10-27T01:15:00"]
+        );
+        assert_eq!(
+            shown(&read(AmbiguousTime::ArrivalOrder).array),
+            ["2024-10-27T00:30:00", "2024-10-27T01:15:00"]
+        );
+        assert_eq!(
+            read(AmbiguousTime::Reject).errors[0].as_deref(),
+            Some("c: '2024-10-27 02:30:00' is an ambiguous local time in Europe/Berlin (clocks went back from 03:00 to 02:00 on 2024-10-27, so 02:00–03:00 happened twice, at UTC+02:00 and at UTC+01:00; set ambiguous to earlier, later or arrival_order to choose)")
+        );
+    }
+
+    #[test]
+    fn a_zone_applies_to_local_formats_never_to_offsets_or_epochs() {
+        let c = zoned(
+            &[
+                "11/03/2024 00:30",
+                "2024-11-03T00:30:00Z",
+                "2024-11-03T00:30:00-04:00",
+                "1730593800000",
+            ],
+            "America/New_York",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &[
+                "MM/dd/yyyy HH:mm",
+                "yyyy-MM-dd'T'HH:mm:ss'Z'",
+                "yyyy-MM-dd'T'HH:mm:ssXXX",
+                "epoch_ms",
+            ],
+        );
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T00:30:00",
+                "2024-11-03T04:30:00",
+                "2024-11-03T00:30:00"
+            ]
+        );
+        // A chrono pattern's literal Z is the UTC designator too.
+        let c = zoned(
+            &["2024-11-03T00:30:00Z"],
+            "America/New_York",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &["%Y-%m-%dT%H:%M:%SZ"],
+        );
+        assert_eq!(shown(&c.array), ["2024-11-03T00:30:00"]);
+        // Without a zone, a declared format without an offset is read as UTC and flagged.
+        let (a, _) = convert(
+            &[Some("11/03/2024 00:30")],
+            "TIMESTAMP",
+            &["MM/dd/yyyy HH:mm"],
+        );
+        assert_eq!(shown(&a), ["2024-11-03T00:30:00"]);
+        let col =
+            SourceColumn::new("c", ColumnType::Timestamp).formats(&["MM/dd/yyyy HH:mm", "epoch_s"]);
+        let c = convert_source_column(
+            &col,
+            &StringArray::from(vec!["11/03/2024 00:30", "1730593800"]),
+        )
+        .unwrap();
+        assert_eq!(c.read_as_utc, [true, false]);
+    }
+
+    #[test]
+    fn spark_offset_letters() {
+        let read = |format: &str, text: &str| {
+            let (a, e) = convert(&[Some(text)], "TIMESTAMP", &[format]);
+            (shown(&a).remove(0), e[0].clone())
+        };
+        let ok = |v: &str| (v.to_string(), None);
+        // XXX (and X, XX, ZZZZZ) take Z for zero as well as offsets.
+        for (format, text) in [
+            ("yyyy-MM-dd'T'HH:mm:ssXXX", "2024-02-01T09:00:00Z"),
+            ("yyyy-MM-dd'T'HH:mm:ssXXX", "2024-02-01T10:00:00+01:00"),
+            ("yyyy-MM-dd'T'HH:mm:ssXX", "2024-02-01T10:00:00+0100"),
+            ("yyyy-MM-dd'T'HH:mm:ssX", "2024-02-01T10:00:00+01"),
+            ("yyyy-MM-dd'T'HH:mm:ssX", "2024-02-01T09:00:00Z"),
+            ("yyyy-MM-dd'T'HH:mm:ssZZZZZ", "2024-02-01T04:00:00-05:00"),
+            ("yyyy-MM-dd'T'HH:mm:ssZ", "2024-02-01T04:00:00-0500"),
+            ("yyyy-MM-dd'T'HH:mm:ssxxx", "2024-02-01T04:00:00-05:00"),
+            ("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2024-02-01T09:00:00.000Z"),
+            (
+                "yyyy-MM-dd HH:mm:ss.SSSSSSSSS",
+                "2024-02-01 09:00:00.000000000",
+            ),
+        ] {
+            assert_eq!(
+                read(format, text),
+                ok("2024-02-01T09:00:00"),
+                "{format} {text}"
+            );
+        }
+        // The offset letters without Z do not take it.
+        assert_eq!(
+            read("yyyy-MM-dd'T'HH:mm:ssZ", "2024-02-01T09:00:00Z").0,
+            "NULL"
+        );
+        assert_eq!(
+            read("yyyy-MM-dd'T'HH:mm:ssxx", "2024-02-01T09:00:00Z").0,
+            "NULL"
+        );
+        // Single letters: no zero padding needed.
+        assert_eq!(
+            read("M/d/yyyy H:mm", "3/1/2024 8:15"),
+            ok("2024-03-01T08:15:00")
+        );
+        // Nanoseconds past microseconds are not rounded away.
+        assert_eq!(
+            read(
+                "yyyy-MM-dd HH:mm:ss.SSSSSSSSSXXX",
+                "2024-02-01 09:00:00.123456789Z"
+            )
+            .0,
+            "NULL"
+        );
+    }
+
+    #[test]
+    fn formats_that_would_misread_are_refused() {
+        let check = |f: &str| check_formats(ColumnType::Timestamp, &[f.to_string()]);
+        assert!(check("yyyy-MM-dd'T'HH:mm:ss.SSSXXX").is_ok());
+        assert!(check("yyyy-MM-ddTHH:mm:ss").is_ok());
+        assert!(check("%Y-%m-%d %H:%M:%S%#z").is_ok());
+        assert!(check("epoch_ms").is_ok());
+        assert_eq!(
+            check("yyyy-MM-dd HH:mm z").unwrap_err(),
+            "format \"yyyy-MM-dd HH:mm z\": zone names (z) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX"
+        );
+        assert!(check("yyyy-MM-dd HH:mm VV")
+            .unwrap_err()
+            .contains("zone names (VV)"));
+        assert!(check("yyyy-MM-dd HH:mm ZZZZ")
+            .unwrap_err()
+            .contains("zone names (ZZZZ)"));
+        assert!(check("EEE, dd MMM yyyy")
+            .unwrap_err()
+            .contains("the pattern letters EEE are not supported here"));
+        assert!(check("yyyy-MM-dd'T")
+            .unwrap_err()
+            .contains("a quote (') is not closed"));
+        assert!(check("%Y-%m-%d %H:%M %Z")
+            .unwrap_err()
+            .contains("%Z would skip a zone name"));
+        // Not a date type: formats are DECIMAL's business (base64).
+        assert!(check_formats(
+            ColumnType::Decimal {
+                precision: 10,
+                scale: 2
+            },
+            &["base64".into()]
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn unknown_zones_are_named_with_the_iana_form() {
+        assert_eq!(time_zone("America/New_York"), Ok(Tz::America__New_York));
+        assert_eq!(time_zone("UTC"), Ok(Tz::UTC));
+        assert_eq!(
+            time_zone("america/new york").unwrap_err(),
+            "unknown time zone 'america/new york' (did you mean America/New_York?): use an IANA name, Area/Location as in America/New_York, Europe/Berlin or Asia/Tokyo, or UTC (abbreviations such as PST or CEST do not say when daylight saving applies)"
+        );
+        assert!(time_zone("PST")
+            .unwrap_err()
+            .starts_with("unknown time zone 'PST': use an IANA name"));
+        assert!(time_zone("Mars/Olympus").is_err());
+        let col = SourceColumn::new("local_ts", ColumnType::Timestamp).zoned(
+            "New York",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+        );
+        assert!(col
+            .validate()
+            .unwrap_err()
+            .starts_with("column local_ts: unknown time zone 'New York': use an IANA name"));
+        let err = convert_source_column(&col, &StringArray::from(vec!["2024-01-01"])).unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("column local_ts: unknown time zone"));
+        let col = SourceColumn::new("d", ColumnType::Date).zoned(
+            "UTC",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+        );
+        assert!(col
+            .validate()
+            .unwrap_err()
+            .contains("applies to TIMESTAMP columns only"));
+        let mut col = SourceColumn::new("t", ColumnType::Timestamp);
+        col.ambiguous = AmbiguousTime::Later;
+        assert!(col
+            .validate()
+            .unwrap_err()
+            .contains("declare the column's time_zone too"));
+    }
+
+    #[test]
+    fn zone_settings_in_json() {
+        let col: SourceColumn = serde_json::from_value(serde_json::json!({
+            "name": "local_ts", "type": "TIMESTAMP", "time_zone": "America/New_York",
+            "ambiguous": "arrival_order", "nonexistent": "shift_forward"
+        }))
+        .unwrap();
+        assert_eq!(col.ambiguous, AmbiguousTime::ArrivalOrder);
+        assert_eq!(col.nonexistent, NonexistentTime::ShiftForward);
+        let plain: SourceColumn =
+            serde_json::from_value(serde_json::json!({"name": "ts", "type": "TIMESTAMP"})).unwrap();
+        assert_eq!(
+            (plain.ambiguous, plain.nonexistent),
+            (AmbiguousTime::Reject, NonexistentTime::Reject)
+        );
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::json!({"name": "ts", "type": "TIMESTAMP"})
+        );
+        assert!(serde_json::from_value::<SourceColumn>(serde_json::json!({
+            "name": "t", "type": "TIMESTAMP", "time_zone": "UTC", "ambiguous": "guess"
+        }))
+        .is_err());
+    }
+
     #[test]
     fn type_names_parse_and_print() {
         assert_eq!(

@@ -419,6 +419,7 @@ pub struct Parsed {
 struct ConvertedBatch {
     arrays: Vec<ArrayRef>,
     errors: Vec<Vec<String>>,
+    /// Empty for a column taken as typed bronze stored it (counted at ingest).
     read_as_utc: Vec<Vec<bool>>,
 }
 
@@ -472,9 +473,11 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             if errs.is_empty() {
                 keep.push(true);
                 for (c, count) in utc_counts.iter_mut().enumerate() {
-                    if counted[c] && part.arrays[c].is_valid(row) {
+                    // No flags: typed at ingest and counted there.
+                    let flag = part.read_as_utc[c].get(row);
+                    if let Some(utc) = flag.filter(|_| counted[c] && part.arrays[c].is_valid(row)) {
                         count.1 += 1;
-                        count.0 += usize::from(part.read_as_utc[c][row]);
+                        count.0 += usize::from(*utc);
                     }
                 }
                 continue;
@@ -929,7 +932,7 @@ fn read_typed_batch(
                 stored[c].as_ref(),
                 &readable,
             )?);
-            part.read_as_utc.push(vec![false; n]);
+            part.read_as_utc.push(Vec::new());
             continue;
         }
         let (array, read_as_utc) = convert_one(col, &text_cols[c], &mut part.errors)?;
