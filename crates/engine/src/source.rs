@@ -44,8 +44,9 @@ pub enum ColumnType {
         scale: i8,
     },
     /// Timestamp in UTC, microsecond precision, stored without a zone: a text
-    /// with an offset (`+03:00`) is converted to UTC, a text without one is
-    /// taken as UTC (no implicit shift).
+    /// with an offset (`+03:00`, `Z`) is converted to UTC; a text without one
+    /// is a local time in the column's declared `time_zone`, or else taken as
+    /// UTC and counted ([`ReadAsUtc`]).
     Timestamp,
     Date,
     Boolean,
