@@ -225,7 +225,7 @@ fn convert(
             let mut folds = Folds::default();
             let mut local_errors: Vec<(usize, String)> = Vec::new();
             let mut micros: Vec<Option<i64>> = Vec::with_capacity(n);
-            for row in 0..n {
+            for (row, utc) in read_as_utc.iter_mut().enumerate() {
                 let Some(text) = values(row) else {
                     micros.push(None);
                     continue;
@@ -245,7 +245,7 @@ fn convert(
                     Ok(Reading::Local(t)) if t.nanosecond() % 1_000 != 0 => Err(SUB_MICROS.into()),
                     Ok(Reading::Local(t)) => match local.filter(|_| ty == ColumnType::Timestamp) {
                         None => {
-                            read_as_utc[row] = ty == ColumnType::Timestamp;
+                            *utc = ty == ColumnType::Timestamp;
                             Ok(t.and_utc().timestamp_micros())
                         }
                         Some(lt) => match resolve_local(lt, t, &mut folds) {
@@ -600,7 +600,7 @@ fn resolve_local(
                         }
                         _ => " (clocks skipped this time".to_string(),
                     };
-                    let hint = match shifted.and_then(|v| DateTime::from_timestamp_micros(v)) {
+                    let hint = match shifted.and_then(DateTime::from_timestamp_micros) {
                         Some(at) if lt.nonexistent == NonexistentTime::Reject => format!(
                             "; nonexistent: shift_forward would read it as {}",
                             hm(at.with_timezone(&zone).naive_local())
@@ -1026,6 +1026,16 @@ mod tests {
         convert_source_column(&col, &StringArray::from(texts)).unwrap()
     }
 
+    /// `texts` read as local times in `zone` (standard form) with these policies.
+    fn local(
+        zone: &str,
+        ambiguous: AmbiguousTime,
+        nonexistent: NonexistentTime,
+        texts: &[&str],
+    ) -> Converted {
+        zoned(texts, zone, ambiguous, nonexistent, &[])
+    }
+
     fn micros(text: &str) -> Reading {
         Reading::Instant(
             DateTime::parse_from_rfc3339(text)
@@ -1135,12 +1145,11 @@ mod tests {
             Some("ts: '2024-02-01T09:00:00 CET' is not TIMESTAMP")
         );
         // A declared zone: the same text is a local time there, not counted.
-        let c = zoned(
-            &["2024-02-01T10:00:00", "2024-02-01T10:00:00+01:00"],
+        let c = local(
             "Europe/Berlin",
             AmbiguousTime::Reject,
             NonexistentTime::Reject,
-            &[],
+            &["2024-02-01T10:00:00", "2024-02-01T10:00:00+01:00"],
         );
         assert_eq!(
             shown(&c.array),
@@ -1160,15 +1169,7 @@ mod tests {
 
     #[test]
     fn new_york_repeated_hour_by_each_policy_rw43() {
-        let ny = |a| {
-            zoned(
-                &NEW_YORK,
-                "America/New_York",
-                a,
-                NonexistentTime::Reject,
-                &[],
-            )
-        };
+        let ny = |a| local("America/New_York", a, NonexistentTime::Reject, &NEW_YORK);
         let c = ny(AmbiguousTime::ArrivalOrder);
         assert_eq!(
             shown(&c.array),
@@ -1211,7 +1212,10 @@ mod tests {
 
     #[test]
     fn arrival_order_switches_when_the_clock_goes_back_and_stays() {
-        let c = zoned(
+        let c = local(
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
             &[
                 "2024-11-03 01:00:00",
                 "2024-11-03 01:20:00",
@@ -1220,10 +1224,6 @@ mod tests {
                 "2024-11-03 01:55:00", // later offset from now on
                 "2024-11-03 02:10:00",
             ],
-            "America/New_York",
-            AmbiguousTime::ArrivalOrder,
-            NonexistentTime::Reject,
-            &[],
         );
         assert_eq!(
             shown(&c.array),
@@ -1237,16 +1237,15 @@ mod tests {
             ]
         );
         // Each call (one batch) starts afresh; another year's repeated hour is its own.
-        let c = zoned(
+        let c = local(
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
             &[
                 "2023-11-05 01:30:00",
                 "2023-11-05 01:30:00",
                 "2024-11-03 01:30:00",
             ],
-            "America/New_York",
-            AmbiguousTime::ArrivalOrder,
-            NonexistentTime::Reject,
-            &[],
         );
         assert_eq!(
             shown(&c.array),
@@ -1260,16 +1259,15 @@ mod tests {
 
     #[test]
     fn new_york_skipped_hour_rejected_or_shifted_forward_rw43() {
-        let c = zoned(
+        let c = local(
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
             &[
                 "2024-03-10 02:30:00",
                 "2024-03-10 01:59:59",
                 "2024-03-10 03:00:00",
             ],
-            "America/New_York",
-            AmbiguousTime::ArrivalOrder,
-            NonexistentTime::Reject,
-            &[],
         );
         assert_eq!(
             shown(&c.array),
@@ -1279,12 +1277,11 @@ mod tests {
             c.errors[0].as_deref(),
             Some("c: '2024-03-10 02:30:00' is a nonexistent local time in America/New_York (clocks skipped 02:00–03:00 on 2024-03-10; nonexistent: shift_forward would read it as 03:30)")
         );
-        let c = zoned(
-            &["2024-03-10 02:30:00", "2024-03-10 02:00:00"],
+        let c = local(
             "America/New_York",
             AmbiguousTime::Reject,
             NonexistentTime::ShiftForward,
-            &[],
+            &["2024-03-10 02:30:00", "2024-03-10 02:00:00"],
         );
         // 03:30 EDT and 03:00 EDT.
         assert_eq!(
@@ -1297,16 +1294,15 @@ mod tests {
     #[test]
     fn berlin_dst_edges() {
         // Spring: 02:00 CET → 03:00 CEST on 2024-03-31.
-        let c = zoned(
+        let c = local(
+            "Europe/Berlin",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
             &[
                 "2024-03-31 01:59:00",
                 "2024-03-31 02:30:00",
                 "2024-03-31 03:00:00",
             ],
-            "Europe/Berlin",
-            AmbiguousTime::Reject,
-            NonexistentTime::Reject,
-            &[],
         );
         assert_eq!(
             shown(&c.array),
@@ -1316,17 +1312,16 @@ mod tests {
             c.errors[1].as_deref(),
             Some("c: '2024-03-31 02:30:00' is a nonexistent local time in Europe/Berlin (clocks skipped 02:00–03:00 on 2024-03-31; nonexistent: shift_forward would read it as 03:30)")
         );
-        let c = zoned(
-            &["2024-03-31 02:30:00"],
+        let c = local(
             "Europe/Berlin",
             AmbiguousTime::Reject,
             NonexistentTime::ShiftForward,
-            &[],
+            &["2024-03-31 02:30:00"],
         );
         assert_eq!(shown(&c.array), ["2024-03-31T01:30:00"]);
         // Autumn: 03:00 CEST → 02:00 CET on 2024-10-27; 02:30 happened twice.
         let autumn = ["2024-10-27 02:30:00", "2024-10-27 02:15:00"];
-        let read = |a| zoned(&autumn, "Europe/Berlin", a, NonexistentTime::Reject, &[]);
+        let read = |a| local("Europe/Berlin", a, NonexistentTime::Reject, &autumn);
         assert_eq!(
             shown(&read(AmbiguousTime::Earlier).array),
             ["2024-10-27T00:30:00", "2024-10-27T00:15:00"]
