@@ -431,6 +431,7 @@ struct ConvertedBatch {
 pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)]) -> Result<Parsed> {
     let ncols = schema.columns.len();
     let mut lineage: Vec<Vec<String>> = vec![Vec::new(); LINEAGE_COLUMNS.len()];
+    let mut parts: Vec<(usize, ConvertedBatch)> = Vec::new();
     let mut typed_parts: Vec<Vec<ArrayRef>> = vec![Vec::new(); ncols];
     let mut keep: Vec<bool> = Vec::new();
     let mut rejected = Vec::new();
@@ -446,8 +447,11 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
 
     for (info, batch) in batches {
         let first = lineage[0].len();
-        let part = if batch.column_by_name("raw_payload").is_none() {
-            let part = read_typed_batch(batch, schema, &mut lineage, &mut rejected)?;
+        if batch.column_by_name("raw_payload").is_none() {
+            parts.push((
+                first,
+                read_typed_batch(batch, schema, &mut lineage, &mut rejected)?,
+            ));
             // Typed at ingest: the batch log has the counts of the records that fit.
             for (c, col) in schema.columns.iter().enumerate() {
                 if let Some(r) = info.read_as_utc.iter().find(|r| r.column == col.name) {
@@ -455,20 +459,88 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                     utc_counts[c].1 += r.values;
                 }
             }
-            part
-        } else {
-            let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
-            read_raw_batch(
-                info,
-                batch,
-                schema,
-                &mut lineage,
-                &mut text_cols,
-                &mut rejected,
-                &mut missing_counts,
-            )?;
-            convert_texts(schema, &text_cols, lineage[0].len() - first)?
-        };
+            continue;
+        }
+        let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
+        let payloads = string_column(batch, "raw_payload")?;
+        let event_ids = string_column(batch, "_event_id")?;
+        let batch_ids = string_column(batch, "_batch_id")?;
+        let files = string_column(batch, "_source_file")?;
+        let corrupt = batch
+            .column_by_name("_corrupt_reason")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>());
+        let header_index = header_positions(&info.header, schema);
+        let csv = info.format == SourceFormat::Csv;
+        let dialect = info.dialect.clone().unwrap_or_else(default_dialect);
+        // A CSV whose header shares no column with the declared schema is some
+        // other data set: its rows are quarantined rather than read as all-NULL rows.
+        let foreign_header = csv && !header_index.values().any(Option::is_some);
+        if csv && batch.num_rows() > 0 && !foreign_header {
+            for (c, col) in schema.columns.iter().enumerate() {
+                if header_index
+                    .get(col.name.as_str())
+                    .copied()
+                    .flatten()
+                    .is_none()
+                {
+                    missing_counts[c] += 1;
+                }
+            }
+        }
+        let mut json_seen = vec![false; ncols];
+        let bulk = (csv && !foreign_header)
+            .then(|| parse_csv_batch((0..payloads.len()).map(|i| payloads.value(i)), &dialect))
+            .flatten();
+        for row in 0..batch.num_rows() {
+            let raw = payloads.value(row);
+            let flagged = corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
+            let fields = match (flagged, info.format) {
+                (Some(reason), _) => Err(reason.to_string()),
+                (None, SourceFormat::Csv) if foreign_header => {
+                    Err(foreign_header_reason(&info.header, schema))
+                }
+                (None, SourceFormat::Csv) => match &bulk {
+                    Some(records) => csv_fields(&records[row], &info.header, &header_index, schema),
+                    None => read_csv_record(raw, &dialect, &info.header, &header_index, schema),
+                },
+                (None, _) => read_json_record(raw, schema, &mut json_seen),
+            };
+            let fields = fields.map(|values| normalize_texts(values, schema, &dialect));
+            match fields {
+                Ok(values) => {
+                    for (c, v) in values.into_iter().enumerate() {
+                        text_cols[c].push(v);
+                    }
+                    lineage[0].push(event_ids.value(row).to_string());
+                    lineage[1].push(batch_ids.value(row).to_string());
+                    lineage[2].push(files.value(row).to_string());
+                    lineage[3].push(raw.to_string());
+                }
+                Err(reason) => rejected.push(Rejected {
+                    event_id: event_ids.value(row).to_string(),
+                    batch_id: batch_ids.value(row).to_string(),
+                    source_file: files.value(row).to_string(),
+                    raw_payload: raw.to_string(),
+                    rule_id: PARSE_RULE_ID.to_string(),
+                    reason,
+                }),
+            }
+        }
+        if !csv && batch.num_rows() > 0 {
+            for (c, seen) in json_seen.iter().enumerate() {
+                if !seen {
+                    missing_counts[c] += 1;
+                }
+            }
+        }
+        // Each batch is converted on its own (arrival order is per batch).
+        parts.push((
+            first,
+            convert_texts(schema, &text_cols, lineage[0].len() - first)?,
+        ));
+    }
+
+    for (first, part) in parts {
         for (row, errs) in part.errors.into_iter().enumerate() {
             let at = first + row;
             if errs.is_empty() {
@@ -568,93 +640,6 @@ fn read_as_utc_counts(schema: &SourceSchema, counts: &[(usize, usize)]) -> Vec<R
             values: *values,
         })
         .collect()
-}
-
-/// Reads the payloads of one raw bronze batch into the declared columns'
-/// texts (one entry per readable record, its lineage appended alongside);
-/// unreadable records go to `rejected`, absent columns are counted.
-fn read_raw_batch(
-    info: &BatchInfo,
-    batch: &RecordBatch,
-    schema: &SourceSchema,
-    lineage: &mut [Vec<String>],
-    text_cols: &mut [Vec<Option<String>>],
-    rejected: &mut Vec<Rejected>,
-    missing_counts: &mut [usize],
-) -> Result<()> {
-    let ncols = schema.columns.len();
-    let payloads = string_column(batch, "raw_payload")?;
-    let event_ids = string_column(batch, "_event_id")?;
-    let batch_ids = string_column(batch, "_batch_id")?;
-    let files = string_column(batch, "_source_file")?;
-    let corrupt = batch
-        .column_by_name("_corrupt_reason")
-        .and_then(|c| c.as_any().downcast_ref::<StringArray>());
-    let header_index = header_positions(&info.header, schema);
-    let csv = info.format == SourceFormat::Csv;
-    let dialect = info.dialect.clone().unwrap_or_else(default_dialect);
-    // A CSV whose header shares no column with the declared schema is some
-    // other data set: its rows are quarantined rather than read as all-NULL rows.
-    let foreign_header = csv && !header_index.values().any(Option::is_some);
-    if csv && batch.num_rows() > 0 && !foreign_header {
-        for (c, col) in schema.columns.iter().enumerate() {
-            if header_index
-                .get(col.name.as_str())
-                .copied()
-                .flatten()
-                .is_none()
-            {
-                missing_counts[c] += 1;
-            }
-        }
-    }
-    let mut json_seen = vec![false; ncols];
-    let bulk = (csv && !foreign_header)
-        .then(|| parse_csv_batch((0..payloads.len()).map(|i| payloads.value(i)), &dialect))
-        .flatten();
-    for row in 0..batch.num_rows() {
-        let raw = payloads.value(row);
-        let flagged = corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
-        let fields = match (flagged, info.format) {
-            (Some(reason), _) => Err(reason.to_string()),
-            (None, SourceFormat::Csv) if foreign_header => {
-                Err(foreign_header_reason(&info.header, schema))
-            }
-            (None, SourceFormat::Csv) => match &bulk {
-                Some(records) => csv_fields(&records[row], &info.header, &header_index, schema),
-                None => read_csv_record(raw, &dialect, &info.header, &header_index, schema),
-            },
-            (None, _) => read_json_record(raw, schema, &mut json_seen),
-        };
-        let fields = fields.map(|values| normalize_texts(values, schema, &dialect));
-        match fields {
-            Ok(values) => {
-                for (c, v) in values.into_iter().enumerate() {
-                    text_cols[c].push(v);
-                }
-                lineage[0].push(event_ids.value(row).to_string());
-                lineage[1].push(batch_ids.value(row).to_string());
-                lineage[2].push(files.value(row).to_string());
-                lineage[3].push(raw.to_string());
-            }
-            Err(reason) => rejected.push(Rejected {
-                event_id: event_ids.value(row).to_string(),
-                batch_id: batch_ids.value(row).to_string(),
-                source_file: files.value(row).to_string(),
-                raw_payload: raw.to_string(),
-                rule_id: PARSE_RULE_ID.to_string(),
-                reason,
-            }),
-        }
-    }
-    if !csv && batch.num_rows() > 0 {
-        for (c, seen) in json_seen.iter().enumerate() {
-            if !seen {
-                missing_counts[c] += 1;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Converts each declared column's texts (one batch, rows in order) to its
