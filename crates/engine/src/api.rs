@@ -265,6 +265,25 @@ pub struct PipelineView {
     pub quarantine_open: usize,
     /// How each bronze table (qualified name) stores records.
     pub bronze_modes: Vec<(String, BronzeMode)>,
+    /// TIMESTAMP source columns without a declared `time_zone` whose values
+    /// had no offset and were taken as UTC, from the last good run
+    /// (`[{"bronze_table": "bronze.t", "column": "ts", "without_offset": 1,
+    /// "values": 5}]`); only columns with at least one such value.
+    #[serde(default)]
+    pub read_as_utc: Vec<ReadAsUtcView>,
+}
+
+/// A TIMESTAMP source column whose values had no offset and were read as UTC
+/// (no `time_zone` declared): shown on the bronze and silver cards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadAsUtcView {
+    /// Qualified: `bronze.t`.
+    pub bronze_table: String,
+    pub column: String,
+    /// Values without an offset, taken as UTC.
+    pub without_offset: usize,
+    /// Non-NULL values of the column read in all (rows that reached silver's rules).
+    pub values: usize,
 }
 
 /// Runs kept in [`PipelineView::run_history`].

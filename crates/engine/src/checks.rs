@@ -271,6 +271,39 @@ async fn evaluate_one(
                 }
             }
         }
+        CheckKind::TimestampOffsets { bronze_table } => {
+            let name = bronze_table.strip_prefix("bronze.").unwrap_or(bronze_table);
+            if def.bronze_table(name).is_none() {
+                return Err(format!("table bronze.{name} does not exist"));
+            }
+            match out.read_as_utc.get(name) {
+                None => Ok((
+                    CheckStatus::Pass,
+                    t(
+                        lang,
+                        "every TIMESTAMP value had an offset or a declared time zone".into(),
+                        "у каждого значения TIMESTAMP есть смещение или объявленный часовой пояс"
+                            .into(),
+                    ),
+                )),
+                Some(columns) => {
+                    let list: Vec<String> = columns
+                        .iter()
+                        .map(|r| match lang {
+                            Lang::En => format!(
+                                "{}: {} of {} values without an offset, read as UTC (declare the column's time_zone if they are local times)",
+                                r.column, r.without_offset, r.values
+                            ),
+                            Lang::Ru => format!(
+                                "{}: {} из {} значений без смещения, прочитаны как UTC (объявите time_zone колонки, если это местное время)",
+                                r.column, r.without_offset, r.values
+                            ),
+                        })
+                        .collect();
+                    Ok((CheckStatus::Warn, list.join("; ")))
+                }
+            }
+        }
         CheckKind::Reconciliation {
             bronze_table,
             silver_table,

@@ -12,35 +12,126 @@
 //!   that are not zero, or more than `p - s` digits before the point, refuse
 //!   the value. Format `base64`: Debezium's encoding of a decimal (big-endian
 //!   two's-complement unscaled bytes, the scale from the declared type).
-//! - TIMESTAMP / DATE without declared formats take Arrow's standard forms
-//!   (`2024-03-01 08:15:00`, `2024-03-01T08:15:00`, `+03:00` offsets converted
-//!   to UTC). With declared formats, only those: a chrono pattern
-//!   (`%d/%m/%Y %H:%M`), a Spark pattern (`MM/dd/yyyy HH:mm`), or `epoch_ms`,
-//!   `epoch_s`, `epoch_us`. Impossible dates (`2024-02-30`) never roll over.
+//! - TIMESTAMP without declared formats takes the ISO-8601 / RFC 3339
+//!   spellings ([`parse_iso_timestamp`]): `2024-02-01`, then optionally `T`
+//!   or a space and `HH:MM`, `:SS`, `.f` (up to 9 digits, only zeros past
+//!   microseconds), then optionally an offset `Z`, `+01:00`, `-0500` or
+//!   `+01`. A text with an offset is converted to UTC. Anything else does not
+//!   convert (`ts: '03/01/2024' is not TIMESTAMP`). DATE without formats
+//!   takes Arrow's standard form (`2024-03-01`).
+//! - With declared formats, only those: a chrono pattern (`%d/%m/%Y %H:%M`),
+//!   a Spark pattern (`MM/dd/yyyy HH:mm`, offsets with `XXX` etc., see
+//!   [`check_formats`]), or `epoch_ms`, `epoch_s`, `epoch_us` (UTC by
+//!   definition). Impossible dates (`2024-02-30`) never roll over.
+//! - A TIMESTAMP text without an offset is a local time: in the column's
+//!   declared `time_zone` (IANA, chrono-tz), with its policies for repeated
+//!   and skipped local times ([`AmbiguousTime`], [`NonexistentTime`]); without
+//!   a zone it is taken as UTC and counted ([`Converted::read_as_utc`]), so
+//!   the run can say how many values carried no offset.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use chrono::{
+    DateTime, MappedLocalTime, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Timelike,
+};
+use chrono_tz::Tz;
 use datafusion::arrow::array::{
     Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, StringArray,
     TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::{cast_with_options, CastOptions};
 
-use crate::error::Result;
-use crate::source::ColumnType;
+use crate::error::{EngineError, Result};
+use crate::source::{AmbiguousTime, ColumnType, NonexistentTime, SourceColumn};
+
+/// One column converted to its declared type.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The typed array: NULL where the text is NULL or did not convert.
+    pub array: ArrayRef,
+    /// Per row, why the text did not convert (`qty: 'three' is not INT`).
+    pub errors: Vec<Option<String>>,
+    /// Per row: a TIMESTAMP text that carried no offset and was taken as UTC
+    /// because the column declares no `time_zone` (always false elsewhere).
+    pub read_as_utc: Vec<bool>,
+}
+
+/// How a TIMESTAMP column reads texts without an offset: local times in `zone`.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalTimes {
+    pub zone: Tz,
+    pub ambiguous: AmbiguousTime,
+    pub nonexistent: NonexistentTime,
+}
+
+/// The IANA time zone named `name` (`America/New_York`, `Europe/Berlin`,
+/// `UTC`), from chrono-tz's copy of the tz database. An unknown name is an
+/// error that suggests the IANA form and, where one matches ignoring case
+/// and spaces, the right spelling.
+pub fn time_zone(name: &str) -> std::result::Result<Tz, String> {
+    if let Ok(tz) = name.trim().parse::<Tz>() {
+        return Ok(tz);
+    }
+    let wanted = name.trim().replace(' ', "_");
+    let close = chrono_tz::TZ_VARIANTS
+        .iter()
+        .find(|tz| tz.name().eq_ignore_ascii_case(&wanted))
+        .map(|tz| format!(" (did you mean {}?)", tz.name()))
+        .unwrap_or_default();
+    Err(format!(
+        "unknown time zone '{name}'{close}: use an IANA name, Area/Location as in America/New_York, Europe/Berlin or Asia/Tokyo, or UTC (abbreviations such as PST or CEST do not say when daylight saving applies)"
+    ))
+}
+
+/// Converts one declared source column's texts, with its formats and, for a
+/// TIMESTAMP, its time zone and policies. A repeated local time read in
+/// arrival order is decided over `texts` in order, so pass one batch at a
+/// time. Errors: an unknown zone name or an unusable declared format, naming
+/// the column.
+pub fn convert_source_column(col: &SourceColumn, texts: &StringArray) -> Result<Converted> {
+    let local = match &col.time_zone {
+        Some(zone) if col.data_type == ColumnType::Timestamp => Some(LocalTimes {
+            zone: time_zone(zone)
+                .map_err(|e| EngineError::Request(format!("column {}: {e}", col.name)))?,
+            ambiguous: col.ambiguous,
+            nonexistent: col.nonexistent,
+        }),
+        _ => None,
+    };
+    convert(
+        &col.name,
+        texts,
+        col.data_type,
+        &col.formats,
+        local.as_ref(),
+    )
+}
 
 /// Converts `texts` (one column) to `ty`. Returns the typed array (NULL
 /// where the text is NULL or did not convert) and, per row, the message for a
-/// text that did not convert, prefixed with `name`.
+/// text that did not convert, prefixed with `name`. A TIMESTAMP text without
+/// an offset is taken as UTC (see [`convert_source_column`] for zones).
 pub fn convert_column(
     name: &str,
     texts: &StringArray,
     ty: ColumnType,
     formats: &[String],
 ) -> Result<(ArrayRef, Vec<Option<String>>)> {
+    let c = convert(name, texts, ty, formats, None)?;
+    Ok((c.array, c.errors))
+}
+
+fn convert(
+    name: &str,
+    texts: &StringArray,
+    ty: ColumnType,
+    formats: &[String],
+    local: Option<&LocalTimes>,
+) -> Result<Converted> {
     let n = texts.len();
+    let mut read_as_utc = vec![false; n];
     let mut errors: Vec<Option<String>> = vec![None; n];
     let mut fail = |row: usize, detail: String| {
         errors[row] = Some(format!(
@@ -118,23 +209,66 @@ pub fn convert_column(
             }
             Arc::new(Decimal128Array::from(out).with_precision_and_scale(precision, scale)?)
         }
-        ColumnType::Timestamp | ColumnType::Date if !formats.is_empty() => {
-            let patterns: Vec<Pattern> = formats.iter().map(|f| Pattern::new(f)).collect();
-            let listed = format!(" (declared formats: {})", formats.join(", "));
+        ColumnType::Timestamp | ColumnType::Date
+            if ty == ColumnType::Timestamp || !formats.is_empty() =>
+        {
+            let patterns: Vec<Pattern> = formats
+                .iter()
+                .map(|f| Pattern::new(f))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| EngineError::Request(format!("column {name}: {e}")))?;
+            let listed = if formats.is_empty() {
+                String::new()
+            } else {
+                format!(" (declared formats: {})", formats.join(", "))
+            };
+            let mut folds = Folds::default();
+            let mut local_errors: Vec<(usize, String)> = Vec::new();
             let mut micros: Vec<Option<i64>> = Vec::with_capacity(n);
-            for row in 0..n {
+            for (row, utc) in read_as_utc.iter_mut().enumerate() {
                 let Some(text) = values(row) else {
                     micros.push(None);
                     continue;
                 };
-                let text = text.trim();
-                match patterns.iter().find_map(|p| p.parse_micros(text)) {
-                    Some(v) => micros.push(Some(v)),
-                    None => {
-                        fail(row, listed.clone());
+                let reading = if patterns.is_empty() {
+                    parse_iso_timestamp(text)
+                } else {
+                    let text = text.trim();
+                    patterns
+                        .iter()
+                        .find_map(|p| p.parse(text))
+                        .ok_or_else(|| listed.clone())
+                };
+                let value = match reading {
+                    Err(detail) => Err(detail),
+                    Ok(Reading::Instant(v)) => Ok(v),
+                    Ok(Reading::Local(t)) if t.nanosecond() % 1_000 != 0 => Err(SUB_MICROS.into()),
+                    Ok(Reading::Local(t)) => match local.filter(|_| ty == ColumnType::Timestamp) {
+                        None => {
+                            *utc = ty == ColumnType::Timestamp;
+                            Ok(t.and_utc().timestamp_micros())
+                        }
+                        Some(lt) => match resolve_local(lt, t, &mut folds) {
+                            Ok(v) => Ok(v),
+                            Err(why) => {
+                                local_errors.push((row, why));
+                                micros.push(None);
+                                continue;
+                            }
+                        },
+                    },
+                };
+                match value {
+                    Ok(v) => micros.push(Some(v)),
+                    Err(detail) => {
+                        fail(row, detail);
                         micros.push(None)
                     }
                 }
+            }
+            // A local time the zone cannot place is no format problem: its own message.
+            for (row, why) in local_errors {
+                errors[row] = Some(format!("{name}: '{}' is {why}", texts.value(row)));
             }
             if ty == ColumnType::Date {
                 const DAY: i64 = 86_400_000_000;
@@ -157,7 +291,11 @@ pub fn convert_column(
             out
         }
     };
-    Ok((array, errors))
+    Ok(Converted {
+        array,
+        errors,
+        read_as_utc,
+    })
 }
 
 /// Arrow's cast with NULL for a value that does not convert.
@@ -286,7 +424,262 @@ fn decode_base64_decimal(text: &str, precision: u8) -> std::result::Result<i128,
     Ok(v)
 }
 
+/// Why a text with more than microsecond precision does not convert.
+const SUB_MICROS: &str =
+    " (more than 6 decimals of a second; silver keeps microseconds and never rounds)";
+
+/// A TIMESTAMP text read: an instant (the text carried an offset, or is an
+/// epoch count), or a local time (no offset: the column's zone, or UTC, decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Microseconds since 1970-01-01T00:00:00Z.
+    Instant(i64),
+    Local(NaiveDateTime),
+}
+
+/// Reads `text` in the ISO-8601 / RFC 3339 spellings the default TIMESTAMP
+/// reader takes (surrounding spaces ignored):
+/// `YYYY-MM-DD`, optionally followed by `T` (or `t`, or one space) and
+/// `HH:MM`, optionally `:SS`, optionally `.` and 1 to 9 digits, then
+/// optionally an offset: `Z` (or `z`), `±HH:MM`, `±HHMM` or `±HH`.
+/// `Err` carries the detail for the message (empty, or why): a text that
+/// is none of these, an impossible date or time (`2024-02-30`, `25:00`;
+/// never rolled over), digits past microseconds that are not zeros.
+pub fn parse_iso_timestamp(text: &str) -> std::result::Result<Reading, String> {
+    let t = text.trim().as_bytes();
+    let not = || String::new();
+    let num = |from: usize, len: usize| -> Option<u32> {
+        let digits = t.get(from..from + len)?;
+        digits
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| digits.iter().fold(0u32, |v, d| v * 10 + (d - b'0') as u32))
+    };
+    let (Some(y), Some(b'-'), Some(m), Some(b'-'), Some(d)) =
+        (num(0, 4), t.get(4), num(5, 2), t.get(7), num(8, 2))
+    else {
+        return Err(not());
+    };
+    let date = NaiveDate::from_ymd_opt(y as i32, m, d).ok_or_else(not)?;
+    if t.len() == 10 {
+        return Ok(Reading::Local(date.and_time(NaiveTime::MIN)));
+    }
+    if !matches!(t.get(10), Some(b'T' | b't' | b' ')) {
+        return Err(not());
+    }
+    let (Some(h), Some(b':'), Some(mi)) = (num(11, 2), t.get(13), num(14, 2)) else {
+        return Err(not());
+    };
+    let mut at = 16;
+    let mut sec = 0;
+    let mut nanos = 0;
+    if t.get(at) == Some(&b':') {
+        sec = num(at + 1, 2).ok_or_else(not)?;
+        at += 3;
+        if t.get(at) == Some(&b'.') {
+            let digits = t[at + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if digits == 0 || digits > 9 {
+                return Err(not());
+            }
+            let frac = num(at + 1, digits).ok_or_else(not)?;
+            nanos = frac * 10u32.pow(9 - digits as u32);
+            at += 1 + digits;
+        }
+    }
+    let time = NaiveTime::from_hms_nano_opt(h, mi, sec, nanos)
+        .filter(|_| sec < 60)
+        .ok_or_else(not)?;
+    if nanos % 1_000 != 0 {
+        return Err(SUB_MICROS.into());
+    }
+    let local = date.and_time(time);
+    let offset_secs: i64 = match &t[at..] {
+        [] => return Ok(Reading::Local(local)),
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), rest @ ..] => {
+            let (oh, om) = match rest.len() {
+                2 => (num(at + 1, 2), Some(0)),
+                4 => (num(at + 1, 2), num(at + 3, 2)),
+                5 if rest[2] == b':' => (num(at + 1, 2), num(at + 4, 2)),
+                _ => return Err(not()),
+            };
+            let (Some(oh), Some(om)) = (oh, om) else {
+                return Err(not());
+            };
+            if oh > 23 || om > 59 {
+                return Err(not());
+            }
+            let secs = (oh * 3600 + om * 60) as i64;
+            if *sign == b'-' {
+                -secs
+            } else {
+                secs
+            }
+        }
+        _ => return Err(not()),
+    };
+    Ok(Reading::Instant(
+        local.and_utc().timestamp_micros() - offset_secs * 1_000_000,
+    ))
+}
+
+/// The repeated hours seen so far in one column of one batch (for
+/// [`AmbiguousTime::ArrivalOrder`]), by the instant the clocks went back:
+/// the latest local time seen inside the hour, and whether the clock has
+/// already gone back.
+#[derive(Debug, Default)]
+struct Folds(HashMap<i64, (NaiveDateTime, bool)>);
+
+/// The instant (UTC micros) of local time `t` in `lt.zone`, by the column's
+/// policies. `Err` completes "'<text>' is …" for the quarantine reason.
+fn resolve_local(
+    lt: &LocalTimes,
+    t: NaiveDateTime,
+    folds: &mut Folds,
+) -> std::result::Result<i64, String> {
+    let zone = lt.zone;
+    match zone.from_local_datetime(&t) {
+        MappedLocalTime::Single(d) => Ok(d.timestamp_micros()),
+        MappedLocalTime::Ambiguous(earlier, later) => {
+            let change = transition(zone, earlier.timestamp(), later.timestamp());
+            let pick_later = match lt.ambiguous {
+                AmbiguousTime::Earlier => false,
+                AmbiguousTime::Later => true,
+                AmbiguousTime::ArrivalOrder => match folds.0.get_mut(&change) {
+                    None => {
+                        folds.0.insert(change, (t, false));
+                        false
+                    }
+                    Some((latest, went_back)) => {
+                        // Not later than a time already seen in this hour: the clock went back.
+                        *went_back |= t <= *latest;
+                        *latest = (*latest).max(t);
+                        *went_back
+                    }
+                },
+                AmbiguousTime::Reject => {
+                    let (before, after) = (offset_secs(&earlier), offset_secs(&later));
+                    let back_at = local_at(change, before);
+                    let back_to = local_at(change, after);
+                    return Err(format!(
+                        "an ambiguous local time in {zone} (clocks went back from {} to {} on {}, so {}–{} happened twice, at UTC{} and at UTC{}; set ambiguous to earlier, later or arrival_order to choose)",
+                        hm(back_at),
+                        hm(back_to),
+                        back_to.date(),
+                        hm(back_to),
+                        hm(back_at),
+                        offset_text(before),
+                        offset_text(after),
+                    ));
+                }
+            };
+            Ok(if pick_later { later } else { earlier }.timestamp_micros())
+        }
+        MappedLocalTime::None => {
+            let gap = chrono_tz::GapInfo::new(&t, &zone);
+            let begin = gap.as_ref().and_then(|g| g.begin);
+            let end = gap.as_ref().and_then(|g| g.end.map(|e| e.naive_local()));
+            let shifted = begin.map(|(_, before)| {
+                t.and_utc().timestamp_micros()
+                    - i64::from(before.fix().local_minus_utc()) * 1_000_000
+            });
+            match (lt.nonexistent, shifted) {
+                (NonexistentTime::ShiftForward, Some(v)) => Ok(v),
+                _ => {
+                    let skipped = match (begin, end) {
+                        (Some((from, _)), Some(to)) => {
+                            format!(
+                                " (clocks skipped {}–{} on {}",
+                                hm(from),
+                                hm(to),
+                                from.date()
+                            )
+                        }
+                        _ => " (clocks skipped this time".to_string(),
+                    };
+                    let hint = match shifted.and_then(DateTime::from_timestamp_micros) {
+                        Some(at) if lt.nonexistent == NonexistentTime::Reject => format!(
+                            "; nonexistent: shift_forward would read it as {}",
+                            hm(at.with_timezone(&zone).naive_local())
+                        ),
+                        _ => String::new(),
+                    };
+                    Err(format!(
+                        "a nonexistent local time in {zone}{skipped}{hint})"
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// The first second in `(lo, hi]` (Unix seconds) whose offset in `zone`
+/// differs from the offset at `lo`: when the clocks changed.
+fn transition(zone: Tz, mut lo: i64, mut hi: i64) -> i64 {
+    let offset = |s: i64| {
+        DateTime::from_timestamp(s, 0).map(|d| {
+            zone.offset_from_utc_datetime(&d.naive_utc())
+                .fix()
+                .local_minus_utc()
+        })
+    };
+    let first = offset(lo);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if offset(mid) == first {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+fn offset_secs<T: TimeZone>(d: &DateTime<T>) -> i32 {
+    d.offset().fix().local_minus_utc()
+}
+
+/// Local wall-clock time at Unix second `s` with offset `offset` (seconds).
+fn local_at(s: i64, offset: i32) -> NaiveDateTime {
+    DateTime::from_timestamp(s + i64::from(offset), 0)
+        .map(|d| d.naive_utc())
+        .unwrap_or_default()
+}
+
+/// `02:00`, or `02:00:30` when the seconds are not zero.
+fn hm(t: NaiveDateTime) -> String {
+    if t.second() == 0 {
+        t.format("%H:%M").to_string()
+    } else {
+        t.format("%H:%M:%S").to_string()
+    }
+}
+
+/// `-04:00` for -14400 seconds.
+fn offset_text(secs: i32) -> String {
+    let sign = if secs < 0 { '-' } else { '+' };
+    let a = secs.unsigned_abs();
+    format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
+}
+
+/// Checks the declared formats of a column of type `ty` (see
+/// [`SourceColumn::formats`]): every Spark pattern letter must be one this
+/// reader maps, and a chrono pattern must not use `%Z` (chrono skips a zone
+/// name without reading it, so the time would silently be taken as UTC).
+/// The message names the format and says what to use instead.
+pub fn check_formats(ty: ColumnType, formats: &[String]) -> std::result::Result<(), String> {
+    if matches!(ty, ColumnType::Timestamp | ColumnType::Date) {
+        formats.iter().try_for_each(|f| Pattern::new(f).map(|_| ()))
+    } else {
+        Ok(())
+    }
+}
+
 /// One declared timestamp / date format.
+#[derive(Debug)]
 enum Pattern {
     /// Whole units since 1970-01-01 UTC; micros per unit.
     Epoch(i64),
@@ -295,32 +688,37 @@ enum Pattern {
 }
 
 impl Pattern {
-    fn new(format: &str) -> Self {
+    fn new(format: &str) -> std::result::Result<Self, String> {
         match format.trim().to_ascii_lowercase().as_str() {
-            "epoch_ms" => return Pattern::Epoch(1_000),
-            "epoch_s" => return Pattern::Epoch(1_000_000),
-            "epoch_us" => return Pattern::Epoch(1),
+            "epoch_ms" => return Ok(Pattern::Epoch(1_000)),
+            "epoch_s" => return Ok(Pattern::Epoch(1_000_000)),
+            "epoch_us" => return Ok(Pattern::Epoch(1)),
             _ => {}
         }
         let pattern = if format.contains('%') {
-            format.to_string()
+            chrono_pattern(format)?
         } else {
-            spark_to_chrono(format)
+            spark_to_chrono(format)?
         };
         let zoned = pattern.contains("%z") || pattern.contains("%:z") || pattern.contains("%#z");
-        Pattern::Chrono { pattern, zoned }
+        Ok(Pattern::Chrono { pattern, zoned })
     }
 
-    /// Microseconds since the epoch (UTC) if `text` matches.
-    fn parse_micros(&self, text: &str) -> Option<i64> {
+    /// What `text` reads as, if it matches.
+    fn parse(&self, text: &str) -> Option<Reading> {
         match self {
-            Pattern::Epoch(unit) => text.parse::<i64>().ok()?.checked_mul(*unit),
+            Pattern::Epoch(unit) => text
+                .parse::<i64>()
+                .ok()?
+                .checked_mul(*unit)
+                .map(Reading::Instant),
             Pattern::Chrono {
                 pattern,
                 zoned: true,
             } => DateTime::parse_from_str(text, pattern)
                 .ok()
-                .map(|d| d.timestamp_micros()),
+                .filter(|d| d.nanosecond() % 1_000 == 0)
+                .map(|d| Reading::Instant(d.timestamp_micros())),
             Pattern::Chrono { pattern, .. } => NaiveDateTime::parse_from_str(text, pattern)
                 .ok()
                 .or_else(|| {
@@ -328,48 +726,106 @@ impl Pattern {
                         .ok()
                         .and_then(|d| d.and_hms_opt(0, 0, 0))
                 })
-                .map(|d| d.and_utc().timestamp_micros()),
+                .map(Reading::Local),
         }
     }
 }
 
+/// A chrono pattern as declared, except that a literal `Z` reads as the
+/// UTC designator it is (`%#z`, which also takes `+01:00`), so a declared
+/// time zone never shifts a text that says it is UTC. `%Z` is refused.
+fn chrono_pattern(format: &str) -> std::result::Result<String, String> {
+    let mut out = String::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => {
+                out.push('%');
+                for spec in chars.by_ref() {
+                    out.push(spec);
+                    if spec == 'Z' {
+                        return Err(format!(
+                            "format {format:?}: %Z would skip a zone name without reading it; use %z, %:z or %#z for an offset, or declare the column's time_zone"
+                        ));
+                    }
+                    if spec.is_ascii_alphabetic() || spec == '%' {
+                        break;
+                    }
+                }
+            }
+            'Z' => out.push_str("%#z"),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
 /// A Spark / Java date pattern (`MM/dd/yyyy HH:mm`, `yyyy-MM-dd'T'HH:mm:ss`)
-/// as a chrono pattern (`%m/%d/%Y %H:%M`, `%Y-%m-%dT%H:%M:%S`).
-fn spark_to_chrono(format: &str) -> String {
-    const TOKENS: [(&str, &str); 13] = [
-        ("yyyy", "%Y"),
-        ("yy", "%y"),
-        ("MM", "%m"),
-        ("dd", "%d"),
-        ("HH", "%H"),
-        ("hh", "%I"),
-        ("mm", "%M"),
-        ("ss", "%S"),
-        ("SSSSSS", "%6f"),
-        ("SSS", "%3f"),
-        ("XXX", "%:z"),
-        ("Z", "%z"),
-        ("a", "%p"),
-    ];
+/// as a chrono pattern (`%m/%d/%Y %H:%M`, `%Y-%m-%dT%H:%M:%S`). Letters are
+/// read in runs as Spark's datetime patterns define them: `y` `yyyy` `yy`,
+/// `M` `MM`, `d` `dd`, `H` `HH`, `h` `hh`, `m` `mm`, `s` `ss`, `SSS`,
+/// `SSSSSS`, `SSSSSSSSS`, `a`; offsets `X` `XX` `XXX` and `ZZZZZ` (`Z` for
+/// zero, `+01`, `+0100`, `+01:00`), `x` `xx` `xxx` and `Z` `ZZ` `ZZZ`
+/// (`+0100`, `+01:00`). A quoted `'Z'` is read as the UTC designator. Zone
+/// names (`z`, `V`, `O`, `ZZZZ`) and other letters are refused with a
+/// message; so is an unclosed quote. An unquoted `T` is taken literally.
+fn spark_to_chrono(format: &str) -> std::result::Result<String, String> {
     let mut out = String::new();
     let mut rest = format;
-    while !rest.is_empty() {
+    while let Some(c) = rest.chars().next() {
         if let Some(quoted) = rest.strip_prefix('\'') {
-            let end = quoted.find('\'').unwrap_or(quoted.len());
-            out.push_str(&quoted[..end]);
-            rest = quoted.get(end + 1..).unwrap_or("");
+            let end = quoted
+                .find('\'')
+                .ok_or_else(|| format!("format {format:?}: a quote (') is not closed"))?;
+            match &quoted[..end] {
+                "" => out.push('\''),
+                "Z" => out.push_str("%#z"),
+                text => out.push_str(&text.replace('%', "%%")),
+            }
+            rest = &quoted[end + 1..];
             continue;
         }
-        if let Some((token, chrono)) = TOKENS.iter().find(|(t, _)| rest.starts_with(t)) {
-            out.push_str(chrono);
-            rest = &rest[token.len()..];
+        if !c.is_ascii_alphabetic() || c == 'T' {
+            if c == '%' {
+                out.push('%');
+            }
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
             continue;
         }
-        let c = rest.chars().next().unwrap_or_default();
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
+        let run = rest.chars().take_while(|x| *x == c).count();
+        let chrono = match (c, run) {
+            ('y', 2) => "%y",
+            ('y', 1 | 4) => "%Y",
+            ('M', 1 | 2) => "%m",
+            ('d', 1 | 2) => "%d",
+            ('H', 1 | 2) => "%H",
+            ('h', 1 | 2) => "%I",
+            ('m', 1 | 2) => "%M",
+            ('s', 1 | 2) => "%S",
+            ('S', 3) => "%3f",
+            ('S', 6) => "%6f",
+            ('S', 9) => "%9f",
+            ('a', 1) => "%p",
+            ('X', 1..=3) | ('x', 1) | ('Z', 5) => "%#z",
+            ('x', 2 | 3) | ('Z', 1..=3) => "%z",
+            ('z' | 'V' | 'O' | 'v', _) | ('Z', 4) => {
+                return Err(format!(
+                    "format {format:?}: zone names ({}) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX",
+                    c.to_string().repeat(run)
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "format {format:?}: the pattern letters {} are not supported here (supported: yyyy yy MM M dd d HH H hh h mm m ss s SSS SSSSSS SSSSSSSSS a XXX XX X xxx xx x Z ZZZZZ; quote literal text as in 'T')",
+                    c.to_string().repeat(run)
+                ))
+            }
+        };
+        out.push_str(chrono);
+        rest = &rest[run..];
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -553,6 +1009,547 @@ mod tests {
             &["dd.MM.yyyy"],
         );
         assert_eq!(shown(&a), ["2024-03-01", "NULL"]);
+    }
+
+    /// A TIMESTAMP column `c` read in `zone` with these policies and formats.
+    fn zoned(
+        texts: &[&str],
+        zone: &str,
+        ambiguous: AmbiguousTime,
+        nonexistent: NonexistentTime,
+        formats: &[&str],
+    ) -> Converted {
+        let col = SourceColumn::new("c", ColumnType::Timestamp)
+            .formats(formats)
+            .zoned(zone, ambiguous, nonexistent);
+        let texts: Vec<Option<&str>> = texts.iter().map(|t| Some(*t)).collect();
+        convert_source_column(&col, &StringArray::from(texts)).unwrap()
+    }
+
+    /// `texts` read as local times in `zone` (standard form) with these policies.
+    fn local(
+        zone: &str,
+        ambiguous: AmbiguousTime,
+        nonexistent: NonexistentTime,
+        texts: &[&str],
+    ) -> Converted {
+        zoned(texts, zone, ambiguous, nonexistent, &[])
+    }
+
+    fn micros(text: &str) -> Reading {
+        Reading::Instant(
+            DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .timestamp_micros(),
+        )
+    }
+
+    #[test]
+    fn iso_offsets_in_every_spelling_rw45() {
+        let nine = micros("2024-02-01T09:00:00Z");
+        for text in [
+            "2024-02-01T10:00:00+01:00",
+            "2024-02-01 09:00Z",
+            "2024-02-01 04:00-05:00",
+            "2024-02-01T09:00:00+0000",
+            "2024-02-01T10:00+01",
+            "2024-02-01t09:00:00z",
+            " 2024-02-01T09:00:00.000000000Z ",
+            "2024-02-01T14:30:00+05:30",
+        ] {
+            assert_eq!(parse_iso_timestamp(text), Ok(nine), "{text}");
+        }
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00.5+0000"),
+            Ok(micros("2024-02-01T09:00:00.5Z"))
+        );
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00.123456-00:00"),
+            Ok(micros("2024-02-01T09:00:00.123456Z"))
+        );
+        let local = |t: &str| Ok(Reading::Local(t.parse::<NaiveDateTime>().unwrap()));
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00"),
+            local("2024-02-01T09:00:00")
+        );
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01 09:00"),
+            local("2024-02-01T09:00:00")
+        );
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01"),
+            local("2024-02-01T00:00:00")
+        );
+        // Strict: none of these is a TIMESTAMP, and nothing rolls over.
+        for text in [
+            "2024-02-30 10:00:00",
+            "2024-02-01T24:00:00",
+            "2024-02-01T09:60",
+            "2024-02-01T09:00:60",
+            "2024-02-01T9:00",
+            "2024-2-01T09:00",
+            "2024-02-01X09:00",
+            "2024-02-01T09:00:00+1",
+            "2024-02-01T09:00:00+01:0",
+            "2024-02-01T09:00:00+24:00",
+            "2024-02-01T09:00:00+01:60",
+            "2024-02-01T09:00:00 +01:00",
+            "2024-02-01T09:00:00UTC",
+            "2024-02-01T09:00:00.",
+            "2024-02-01T09:00:00.1234567890Z",
+            "2024-02-01T09:00:00ZZ",
+            "2024-02-01T09",
+            "1709280900000",
+            "03/01/2024 08:15",
+            "",
+        ] {
+            assert_eq!(parse_iso_timestamp(text), Err(String::new()), "{text}");
+        }
+        assert_eq!(
+            parse_iso_timestamp("2024-02-01T09:00:00.1234567Z"),
+            Err(SUB_MICROS.to_string())
+        );
+    }
+
+    #[test]
+    fn values_without_offset_are_flagged_as_read_as_utc_rw45() {
+        let texts = StringArray::from(vec![
+            Some("2024-02-01T10:00:00+01:00"),
+            Some("2024-02-01 09:00Z"),
+            Some("2024-02-01 04:00-05:00"),
+            Some("2024-02-01T09:00:00.5+0000"),
+            Some("2024-02-01T09:00:00"),
+            None,
+            Some("2024-02-01T09:00:00 CET"),
+        ]);
+        let col = SourceColumn::new("ts", ColumnType::Timestamp);
+        let c = convert_source_column(&col, &texts).unwrap();
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-02-01T09:00:00",
+                "2024-02-01T09:00:00",
+                "2024-02-01T09:00:00",
+                "2024-02-01T09:00:00.500",
+                "2024-02-01T09:00:00",
+                "NULL",
+                "NULL"
+            ]
+        );
+        assert_eq!(
+            c.read_as_utc,
+            [false, false, false, false, true, false, false]
+        );
+        assert_eq!(
+            c.errors[6].as_deref(),
+            Some("ts: '2024-02-01T09:00:00 CET' is not TIMESTAMP")
+        );
+        // A declared zone: the same text is a local time there, not counted.
+        let c = local(
+            "Europe/Berlin",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &["2024-02-01T10:00:00", "2024-02-01T10:00:00+01:00"],
+        );
+        assert_eq!(
+            shown(&c.array),
+            ["2024-02-01T09:00:00", "2024-02-01T09:00:00"]
+        );
+        assert_eq!(c.read_as_utc, [false, false]);
+    }
+
+    /// rw-43's S1 rows around New York's fall-back change (2024-11-03,
+    /// 02:00 EDT → 01:00 EST) and S2's row in its spring gap (2024-03-10).
+    const NEW_YORK: [&str; 4] = [
+        "2024-11-03 00:30:00",
+        "2024-11-03 01:30:00",
+        "2024-11-03 01:30:00",
+        "2024-11-03 03:00:00",
+    ];
+
+    #[test]
+    fn new_york_repeated_hour_by_each_policy_rw43() {
+        let ny = |a| local("America/New_York", a, NonexistentTime::Reject, &NEW_YORK);
+        let c = ny(AmbiguousTime::ArrivalOrder);
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T05:30:00",
+                "2024-11-03T06:30:00",
+                "2024-11-03T08:00:00"
+            ]
+        );
+        assert!(c.errors.iter().all(Option::is_none));
+        assert_eq!(
+            shown(&ny(AmbiguousTime::Earlier).array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T05:30:00",
+                "2024-11-03T05:30:00",
+                "2024-11-03T08:00:00"
+            ]
+        );
+        assert_eq!(
+            shown(&ny(AmbiguousTime::Later).array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T06:30:00",
+                "2024-11-03T06:30:00",
+                "2024-11-03T08:00:00"
+            ]
+        );
+        let c = ny(AmbiguousTime::Reject);
+        assert_eq!(
+            shown(&c.array),
+            ["2024-11-03T04:30:00", "NULL", "NULL", "2024-11-03T08:00:00"]
+        );
+        assert_eq!(
+            c.errors[1].as_deref(),
+            Some("c: '2024-11-03 01:30:00' is an ambiguous local time in America/New_York (clocks went back from 02:00 to 01:00 on 2024-11-03, so 01:00–02:00 happened twice, at UTC-04:00 and at UTC-05:00; set ambiguous to earlier, later or arrival_order to choose)")
+        );
+    }
+
+    #[test]
+    fn arrival_order_switches_when_the_clock_goes_back_and_stays() {
+        let c = local(
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
+            &[
+                "2024-11-03 01:00:00",
+                "2024-11-03 01:20:00",
+                "2024-11-03 01:50:00",
+                "2024-11-03 01:10:00", // not later than 01:50: the clock went back
+                "2024-11-03 01:55:00", // later offset from now on
+                "2024-11-03 02:10:00",
+            ],
+        );
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-11-03T05:00:00",
+                "2024-11-03T05:20:00",
+                "2024-11-03T05:50:00",
+                "2024-11-03T06:10:00",
+                "2024-11-03T06:55:00",
+                "2024-11-03T07:10:00"
+            ]
+        );
+        // Each call (one batch) starts afresh; another year's repeated hour is its own.
+        let c = local(
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
+            &[
+                "2023-11-05 01:30:00",
+                "2023-11-05 01:30:00",
+                "2024-11-03 01:30:00",
+            ],
+        );
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2023-11-05T05:30:00",
+                "2023-11-05T06:30:00",
+                "2024-11-03T05:30:00"
+            ]
+        );
+    }
+
+    #[test]
+    fn new_york_skipped_hour_rejected_or_shifted_forward_rw43() {
+        let c = local(
+            "America/New_York",
+            AmbiguousTime::ArrivalOrder,
+            NonexistentTime::Reject,
+            &[
+                "2024-03-10 02:30:00",
+                "2024-03-10 01:59:59",
+                "2024-03-10 03:00:00",
+            ],
+        );
+        assert_eq!(
+            shown(&c.array),
+            ["NULL", "2024-03-10T06:59:59", "2024-03-10T07:00:00"]
+        );
+        assert_eq!(
+            c.errors[0].as_deref(),
+            Some("c: '2024-03-10 02:30:00' is a nonexistent local time in America/New_York (clocks skipped 02:00–03:00 on 2024-03-10; nonexistent: shift_forward would read it as 03:30)")
+        );
+        let c = local(
+            "America/New_York",
+            AmbiguousTime::Reject,
+            NonexistentTime::ShiftForward,
+            &["2024-03-10 02:30:00", "2024-03-10 02:00:00"],
+        );
+        // 03:30 EDT and 03:00 EDT.
+        assert_eq!(
+            shown(&c.array),
+            ["2024-03-10T07:30:00", "2024-03-10T07:00:00"]
+        );
+        assert!(c.errors.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn berlin_dst_edges() {
+        // Spring: 02:00 CET → 03:00 CEST on 2024-03-31.
+        let c = local(
+            "Europe/Berlin",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &[
+                "2024-03-31 01:59:00",
+                "2024-03-31 02:30:00",
+                "2024-03-31 03:00:00",
+            ],
+        );
+        assert_eq!(
+            shown(&c.array),
+            ["2024-03-31T00:59:00", "NULL", "2024-03-31T01:00:00"]
+        );
+        assert_eq!(
+            c.errors[1].as_deref(),
+            Some("c: '2024-03-31 02:30:00' is a nonexistent local time in Europe/Berlin (clocks skipped 02:00–03:00 on 2024-03-31; nonexistent: shift_forward would read it as 03:30)")
+        );
+        let c = local(
+            "Europe/Berlin",
+            AmbiguousTime::Reject,
+            NonexistentTime::ShiftForward,
+            &["2024-03-31 02:30:00"],
+        );
+        assert_eq!(shown(&c.array), ["2024-03-31T01:30:00"]);
+        // Autumn: 03:00 CEST → 02:00 CET on 2024-10-27; 02:30 happened twice.
+        let autumn = ["2024-10-27 02:30:00", "2024-10-27 02:15:00"];
+        let read = |a| local("Europe/Berlin", a, NonexistentTime::Reject, &autumn);
+        assert_eq!(
+            shown(&read(AmbiguousTime::Earlier).array),
+            ["2024-10-27T00:30:00", "2024-10-27T00:15:00"]
+        );
+        assert_eq!(
+            shown(&read(AmbiguousTime::Later).array),
+            ["2024-10-27T01:30:00", "2024-10-27T01:15:00"]
+        );
+        assert_eq!(
+            shown(&read(AmbiguousTime::ArrivalOrder).array),
+            ["2024-10-27T00:30:00", "2024-10-27T01:15:00"]
+        );
+        assert_eq!(
+            read(AmbiguousTime::Reject).errors[0].as_deref(),
+            Some("c: '2024-10-27 02:30:00' is an ambiguous local time in Europe/Berlin (clocks went back from 03:00 to 02:00 on 2024-10-27, so 02:00–03:00 happened twice, at UTC+02:00 and at UTC+01:00; set ambiguous to earlier, later or arrival_order to choose)")
+        );
+    }
+
+    #[test]
+    fn a_zone_applies_to_local_formats_never_to_offsets_or_epochs() {
+        let c = zoned(
+            &[
+                "11/03/2024 00:30",
+                "2024-11-03T00:30:00Z",
+                "2024-11-03T00:30:00-04:00",
+                "1730593800000",
+            ],
+            "America/New_York",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &[
+                "MM/dd/yyyy HH:mm",
+                "yyyy-MM-dd'T'HH:mm:ss'Z'",
+                "yyyy-MM-dd'T'HH:mm:ssXXX",
+                "epoch_ms",
+            ],
+        );
+        assert_eq!(
+            shown(&c.array),
+            [
+                "2024-11-03T04:30:00",
+                "2024-11-03T00:30:00",
+                "2024-11-03T04:30:00",
+                "2024-11-03T00:30:00"
+            ]
+        );
+        // A chrono pattern's literal Z is the UTC designator too.
+        let c = zoned(
+            &["2024-11-03T00:30:00Z"],
+            "America/New_York",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+            &["%Y-%m-%dT%H:%M:%SZ"],
+        );
+        assert_eq!(shown(&c.array), ["2024-11-03T00:30:00"]);
+        // Without a zone, a declared format without an offset is read as UTC and flagged.
+        let (a, _) = convert(
+            &[Some("11/03/2024 00:30")],
+            "TIMESTAMP",
+            &["MM/dd/yyyy HH:mm"],
+        );
+        assert_eq!(shown(&a), ["2024-11-03T00:30:00"]);
+        let col =
+            SourceColumn::new("c", ColumnType::Timestamp).formats(&["MM/dd/yyyy HH:mm", "epoch_s"]);
+        let c = convert_source_column(
+            &col,
+            &StringArray::from(vec!["11/03/2024 00:30", "1730593800"]),
+        )
+        .unwrap();
+        assert_eq!(c.read_as_utc, [true, false]);
+    }
+
+    #[test]
+    fn spark_offset_letters() {
+        let read = |format: &str, text: &str| {
+            let (a, e) = convert(&[Some(text)], "TIMESTAMP", &[format]);
+            (shown(&a).remove(0), e[0].clone())
+        };
+        let ok = |v: &str| (v.to_string(), None);
+        // XXX (and X, XX, ZZZZZ) take Z for zero as well as offsets.
+        for (format, text) in [
+            ("yyyy-MM-dd'T'HH:mm:ssXXX", "2024-02-01T09:00:00Z"),
+            ("yyyy-MM-dd'T'HH:mm:ssXXX", "2024-02-01T10:00:00+01:00"),
+            ("yyyy-MM-dd'T'HH:mm:ssXX", "2024-02-01T10:00:00+0100"),
+            ("yyyy-MM-dd'T'HH:mm:ssX", "2024-02-01T10:00:00+01"),
+            ("yyyy-MM-dd'T'HH:mm:ssX", "2024-02-01T09:00:00Z"),
+            ("yyyy-MM-dd'T'HH:mm:ssZZZZZ", "2024-02-01T04:00:00-05:00"),
+            ("yyyy-MM-dd'T'HH:mm:ssZ", "2024-02-01T04:00:00-0500"),
+            ("yyyy-MM-dd'T'HH:mm:ssxxx", "2024-02-01T04:00:00-05:00"),
+            ("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2024-02-01T09:00:00.000Z"),
+            (
+                "yyyy-MM-dd HH:mm:ss.SSSSSSSSS",
+                "2024-02-01 09:00:00.000000000",
+            ),
+        ] {
+            assert_eq!(
+                read(format, text),
+                ok("2024-02-01T09:00:00"),
+                "{format} {text}"
+            );
+        }
+        // The offset letters without Z do not take it.
+        assert_eq!(
+            read("yyyy-MM-dd'T'HH:mm:ssZ", "2024-02-01T09:00:00Z").0,
+            "NULL"
+        );
+        assert_eq!(
+            read("yyyy-MM-dd'T'HH:mm:ssxx", "2024-02-01T09:00:00Z").0,
+            "NULL"
+        );
+        // Single letters: no zero padding needed.
+        assert_eq!(
+            read("M/d/yyyy H:mm", "3/1/2024 8:15"),
+            ok("2024-03-01T08:15:00")
+        );
+        // Nanoseconds past microseconds are not rounded away.
+        assert_eq!(
+            read(
+                "yyyy-MM-dd HH:mm:ss.SSSSSSSSSXXX",
+                "2024-02-01 09:00:00.123456789Z"
+            )
+            .0,
+            "NULL"
+        );
+    }
+
+    #[test]
+    fn formats_that_would_misread_are_refused() {
+        let check = |f: &str| check_formats(ColumnType::Timestamp, &[f.to_string()]);
+        assert!(check("yyyy-MM-dd'T'HH:mm:ss.SSSXXX").is_ok());
+        assert!(check("yyyy-MM-ddTHH:mm:ss").is_ok());
+        assert!(check("%Y-%m-%d %H:%M:%S%#z").is_ok());
+        assert!(check("epoch_ms").is_ok());
+        assert_eq!(
+            check("yyyy-MM-dd HH:mm z").unwrap_err(),
+            "format \"yyyy-MM-dd HH:mm z\": zone names (z) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX"
+        );
+        assert!(check("yyyy-MM-dd HH:mm VV")
+            .unwrap_err()
+            .contains("zone names (VV)"));
+        assert!(check("yyyy-MM-dd HH:mm ZZZZ")
+            .unwrap_err()
+            .contains("zone names (ZZZZ)"));
+        assert!(check("EEE, dd MMM yyyy")
+            .unwrap_err()
+            .contains("the pattern letters EEE are not supported here"));
+        assert!(check("yyyy-MM-dd'T")
+            .unwrap_err()
+            .contains("a quote (') is not closed"));
+        assert!(check("%Y-%m-%d %H:%M %Z")
+            .unwrap_err()
+            .contains("%Z would skip a zone name"));
+        // Not a date type: formats are DECIMAL's business (base64).
+        assert!(check_formats(
+            ColumnType::Decimal {
+                precision: 10,
+                scale: 2
+            },
+            &["base64".into()]
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn unknown_zones_are_named_with_the_iana_form() {
+        assert_eq!(time_zone("America/New_York"), Ok(Tz::America__New_York));
+        assert_eq!(time_zone("UTC"), Ok(Tz::UTC));
+        assert_eq!(
+            time_zone("america/new york").unwrap_err(),
+            "unknown time zone 'america/new york' (did you mean America/New_York?): use an IANA name, Area/Location as in America/New_York, Europe/Berlin or Asia/Tokyo, or UTC (abbreviations such as PST or CEST do not say when daylight saving applies)"
+        );
+        assert!(time_zone("PST")
+            .unwrap_err()
+            .starts_with("unknown time zone 'PST': use an IANA name"));
+        assert!(time_zone("Mars/Olympus").is_err());
+        let col = SourceColumn::new("local_ts", ColumnType::Timestamp).zoned(
+            "New York",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+        );
+        assert!(col
+            .validate()
+            .unwrap_err()
+            .starts_with("column local_ts: unknown time zone 'New York': use an IANA name"));
+        let err = convert_source_column(&col, &StringArray::from(vec!["2024-01-01"])).unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("column local_ts: unknown time zone"));
+        let col = SourceColumn::new("d", ColumnType::Date).zoned(
+            "UTC",
+            AmbiguousTime::Reject,
+            NonexistentTime::Reject,
+        );
+        assert!(col
+            .validate()
+            .unwrap_err()
+            .contains("applies to TIMESTAMP columns only"));
+        let mut col = SourceColumn::new("t", ColumnType::Timestamp);
+        col.ambiguous = AmbiguousTime::Later;
+        assert!(col
+            .validate()
+            .unwrap_err()
+            .contains("declare the column's time_zone too"));
+    }
+
+    #[test]
+    fn zone_settings_in_json() {
+        let col: SourceColumn = serde_json::from_value(serde_json::json!({
+            "name": "local_ts", "type": "TIMESTAMP", "time_zone": "America/New_York",
+            "ambiguous": "arrival_order", "nonexistent": "shift_forward"
+        }))
+        .unwrap();
+        assert_eq!(col.ambiguous, AmbiguousTime::ArrivalOrder);
+        assert_eq!(col.nonexistent, NonexistentTime::ShiftForward);
+        let plain: SourceColumn =
+            serde_json::from_value(serde_json::json!({"name": "ts", "type": "TIMESTAMP"})).unwrap();
+        assert_eq!(
+            (plain.ambiguous, plain.nonexistent),
+            (AmbiguousTime::Reject, NonexistentTime::Reject)
+        );
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::json!({"name": "ts", "type": "TIMESTAMP"})
+        );
+        assert!(serde_json::from_value::<SourceColumn>(serde_json::json!({
+            "name": "t", "type": "TIMESTAMP", "time_zone": "UTC", "ambiguous": "guess"
+        }))
+        .is_err());
     }
 
     #[test]

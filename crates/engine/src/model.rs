@@ -139,6 +139,12 @@ pub enum CheckKind {
     /// Schema level: every column the bronze table's source schema declares is
     /// present in every batch (a missing one is read as NULL: warning).
     SourceColumnsPresent { bronze_table: String },
+    /// Schema level: every TIMESTAMP value of the bronze table's source
+    /// columns either carried an offset (`Z`, `+01:00`) or was read in its
+    /// column's declared `time_zone`; values taken as UTC for lack of both
+    /// warn, with the column and the count (`ts: 1 of 5 values ...`).
+    /// JSON `{"kind": "timestamp_offsets", "bronze_table": "bronze.t"}`.
+    TimestampOffsets { bronze_table: String },
     /// Aggregate level: bronze rows = silver rows + quarantined rows (exact).
     Reconciliation {
         bronze_table: String,

@@ -37,7 +37,7 @@ use crate::bronze::BatchInfo;
 use crate::error::{clean_datafusion_message, EngineError, Result};
 use crate::model::{PipelineDef, SilverTableDef};
 use crate::rules::{Action, Rule, RuleKind};
-use crate::source::{parse_bronze, MissingColumn, Parsed, Rejected, LINEAGE_COLUMNS};
+use crate::source::{parse_bronze, MissingColumn, Parsed, ReadAsUtc, Rejected, LINEAGE_COLUMNS};
 
 /// Columns of `silver.quarantine`, in this order: `run_id` (Int64, the run
 /// that quarantined the row), `rule_id` (one id, or several joined by ", "),
@@ -126,6 +126,9 @@ pub struct RunOutput {
     pub rule_stats: Vec<RuleStat>,
     /// Declared source columns missing from some batches, per bronze table.
     pub missing_columns: BTreeMap<String, Vec<MissingColumn>>,
+    /// TIMESTAMP source columns without a declared zone whose values had no
+    /// offset and were taken as UTC, per bronze table (name without layer).
+    pub read_as_utc: BTreeMap<String, Vec<ReadAsUtc>>,
     /// Gold models that failed (scope `gold`); their tables are missing from `tables`.
     pub gold_errors: Vec<Diagnostic>,
     /// Per silver table (qualified): rows that passed the rules but are not
@@ -188,6 +191,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut tables = Vec::new();
     let mut typed_bronze = BTreeMap::new();
     let mut missing_columns = BTreeMap::new();
+    let mut read_as_utc = BTreeMap::new();
     let mut parsed_tables: BTreeMap<String, Parsed> = BTreeMap::new();
 
     for b in &def.bronze {
@@ -203,6 +207,9 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         typed_bronze.insert(b.name.clone(), parsed.rows.clone());
         if !parsed.missing.is_empty() {
             missing_columns.insert(b.name.clone(), parsed.missing.clone());
+        }
+        if !parsed.read_as_utc.is_empty() {
+            read_as_utc.insert(b.name.clone(), parsed.read_as_utc.clone());
         }
         parsed_tables.insert(b.name.clone(), parsed);
     }
@@ -430,6 +437,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         typed_bronze,
         rule_stats,
         missing_columns,
+        read_as_utc,
         gold_errors: diagnostics,
         removed,
         merge_log,

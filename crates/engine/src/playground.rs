@@ -21,8 +21,9 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::api::{
-    diagnostics_for, Checkpoint, ColumnView, Erasure, GoldView, Lang, PipelineView, ReplayReport,
-    ReplayTable, Request, Response, RuleView, RunInfo, RunMode, SilverView, TableView,
+    diagnostics_for, Checkpoint, ColumnView, Erasure, GoldView, Lang, PipelineView, ReadAsUtcView,
+    ReplayReport, ReplayTable, Request, Response, RuleView, RunInfo, RunMode, SilverView,
+    TableView,
 };
 use crate::bronze::{
     bronze_batch, bronze_schema, sha256_hex, split_file, typed_bronze_batch, Audit, BatchInfo,
@@ -322,7 +323,14 @@ impl Playground {
 
     /// Replaces everything with `pipeline` and empty bronze tables (the
     /// scripting entry point: define tables, rules and gold, then ingest).
+    /// A source column with an unknown time zone or an unusable declared
+    /// format refuses the pipeline (nothing changes), naming table and column.
     pub async fn load_pipeline(&mut self, pipeline: PipelineDef) -> Result<()> {
+        for b in &pipeline.bronze {
+            b.schema
+                .validate()
+                .map_err(|e| EngineError::Request(format!("bronze.{}: {e}", b.name)))?;
+        }
         let lang = self.lang;
         self.reset("", pipeline, lang).await?;
         self.run().await;
@@ -576,6 +584,12 @@ impl Playground {
                     typed.undeclared.join(", ")
                 ));
             }
+            notes.extend(typed.read_as_utc.iter().map(|r| {
+                format!(
+                    "{}: {} of {} values had no offset and were stored as UTC (declare the column's time_zone if they are local times)",
+                    r.column, r.without_offset, r.values
+                )
+            }));
             Some(typed)
         } else {
             None
@@ -594,6 +608,10 @@ impl Playground {
             batch_id: &batch_id,
             event_ids,
         };
+        let read_as_utc = typed
+            .as_ref()
+            .map(|t| t.read_as_utc.clone())
+            .unwrap_or_default();
         let rows = match typed {
             Some(t) => typed_bronze_batch(&def.schema, t.columns, &split.records, audit)?,
             None => bronze_batch(&split.records, audit)?,
@@ -667,6 +685,7 @@ impl Playground {
                 .filter(|r| r.corrupt_reason.is_some())
                 .count(),
             warned_records,
+            read_as_utc,
             bytes: bytes.len(),
             sha256: sha,
             ingest_ts_micros: ts,
@@ -1343,6 +1362,19 @@ impl Playground {
                 .bronze
                 .iter()
                 .map(|b| (format!("bronze.{}", b.name), b.mode))
+                .collect(),
+            read_as_utc: self
+                .last_good
+                .iter()
+                .flat_map(|o| &o.read_as_utc)
+                .flat_map(|(table, cols)| {
+                    cols.iter().map(move |r| ReadAsUtcView {
+                        bronze_table: format!("bronze.{table}"),
+                        column: r.column.clone(),
+                        without_offset: r.without_offset,
+                        values: r.values,
+                    })
+                })
                 .collect(),
             checkpoints: self.checkpoints.clone(),
             topics: self.topics.iter().map(|(t, topic)| topic.view(t)).collect(),

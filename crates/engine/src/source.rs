@@ -44,8 +44,9 @@ pub enum ColumnType {
         scale: i8,
     },
     /// Timestamp in UTC, microsecond precision, stored without a zone: a text
-    /// with an offset (`+03:00`) is converted to UTC, a text without one is
-    /// taken as UTC (no implicit shift).
+    /// with an offset (`+03:00`, `Z`) is converted to UTC; a text without one
+    /// is a local time in the column's declared `time_zone`, or else taken as
+    /// UTC and counted ([`ReadAsUtc`]).
     Timestamp,
     Date,
     Boolean,
@@ -193,6 +194,76 @@ pub struct SourceColumn {
     /// `base64` (Debezium's bytes encoding). Empty: the type's standard text form.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub formats: Vec<String>,
+    /// TIMESTAMP only: the IANA time zone (`America/New_York`,
+    /// `Europe/Berlin`, `UTC`) of texts that carry no offset (the standard
+    /// form and declared formats without an offset letter): they are local
+    /// wall-clock times there and are converted to UTC. A text with its own
+    /// offset (`+01:00`, `Z`) ignores the zone; epoch formats are UTC.
+    /// Unset: a text without an offset is taken as UTC and counted
+    /// ([`ReadAsUtc`]). An unknown name refuses the pipeline at load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    /// With `time_zone`: how a local time in the repeated hour (clocks going
+    /// back) is read. Default `reject` (quarantined with the reason).
+    #[serde(default, skip_serializing_if = "AmbiguousTime::is_default")]
+    pub ambiguous: AmbiguousTime,
+    /// With `time_zone`: how a local time in the skipped hour (clocks going
+    /// forward) is read. Default `reject` (quarantined with the reason).
+    #[serde(default, skip_serializing_if = "NonexistentTime::is_default")]
+    pub nonexistent: NonexistentTime,
+}
+
+/// Which instant a local time in a repeated hour is (a TIMESTAMP column with
+/// a `time_zone`, when clocks go back: in America/New_York on 2024-11-03,
+/// 01:30 happened at 05:30Z and again at 06:30Z). The names follow pandas'
+/// `tz_localize(ambiguous=...)`; JSON `"earlier"`, `"later"`,
+/// `"arrival_order"`, `"reject"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AmbiguousTime {
+    /// The first occurrence (the offset before the change, e.g. EDT).
+    Earlier,
+    /// The second occurrence (the offset after the change, e.g. EST).
+    Later,
+    /// Rows are taken as chronological in their batch (file): a local time
+    /// inside the repeated hour is read with the earlier offset until a row
+    /// inside that same hour shows a time not later than one already seen
+    /// there (the clock went back); from that row on, the later offset.
+    /// The scope is one batch and one column: each batch starts afresh, so
+    /// reading a batch again (replay, incremental runs, row trails) gives
+    /// the same instants. Like pandas' `ambiguous="infer"`, but decided row
+    /// by row in file order.
+    ArrivalOrder,
+    /// Not guessed: the row goes to the quarantine with the reason (the default).
+    #[default]
+    Reject,
+}
+
+impl AmbiguousTime {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// How a local time in a skipped hour is read (a TIMESTAMP column with a
+/// `time_zone`, when clocks go forward: in America/New_York on 2024-03-10,
+/// 02:00–03:00 never happened). JSON `"shift_forward"`, `"reject"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum NonexistentTime {
+    /// Moved later by the length of the gap, as `java.time.ZonedDateTime.of`
+    /// (and so Spark) reads it: 02:30 → 03:30 local (07:30Z in New York);
+    /// the instant is the local time minus the offset before the gap.
+    ShiftForward,
+    /// Not guessed: the row goes to the quarantine with the reason (the default).
+    #[default]
+    Reject,
+}
+
+impl NonexistentTime {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl SourceColumn {
@@ -203,7 +274,50 @@ impl SourceColumn {
             data_type,
             path: None,
             formats: vec![],
+            time_zone: None,
+            ambiguous: AmbiguousTime::default(),
+            nonexistent: NonexistentTime::default(),
         }
+    }
+
+    /// The same column read as local times in the IANA zone `zone`, with
+    /// these policies for repeated and skipped local times.
+    pub fn zoned(
+        mut self,
+        zone: &str,
+        ambiguous: AmbiguousTime,
+        nonexistent: NonexistentTime,
+    ) -> Self {
+        self.time_zone = Some(zone.to_string());
+        self.ambiguous = ambiguous;
+        self.nonexistent = nonexistent;
+        self
+    }
+
+    /// Is the definition usable? Checks the time zone name (an IANA name;
+    /// a wrong one names the column and suggests the form), that a zone or a
+    /// policy is only set on a TIMESTAMP column, and the declared formats.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let name = &self.name;
+        let zoned_policy = self.ambiguous != AmbiguousTime::default()
+            || self.nonexistent != NonexistentTime::default();
+        if self.data_type != ColumnType::Timestamp {
+            if self.time_zone.is_some() || zoned_policy {
+                return Err(format!(
+                    "column {name}: a time_zone (and ambiguous / nonexistent) applies to TIMESTAMP columns only, and {name} is {}",
+                    self.data_type
+                ));
+            }
+        } else if self.time_zone.is_none() && zoned_policy {
+            return Err(format!(
+                "column {name}: ambiguous / nonexistent say how local times in a time zone are read; declare the column's time_zone too (an IANA name such as America/New_York)"
+            ));
+        }
+        if let Some(zone) = &self.time_zone {
+            crate::convert::time_zone(zone).map_err(|e| format!("column {name}: {e}"))?;
+        }
+        crate::convert::check_formats(self.data_type, &self.formats)
+            .map_err(|e| format!("column {name}: {e}"))
     }
 
     /// The same column read from the JSON path `path` (`after.price`).
@@ -231,6 +345,11 @@ impl SourceSchema {
         Self {
             columns: cols.iter().map(|(n, t)| SourceColumn::new(n, *t)).collect(),
         }
+    }
+
+    /// Checks every column's definition (see [`SourceColumn::validate`]).
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        self.columns.iter().try_for_each(SourceColumn::validate)
     }
 
     /// Declared column names, in order.
@@ -273,6 +392,18 @@ pub struct MissingColumn {
     pub batches_total: usize,
 }
 
+/// A TIMESTAMP source column without a declared `time_zone` whose values
+/// carried no offset and were taken as UTC: how many of how many. Only
+/// columns with at least one such value are listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadAsUtc {
+    pub column: String,
+    /// Values without an offset (`2024-02-01T09:00:00`), read as UTC.
+    pub without_offset: usize,
+    /// Non-NULL values of the column that were read (rows that reached silver's rules).
+    pub values: usize,
+}
+
 /// Result of reading one bronze table with its declared schema.
 #[derive(Debug, Clone)]
 pub struct Parsed {
@@ -280,22 +411,57 @@ pub struct Parsed {
     pub rows: RecordBatch,
     pub rejected: Vec<Rejected>,
     pub missing: Vec<MissingColumn>,
+    /// TIMESTAMP columns (no declared zone) with values read as UTC for lack of an offset.
+    pub read_as_utc: Vec<ReadAsUtc>,
+}
+
+/// One batch's declared columns converted: typed arrays, and per row the
+/// values that did not convert; per column and row, a value read as UTC.
+struct ConvertedBatch {
+    arrays: Vec<ArrayRef>,
+    errors: Vec<Vec<String>>,
+    /// Empty for a column taken as typed bronze stored it (counted at ingest).
+    read_as_utc: Vec<Vec<bool>>,
 }
 
 /// Parses every bronze row of one table (`bronze` holds the rows of the
-/// batches in `batches`, same order) with `schema`.
+/// batches in `batches`, same order) with `schema`. Each batch is converted
+/// on its own (a repeated local time read in arrival order is decided within
+/// its batch); the rows of a typed bronze batch are already typed.
 pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)]) -> Result<Parsed> {
     let ncols = schema.columns.len();
     let mut lineage: Vec<Vec<String>> = vec![Vec::new(); LINEAGE_COLUMNS.len()];
-    let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
+    let mut parts: Vec<(usize, ConvertedBatch)> = Vec::new();
+    let mut typed_parts: Vec<Vec<ArrayRef>> = vec![Vec::new(); ncols];
+    let mut keep: Vec<bool> = Vec::new();
     let mut rejected = Vec::new();
+    let mut unconverted = Vec::new();
     let mut missing_counts = vec![0usize; ncols];
+    // Per column: (values without an offset read as UTC, values read).
+    let mut utc_counts = vec![(0usize, 0usize); ncols];
+    let counted: Vec<bool> = schema
+        .columns
+        .iter()
+        .map(|c| c.data_type == ColumnType::Timestamp && c.time_zone.is_none())
+        .collect();
 
     for (info, batch) in batches {
+        let first = lineage[0].len();
         if batch.column_by_name("raw_payload").is_none() {
-            read_typed_batch(batch, schema, &mut lineage, &mut text_cols, &mut rejected)?;
+            parts.push((
+                first,
+                read_typed_batch(batch, schema, &mut lineage, &mut rejected)?,
+            ));
+            // Typed at ingest: the batch log has the counts of the records that fit.
+            for (c, col) in schema.columns.iter().enumerate() {
+                if let Some(r) = info.read_as_utc.iter().find(|r| r.column == col.name) {
+                    utc_counts[c].0 += r.without_offset;
+                    utc_counts[c].1 += r.values;
+                }
+            }
             continue;
         }
+        let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
         let payloads = string_column(batch, "raw_payload")?;
         let event_ids = string_column(batch, "_event_id")?;
         let batch_ids = string_column(batch, "_batch_id")?;
@@ -383,31 +549,57 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 }
             }
         }
+        // Each batch is converted on its own (arrival order is per batch).
+        parts.push((
+            first,
+            convert_texts(schema, &text_cols, lineage[0].len() - first)?,
+        ));
     }
 
-    // Convert each text column to its declared type; a non-NULL text that
-    // becomes NULL did not convert.
-    let n = lineage[0].len();
-    let (typed, errors) = convert_texts(schema, &text_cols, n)?;
-
-    let keep: Vec<bool> = errors.iter().map(|e| e.is_empty()).collect();
-    for (row, errs) in errors.into_iter().enumerate() {
-        if !errs.is_empty() {
-            rejected.push(Rejected {
-                event_id: lineage[0][row].clone(),
-                batch_id: lineage[1][row].clone(),
-                source_file: lineage[2][row].clone(),
-                raw_payload: lineage[3][row].clone(),
+    for (first, part) in parts {
+        for (row, errs) in part.errors.into_iter().enumerate() {
+            let at = first + row;
+            if errs.is_empty() {
+                keep.push(true);
+                for (c, count) in utc_counts.iter_mut().enumerate() {
+                    // No flags: typed at ingest and counted there.
+                    let flag = part.read_as_utc[c].get(row);
+                    if let Some(utc) = flag.filter(|_| counted[c] && part.arrays[c].is_valid(row)) {
+                        count.1 += 1;
+                        count.0 += usize::from(*utc);
+                    }
+                }
+                continue;
+            }
+            keep.push(false);
+            unconverted.push(Rejected {
+                event_id: lineage[0][at].clone(),
+                batch_id: lineage[1][at].clone(),
+                source_file: lineage[2][at].clone(),
+                raw_payload: lineage[3][at].clone(),
                 rule_id: PARSE_RULE_ID.to_string(),
                 reason: errs.join("; "),
             });
         }
+        for (c, a) in part.arrays.into_iter().enumerate() {
+            typed_parts[c].push(a);
+        }
     }
+    // Unreadable records first, then values that did not convert, each in bronze order.
+    rejected.extend(unconverted);
+
     let mut columns: Vec<ArrayRef> = lineage
         .into_iter()
         .map(|v| Arc::new(StringArray::from(v)) as ArrayRef)
         .collect();
-    columns.extend(typed);
+    for (c, col) in schema.columns.iter().enumerate() {
+        let parts: Vec<&dyn Array> = typed_parts[c].iter().map(|a| a.as_ref()).collect();
+        columns.push(if parts.is_empty() {
+            datafusion::arrow::array::new_empty_array(&col.data_type.arrow_type())
+        } else {
+            datafusion::arrow::compute::concat(&parts)?
+        });
+    }
     let all = RecordBatch::try_new(schema.parsed_arrow_schema(), columns)?;
     let mask = datafusion::arrow::array::BooleanArray::from(keep);
     let rows = datafusion::arrow::compute::filter_record_batch(&all, &mask)?;
@@ -428,35 +620,84 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         rows,
         rejected,
         missing,
+        read_as_utc: read_as_utc_counts(schema, &utc_counts),
     })
 }
 
-/// Converts each declared column's texts to its declared type. Returns the
-/// typed arrays and, per row, the values that did not convert
-/// (`qty: 'three' is not INT`): a non-NULL text that becomes NULL.
+/// [`parse_bronze`] of whole batches, keeping only the rows (and rejections)
+/// of the records `events` names: each record is read as the run read it,
+/// in its batch (a repeated local time in arrival order depends on the
+/// records before it). For row trails.
+pub fn parse_bronze_events(
+    schema: &SourceSchema,
+    batches: &[(BatchInfo, RecordBatch)],
+    events: &std::collections::HashSet<String>,
+) -> Result<Parsed> {
+    let mut parsed = parse_bronze(schema, batches)?;
+    parsed.rejected.retain(|r| events.contains(&r.event_id));
+    let ids = string_column(&parsed.rows, "_event_id")?;
+    let mask: datafusion::arrow::array::BooleanArray = (0..ids.len())
+        .map(|i| Some(events.contains(ids.value(i))))
+        .collect();
+    parsed.rows = datafusion::arrow::compute::filter_record_batch(&parsed.rows, &mask)?;
+    Ok(parsed)
+}
+
+/// The columns of `counts` (without offset, values) that had a value read as UTC.
+fn read_as_utc_counts(schema: &SourceSchema, counts: &[(usize, usize)]) -> Vec<ReadAsUtc> {
+    schema
+        .columns
+        .iter()
+        .zip(counts)
+        .filter(|(_, (without, _))| *without > 0)
+        .map(|(c, (without, values))| ReadAsUtc {
+            column: c.name.clone(),
+            without_offset: *without,
+            values: *values,
+        })
+        .collect()
+}
+
+/// Converts each declared column's texts (one batch, rows in order) to its
+/// declared type, with its formats and time zone (see
+/// [`crate::convert::convert_source_column`]). Per row: the values that did
+/// not convert (`qty: 'three' is not INT`).
 fn convert_texts(
     schema: &SourceSchema,
     text_cols: &[Vec<Option<String>>],
     n: usize,
-) -> Result<(Vec<ArrayRef>, Vec<Vec<String>>)> {
-    let mut typed: Vec<ArrayRef> = Vec::with_capacity(schema.columns.len());
-    let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
+) -> Result<ConvertedBatch> {
+    let mut part = ConvertedBatch {
+        arrays: Vec::with_capacity(schema.columns.len()),
+        errors: vec![Vec::new(); n],
+        read_as_utc: Vec::with_capacity(schema.columns.len()),
+    };
     for (c, col) in schema.columns.iter().enumerate() {
-        let mut b = StringBuilder::new();
-        for v in &text_cols[c] {
-            b.append_option(v.as_deref());
-        }
-        let text = b.finish();
-        let (converted, errs) =
-            crate::convert::convert_column(&col.name, &text, col.data_type, &col.formats)?;
-        for (row, e) in errs.into_iter().enumerate() {
-            if let Some(e) = e {
-                errors[row].push(e);
-            }
-        }
-        typed.push(converted);
+        let (array, read_as_utc) = convert_one(col, &text_cols[c], &mut part.errors)?;
+        part.arrays.push(array);
+        part.read_as_utc.push(read_as_utc);
     }
-    Ok((typed, errors))
+    Ok(part)
+}
+
+/// One column's texts converted: the typed array and, per row, whether the
+/// value was read as UTC for lack of an offset; messages go to `errors[row]`.
+fn convert_one(
+    col: &SourceColumn,
+    texts: &[Option<String>],
+    errors: &mut [Vec<String>],
+) -> Result<(ArrayRef, Vec<bool>)> {
+    let mut b = StringBuilder::new();
+    for v in texts {
+        b.append_option(v.as_deref());
+    }
+    let converted = crate::convert::convert_source_column(col, &b.finish())?;
+    for (row, e) in converted.errors.into_iter().enumerate() {
+        if let (Some(e), Some(errs)) = (e, errors.get_mut(row)) {
+            errs.push(e);
+        }
+    }
+    Ok((converted.array, converted.read_as_utc))
 }
 
 /// Records typed at ingest (typed bronze modes).
@@ -471,6 +712,9 @@ pub struct TypedRecords {
     pub undeclared: Vec<String>,
     /// Declared columns the file does not have (stored as NULL).
     pub missing: Vec<String>,
+    /// TIMESTAMP columns (no declared zone) with values stored as UTC for
+    /// lack of an offset, counted over the records that fit.
+    pub read_as_utc: Vec<ReadAsUtc>,
 }
 
 /// Types the records of one file with `schema`, as a typed bronze stores them.
@@ -584,17 +828,35 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         }
     }
     let n = reasons.len();
-    let (_, errors) = convert_texts(schema, &text_cols, n)?;
-    for (row, errs) in errors.into_iter().enumerate() {
+    // One conversion in record order (a repeated local time read in arrival
+    // order sees every record, as silver reading a raw batch does).
+    let converted = convert_texts(schema, &text_cols, n)?;
+    for (row, errs) in converted.errors.iter().enumerate() {
         if !errs.is_empty() {
             reasons[row] = Some(errs.join("; "));
-            // PERMISSIVE: a record that does not fit keeps no typed values.
-            for col in text_cols.iter_mut() {
-                col[row] = None;
+        }
+    }
+    // PERMISSIVE: a record that does not fit keeps no typed values.
+    let misfit = datafusion::arrow::array::BooleanArray::from(
+        reasons.iter().map(Option::is_some).collect::<Vec<_>>(),
+    );
+    let columns = converted
+        .arrays
+        .iter()
+        .map(|a| datafusion::arrow::compute::nullif(a.as_ref(), &misfit))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut counts = vec![(0usize, 0usize); ncols];
+    for (c, col) in schema.columns.iter().enumerate() {
+        if col.data_type != ColumnType::Timestamp || col.time_zone.is_some() {
+            continue;
+        }
+        for row in (0..n).filter(|r| reasons[*r].is_none()) {
+            if columns[c].is_valid(row) {
+                counts[c].1 += 1;
+                counts[c].0 += usize::from(converted.read_as_utc[c][row]);
             }
         }
     }
-    let (columns, _) = convert_texts(schema, &text_cols, n)?;
     if !csv && !split.records.is_empty() {
         missing = schema
             .columns
@@ -609,40 +871,48 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         reasons,
         undeclared: if foreign { vec![] } else { undeclared },
         missing,
+        read_as_utc: read_as_utc_counts(schema, &counts),
     })
 }
 
 /// Silver reading a typed bronze batch: the declared columns are already
-/// typed; a record with `_corrupt_record` goes to quarantine with its reason.
-/// The lineage `raw_payload` is the corrupt text, or the row as a JSON object.
+/// typed (zones applied at ingest), so they are taken as stored, never
+/// converted again; a column stored with another type than declared is read
+/// from its text. A record with `_corrupt_record` goes to quarantine with its
+/// reason. The lineage `raw_payload` is the corrupt text, or the row as a JSON object.
 fn read_typed_batch(
     batch: &RecordBatch,
     schema: &SourceSchema,
     lineage: &mut [Vec<String>],
-    text_cols: &mut [Vec<Option<String>>],
     rejected: &mut Vec<Rejected>,
-) -> Result<()> {
+) -> Result<ConvertedBatch> {
     let event_ids = string_column(batch, "_event_id")?;
     let batch_ids = string_column(batch, "_batch_id")?;
     let files = string_column(batch, "_source_file")?;
     let corrupt = string_column(batch, "_corrupt_record")?;
     let reasons = string_column(batch, "_corrupt_reason")?;
-    let texts: Vec<ArrayRef> = schema
+    let stored: Vec<ArrayRef> = schema
         .columns
         .iter()
         .map(|c| {
-            let col = batch.column_by_name(&c.name).ok_or_else(|| {
+            batch.column_by_name(&c.name).cloned().ok_or_else(|| {
                 crate::error::EngineError::Internal(format!("typed bronze lacks {}", c.name))
-            })?;
-            Ok(datafusion::arrow::compute::cast(col, &DataType::Utf8)?)
+            })
         })
+        .collect::<Result<_>>()?;
+    let texts: Vec<ArrayRef> = stored
+        .iter()
+        .map(|col| Ok(datafusion::arrow::compute::cast(col, &DataType::Utf8)?))
         .collect::<Result<_>>()?;
     let texts: Vec<&StringArray> = texts
         .iter()
         .map(|a| a.as_any().downcast_ref::<StringArray>())
         .collect::<Option<_>>()
         .ok_or_else(|| crate::error::EngineError::Internal("cast to Utf8".into()))?;
+    let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); schema.columns.len()];
+    let mut readable = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
+        readable.push(!corrupt.is_valid(row));
         if corrupt.is_valid(row) {
             rejected.push(Rejected {
                 event_id: event_ids.value(row).to_string(),
@@ -676,7 +946,27 @@ fn read_typed_batch(
         lineage[2].push(files.value(row).to_string());
         lineage[3].push(serde_json::Value::Object(obj).to_string());
     }
-    Ok(())
+    let n = readable.iter().filter(|r| **r).count();
+    let readable = datafusion::arrow::array::BooleanArray::from(readable);
+    let mut part = ConvertedBatch {
+        arrays: Vec::with_capacity(schema.columns.len()),
+        errors: vec![Vec::new(); n],
+        read_as_utc: Vec::with_capacity(schema.columns.len()),
+    };
+    for (c, col) in schema.columns.iter().enumerate() {
+        if stored[c].data_type() == &col.data_type.arrow_type() {
+            part.arrays.push(datafusion::arrow::compute::filter(
+                stored[c].as_ref(),
+                &readable,
+            )?);
+            part.read_as_utc.push(Vec::new());
+            continue;
+        }
+        let (array, read_as_utc) = convert_one(col, &text_cols[c], &mut part.errors)?;
+        part.arrays.push(array);
+        part.read_as_utc.push(read_as_utc);
+    }
+    Ok(part)
 }
 
 /// Why a CSV whose header shares no column with the schema is not read.
@@ -994,6 +1284,7 @@ mod tests {
             mode: Default::default(),
             corrupt_records: 0,
             warned_records: 0,
+            read_as_utc: vec![],
             erased_records: 0,
             bytes: text.len(),
             sha256: String::new(),

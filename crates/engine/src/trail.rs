@@ -24,7 +24,7 @@ use crate::bronze::BatchInfo;
 use crate::merge::RemovedRow;
 use crate::model::PipelineDef;
 use crate::pipeline::{collect_single, trace_silver, Lookups, RunOutput, TraceEntry};
-use crate::source::{parse_bronze, Parsed};
+use crate::source::{parse_bronze, parse_bronze_events, Parsed};
 
 /// The trail of one row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,8 +184,10 @@ async fn silver_trail(
             break;
         }
     }
-    // Those records, as bronze batches of their own.
+    // Those records, as bronze batches of their own (`whole`: their batches,
+    // read whole so each record is read as the run read it).
     let mut mini: Vec<(BatchInfo, RecordBatch)> = Vec::new();
+    let mut whole: Vec<(BatchInfo, RecordBatch)> = Vec::new();
     for (info, b) in input
         .bronze
         .get(&def.source)
@@ -205,6 +207,7 @@ async fn silver_trail(
             let rows = datafusion::arrow::compute::filter_record_batch(b, &mask)
                 .map_err(|e| e.to_string())?;
             mini.push((info.clone(), rows));
+            whole.push((info.clone(), b.clone()));
         }
     }
     // A rule whose value depends on other rows (a window, an aggregate)
@@ -219,16 +222,17 @@ async fn silver_trail(
         .chain(def.select.iter().cloned())
         .chain(def.merge.iter().filter_map(|m| m.delete_when.clone()))
         .any(|sql| crate::eval::uses_other_rows(input.ctx, &sql));
-    let traced: &[(BatchInfo, RecordBatch)] = if whole_table {
-        input
+    let parsed = if whole_table {
+        let all = input
             .bronze
             .get(&def.source)
             .map(Vec::as_slice)
-            .unwrap_or(&[])
+            .unwrap_or(&[]);
+        parse_bronze(&source.schema, all)
     } else {
-        &mini
-    };
-    let parsed = parse_bronze(&source.schema, traced).map_err(|e| e.to_string())?;
+        parse_bronze_events(&source.schema, &whole, &wanted)
+    }
+    .map_err(|e| e.to_string())?;
     // Lookups see what the run saw: bronze tables read with their schemas, silver tables as built.
     let mut bronze_parsed: BTreeMap<String, Parsed> = BTreeMap::new();
     for b in &input.def.bronze {

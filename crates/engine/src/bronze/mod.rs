@@ -155,6 +155,11 @@ pub struct BatchInfo {
     /// objects with a duplicate key.
     #[serde(default)]
     pub warned_records: usize,
+    /// Typed bronze: TIMESTAMP columns without a declared `time_zone` whose
+    /// values had no offset and were stored as UTC, counted over the records
+    /// that fit (a raw bronze's are counted when silver reads it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_as_utc: Vec<crate::source::ReadAsUtc>,
     /// Records later deleted by a right-to-be-forgotten request.
     #[serde(default)]
     pub erased_records: usize,
