@@ -160,10 +160,17 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     assert.match(await page.locator('#kafka-offsets').innerText(), /committed 2 · lag 0/);
     assert.match(await page.locator('#batch-log').innerText(), /tlc_yellow_trips:0:0-1[\s\S]*at-least-once/);
 
-    // 8b. right to be forgotten: the rows of one file leave bronze, logged with a reason
+    // 8b. right to be forgotten: the plan first (exact rows per table, nothing
+    // changed yet), then the erasure of the rows of one file, logged with a reason
     await page.click('#forget-panel summary');
     await page.fill('#forget-predicate', "_source_file = 'more_trips.csv'");
     await page.fill('#forget-reason', 'GDPR request 42');
+    await page.click('#forget-plan');
+    await page.waitForSelector('#erasure-plan', { timeout: 60_000 });
+    assert.match(await page.locator('#erasure-plan .plan-head').innerText(), /matches 2 rows \(bronze\.nyc_taxi_yellow\)/);
+    assert.match(await page.locator('#plan-bronze-nyc_taxi_yellow').innerText(), /−2[\s\S]*more_trips\.csv line 2/);
+    assert.match(await page.locator('#plan-silver-nyc_taxi_yellow').innerText(), /−1/);
+    assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 276);
     await page.click('#forget-submit');
     await waitForCount(page, 'bronze.nyc_taxi_yellow', 274);
     await waitForCount(page, 'silver.nyc_taxi_yellow', 266);

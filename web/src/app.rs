@@ -134,6 +134,8 @@ pub fn app() -> Html {
     let corrupt_only = use_state(|| false);
     let reingest = use_state(|| None::<BatchInfo>);
     let trail = use_state(|| None::<medallion_engine::trail::RowTrail>);
+    // The right-to-be-forgotten plan on screen, if one was asked for.
+    let erasure_plan = use_state(|| None::<medallion_engine::playground::ErasurePlan>);
     // One pending timer per editor, so a gold edit never cancels a rule edit.
     let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
     // Scenario titles for the picker (built from the definitions once per language).
@@ -150,6 +152,7 @@ pub fn app() -> Html {
         banner: banner.clone(),
         export: export.clone(),
         trail: trail.clone(),
+        erasure_plan: erasure_plan.clone(),
         selected: selected.clone(),
         travel: travel.clone(),
         corrupt_only: corrupt_only.clone(),
@@ -596,22 +599,46 @@ pub fn app() -> Html {
             );
         })
     };
+    let on_plan_forget = {
+        let (engine, on_response, selected, erasure_plan) = (
+            engine.clone(),
+            on_response.clone(),
+            selected.clone(),
+            erasure_plan.clone(),
+        );
+        Callback::from(move |predicate: String| {
+            erasure_plan.set(None);
+            engine.send(
+                Request::PlanForget {
+                    table: (*selected).clone(),
+                    predicate,
+                },
+                on_response(false),
+            )
+        })
+    };
+    let on_cancel_forget = {
+        let erasure_plan = erasure_plan.clone();
+        Callback::from(move |_| erasure_plan.set(None))
+    };
     let on_forget = {
-        let (engine, on_fresh, selected, banner, lang) = (
+        let (engine, on_fresh, selected, banner, lang, erasure_plan) = (
             engine.clone(),
             on_fresh.clone(),
             selected.clone(),
             banner.clone(),
             lang.clone(),
+            erasure_plan.clone(),
         );
-        Callback::from(move |(predicate, reason): (String, String)| {
+        Callback::from(move |(predicate, reason, rows): (String, String, usize)| {
             let lang = *lang;
+            erasure_plan.set(None);
             engine.send(
                 Request::Forget {
                     table: (*selected).clone(),
                     predicate,
                     reason,
-                    expected_rows: None,
+                    expected_rows: Some(rows),
                 },
                 noting(on_fresh.clone(), banner.clone(), move |v| {
                     v.erasures
@@ -767,6 +794,9 @@ pub fn app() -> Html {
                             on_poll={on_poll}
                             erasures={v.erasures.clone()}
                             on_forget={on_forget}
+                            on_plan_forget={on_plan_forget}
+                            on_cancel_forget={on_cancel_forget}
+                            erasure_plan={(*erasure_plan).clone()}
                             on_trail={on_trail}
                             anti_patterns={v.anti_patterns}
                             on_anti_patterns={on_anti_patterns}
@@ -914,6 +944,7 @@ struct Handles {
     banner: BannerHandle,
     export: UseStateHandle<Option<String>>,
     trail: UseStateHandle<Option<medallion_engine::trail::RowTrail>>,
+    erasure_plan: UseStateHandle<Option<medallion_engine::playground::ErasurePlan>>,
     selected: UseStateHandle<String>,
     travel: UseStateHandle<Option<u64>>,
     corrupt_only: UseStateHandle<bool>,
@@ -987,6 +1018,7 @@ fn apply_response(h: &Handles, reset_drafts: bool, resp: Response) {
         Response::Table(tv) => h.page.set(Some(tv)),
         Response::Text { text } => h.export.set(Some(text)),
         Response::Trail(tr) => h.trail.set(Some(tr)),
+        Response::ErasurePlan(plan) => h.erasure_plan.set(Some(plan)),
         Response::Error { message } => push_banner(
             &h.banner,
             Banner {

@@ -34,6 +34,9 @@ fn dialect_text(lang: Lang, d: &medallion_engine::bronze::CsvDialect) -> String 
     if d.skip_rows > 0 {
         s.push_str(&format!(", {}: {}", t(lang, "skip_rows"), d.skip_rows));
     }
+    if let Some(e) = d.escape {
+        s.push_str(&format!(", {} '{e}'", t(lang, "escape")));
+    }
     if d.decimal_separator != '.' {
         s.push_str(&format!(
             ", {} '{}'",
@@ -76,6 +79,12 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     if b.landing_path.is_some() {
                                         { " " }<button class="ghost small reread" onclick={reread}>{ t(lang, "read_again") }</button>
                                     }
+                                    if !b.header_renames.is_empty() {
+                                        <div class="note header-renames">
+                                            { format!("{}: ", t(lang, "header_renames")) }
+                                            <span class="mono">{ b.header_renames.iter().map(|r| format!("\"{}\" → {}", r.original, r.name)).collect::<Vec<_>>().join(", ") }</span>
+                                        </div>
+                                    }
                                     { for b.notes.iter().map(|n| html!{ <div class="note">{ n }</div> }) }
                                     { for b.skipped_lines.iter().map(|l| html!{ <div class="note mono">{ format!("{}: {l}", t(lang, "kept_aside")) }</div> }) }
                                 </td>
@@ -86,7 +95,12 @@ pub fn batch_log(p: &LogProps) -> Html {
                                         <div class="bad">{ format!("{} {}", t(lang, "dropped"), b.dropped_records) }</div>
                                     }
                                 </td>
-                                <td class={classes!((b.corrupt_records > 0).then_some("bad"))}>{ b.corrupt_records }</td>
+                                <td class={classes!((b.corrupt_records > 0).then_some("bad"))}>
+                                    { b.corrupt_records }
+                                    if b.warned_records > 0 {
+                                        <div class="warn-count" title={t(lang, "warned_hint")}>{ format!("{} {}", b.warned_records, t(lang, "warned")) }</div>
+                                    }
+                                </td>
                                 <td>{ b.bytes }</td>
                                 <td class="mono" title={b.sha256.clone()}>{ short(&b.sha256, 12) }</td>
                                 <td>{ fmt_ts(b.ingest_ts_micros) }</td>
@@ -206,6 +220,11 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
                     <select id="opt-quote" onchange={set(|o, v| o.quote = match v.as_str() { "auto" => None, s => s.chars().next() })}>
                         { opt("auto", "\"", &o.quote.map(|c| c.to_string()).unwrap_or_else(|| "auto".into())) }
                         { opt("'", "'", &o.quote.map(|c| c.to_string()).unwrap_or_default()) }
+                    </select>
+                    <label>{ t(lang, "escape") }</label>
+                    <select id="opt-escape" onchange={set(|o, v| o.escape = if v == "none" { None } else { v.chars().next() })}>
+                        { opt("none", t(lang, "escape_none"), &o.escape.map(|c| c.to_string()).unwrap_or_else(|| "none".into())) }
+                        { opt("\\", "\\ (\\\")", &o.escape.map(|c| c.to_string()).unwrap_or_else(|| "none".into())) }
                     </select>
                     <label>{ t(lang, "header_row") }</label>
                     <select id="opt-header" onchange={set(|o, v| o.has_header = match v.as_str() { "yes" => Some(true), "no" => Some(false), _ => None })}>

@@ -56,7 +56,24 @@ fn merge_label(m: &medallion_engine::merge::MergeSpec) -> String {
     if let Some(seq) = &m.sequence_by {
         s.push_str(&format!(" · SEQUENCE BY {seq}"));
     }
+    if m.null_safe_keys {
+        s.push_str(" · NULL-SAFE KEYS");
+    }
+    if m.from_snapshots {
+        s.push_str(" · FROM SNAPSHOTS");
+    }
     s
+}
+
+/// "ts: 1 of 5 values had no offset, read as UTC" for a bronze table's columns.
+fn read_as_utc_hints(lang: Lang, view: &PipelineView, bronze: &str) -> Html {
+    html! {
+        { for view.read_as_utc.iter().filter(|r| r.bronze_table == bronze).map(|r| html! {
+            <div class="hint warn read-as-utc" title={t(lang, "read_as_utc_hint")}>
+                { format!("{}: {} {} {} {}", r.column, r.without_offset, t(lang, "of"), r.values, t(lang, "read_as_utc")) }
+            </div>
+        }) }
+    }
 }
 
 #[function_component(PipelineStrip)]
@@ -132,6 +149,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
             let extra = html! {
                 <div class="drop">
                     <div class="hint mono">{ mode_label(lang, mode) }</div>
+                    { read_as_utc_hints(lang, &p.view, &tv.name) }
                     <label class="file-button" for={input_id.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
                     <input id={input_id} type="file" multiple=true accept=".csv,.tsv,.json,.jsonl,.ndjson,.txt,.parquet" {onchange} />
                     <span class="hint">{ t(lang, "drop_here") }</span>
@@ -150,13 +168,23 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 .iter()
                 .find(|s| s.name == tv.name)
                 .and_then(|s| s.merge.as_ref());
+            let source = p
+                .view
+                .silver
+                .iter()
+                .find(|s| s.name == tv.name)
+                .map(|s| format!("bronze.{}", s.source));
+            let utc = source
+                .map(|b| read_as_utc_hints(lang, &p.view, &b))
+                .unwrap_or_default();
             let extra = match (q, merge) {
                 (true, _) => html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> },
                 (false, Some(m)) => html! {
-                    <div class="hint mono merge-label" title={t(lang, "merge_hint")}>{ merge_label(m) }</div>
+                    <div class="hint mono merge-label" title={t(lang, if m.from_snapshots { "snapshot_hint" } else { "merge_hint" })}>{ merge_label(m) }</div>
                 },
                 (false, None) => html! { <div class="hint">{ t(lang, "append_label") }</div> },
             };
+            let extra = html! { <>{ extra }{ utc }</> };
             // The quarantine is history: the card counts what is quarantined now.
             let (count, extra) = if q && tv.row_count > p.view.quarantine_open {
                 (

@@ -42,8 +42,12 @@ pub struct Props {
     pub on_produce: Callback<Vec<KafkaMessage>>,
     pub on_poll: Callback<bool>,
     pub erasures: Vec<Erasure>,
-    /// (condition, reason) for a right-to-be-forgotten delete.
-    pub on_forget: Callback<(String, String)>,
+    /// (condition, reason, planned rows) for a right-to-be-forgotten delete.
+    pub on_forget: Callback<(String, String, usize)>,
+    /// Ask for the erasure plan of a condition.
+    pub on_plan_forget: Callback<String>,
+    pub on_cancel_forget: Callback<()>,
+    pub erasure_plan: Option<medallion_engine::playground::ErasurePlan>,
     /// (table, row) whose trail to show.
     pub on_trail: Callback<(String, usize)>,
     pub anti_patterns: AntiPatterns,
@@ -154,7 +158,7 @@ pub fn table_panel(p: &Props) -> Html {
                                 }>
                                 <td class="rownum">{ tv.offset + i + 1 }</td>
                                 { for row.iter().zip(&tv.columns).map(|(cell, col)| match cell {
-                                    Some(v) => html! { <td class={classes!((col.name == "raw_payload" || col.name == "reason" || col.name == "_corrupt_reason").then_some("wide"))} title={v.clone()}>{ v }</td> },
+                                    Some(v) => html! { <td class={classes!((col.name == "raw_payload" || col.name == "reason" || col.name == "_corrupt_reason" || col.name == "_warning").then_some("wide"))} title={v.clone()}>{ v }</td> },
                                     None => html! { <td class="null">{ "NULL" }</td> },
                                 }) }
                             </tr>
@@ -166,7 +170,8 @@ pub fn table_panel(p: &Props) -> Html {
                 <BatchLog batches={batches} lang={lang} on_reread={p.on_reread.clone()} />
             }
             if tv.layer == "bronze" && p.viewing.is_none() {
-                <ForgetPanel table={tv.name.clone()} erasures={p.erasures.clone()} lang={lang} on_forget={p.on_forget.clone()} />
+                <ForgetPanel table={tv.name.clone()} erasures={p.erasures.clone()} lang={lang} on_forget={p.on_forget.clone()}
+                    plan={p.erasure_plan.clone()} on_plan={p.on_plan_forget.clone()} on_cancel={p.on_cancel_forget.clone()} />
             }
         </div>
     }

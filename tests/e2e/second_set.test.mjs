@@ -1,0 +1,67 @@
+// End to end: serves nothing itself; APP_URL points at the built dist/ (scripts/test.sh).
+// Drives the real page in headless Chromium the way a learner would.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const APP_URL = process.env.APP_URL ?? 'http://127.0.0.1:8080/';
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+const count = (page, table) =>
+  page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(Number);
+
+async function waitForCount(page, table, expected) {
+  const sel = `#card-${table.replace('.', '-')} .count`;
+  await page.waitForFunction(
+    ([s, n]) => document.querySelector(s)?.textContent === String(n),
+    [sel, expected],
+    { timeout: 60_000 },
+  ).catch(async (e) => {
+    throw new Error(`${table}: expected ${expected} rows, page shows ${await count(page, table)} (${e.message})`);
+  });
+}
+
+async function setExpression(page, ruleId, text) {
+  const box = page.locator(`#rule-${ruleId} textarea.rule-expr`);
+  await box.fill(text);
+}
+
+// Issue 9 in the browser: bad input gets a flag and a way out, never a silent wrong value.
+test('backslash-escaped quotes are flagged then read again with escape; duplicate header names keep every column', async () => {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const problems = [];
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('dialog', (d) => d.accept());
+    await page.goto(`${APP_URL}?lang=en`);
+    await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
+    const header = 'VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,passenger_count,trip_distance,RatecodeID,store_and_fwd_flag,PULocationID,DOLocationID,payment_type,fare_amount,extra,mta_tax,tip_amount,tolls_amount,improvement_surcharge,total_amount,congestion_surcharge';
+    const escaped = `${header}\n2,2020-07-02 10:00:00,2020-07-02 10:20:00,1,3.1,1,"N \\"late\\"",161,236,1,14,0,0.5,3,0,0.3,20.3,2.5\n`;
+    await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'escaped.csv', mimeType: 'text/csv', buffer: Buffer.from(escaped) });
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 267);
+    await waitForCount(page, 'silver.quarantine', 7);
+    await page.click('#card-bronze-nyc_taxi_yellow');
+    assert.match(await page.locator('#batch-log').innerText(), /read it again with escape '\\'/);
+    await page.locator('#batch-log .batch-row', { hasText: 'escaped.csv' }).locator('.reread').click();
+    await page.selectOption('#opt-escape', '\\');
+    await page.click('#reingest-submit');
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 268);
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 261);
+    assert.match(await page.locator('#batch-log').innerText(), /escape '\\'/);
+    const dup = 'VendorID,fare_amount,FARE_AMOUNT,total_amount\n2,14,15,20.3\n';
+    await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'dup_header.csv', mimeType: 'text/csv', buffer: Buffer.from(dup) });
+    await waitForCount(page, 'bronze.nyc_taxi_yellow', 269);
+    assert.match(await page.locator('#batch-log .header-renames').innerText(), /"FARE_AMOUNT" → FARE_AMOUNT_2/);
+    assert.equal(await page.locator('#crash-notice').count(), 0);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+  }
+});
