@@ -387,7 +387,9 @@ fn evaluate_in(
         .coerce(expr, schema)
         .and_then(|e| simplifier.simplify(e))
         .map_err(df_err)?;
-    let physical = ctx.create_physical_expr(expr, schema).map_err(df_err)?;
+    let physical =
+        crate::checked::checked_arithmetic(ctx.create_physical_expr(expr, schema).map_err(df_err)?)
+            .map_err(df_err)?;
     let mut errors = Vec::new();
     let values = evaluate_rows(physical.as_ref(), batch, 0, &mut errors)?;
     if errors.len() > MAX_ROW_ERRORS {

@@ -15,9 +15,11 @@
 //! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
 //! - [`trail`]: row lineage, from a silver / quarantine / gold row back to bronze.
 //! - [`api`]: serializable requests and views for the UI and JavaScript.
+//! - `checked` (internal): integer arithmetic and `sum` that fail on overflow instead of wrapping.
 
 pub mod api;
 pub mod bronze;
+pub(crate) mod checked;
 pub mod checks;
 pub mod convert;
 pub mod env;

@@ -79,6 +79,8 @@ pub struct Playground {
 /// spawned; `JoinSet::spawn` panics without a tokio runtime), no disk spilling,
 /// case-sensitive identifiers (TLC columns are `PULocationID`, `VendorID`),
 /// and the lake registered at `memory://lake/` with schemas bronze, silver, gold.
+/// Integer arithmetic and `sum` fail on overflow instead of wrapping around
+/// (as Spark's ANSI mode does; see `checked`).
 pub fn new_session(lake: &Lake) -> Result<SessionContext> {
     let mut config = SessionConfig::new()
         .with_target_partitions(1)
@@ -103,6 +105,8 @@ pub fn new_session(lake: &Lake) -> Result<SessionContext> {
     for layer in ["bronze", "silver", "gold"] {
         catalog.register_schema(layer, Arc::new(MemorySchemaProvider::new()))?;
     }
+    // Integer +, -, *, unary minus and sum fail on overflow instead of wrapping.
+    crate::checked::install(&ctx);
     Ok(ctx)
 }
 

@@ -571,6 +571,504 @@ async fn the_row_trail_of_a_window_rule_shows_the_runs_outcome() {
 
 // ---- end of rules and rows ----
 
+// ---- integer overflow ----
+
+/// Integer arithmetic never wraps around: a result outside its type is the
+/// row's error (quarantined, the reason names the values) or the gold
+/// model's error, as Spark's ANSI mode (ARITHMETIC_OVERFLOW) does.
+const INT_RANGE: &str = "INT range (-2147483648 to 2147483647)";
+const BIGINT_RANGE: &str = "BIGINT range (-9223372036854775808 to 9223372036854775807)";
+const TO_BIGINT: &str = "CAST an operand to BIGINT (or DECIMAL(38, 0)) to compute it";
+const TO_DECIMAL: &str = "CAST an operand to DECIMAL(38, 0) to compute it";
+
+/// A rule with `action` set.
+fn rule_with(
+    id: &str,
+    kind: &str,
+    column: &str,
+    expression: &str,
+    action: &str,
+) -> serde_json::Value {
+    let mut r = rule(id, kind, column, expression);
+    r["action"] = json!(action);
+    r
+}
+
+/// Table `t` (id STRING, n BIGINT) with `rules`, gold `gold`, fed `csv`.
+async fn bigint_table(
+    rules: serde_json::Value,
+    gold: &[(&str, &str)],
+    csv: &[u8],
+) -> (Playground, PipelineView) {
+    let mut p = playground(pipeline(&[("id", "STRING"), ("n", "BIGINT")], rules, gold)).await;
+    let v = ingest(&mut p, "a.csv", csv).await;
+    (p, v)
+}
+
+/// The open quarantine rows as `rule_id | reason` (rows a later run closed left out).
+async fn open_quarantined(p: &mut Playground) -> Vec<String> {
+    let q = rows(p, "silver.quarantine").await;
+    grid(&q, &["rule_id", "reason", "closed_in_run"])
+        .into_iter()
+        .filter_map(|r| r.strip_suffix("|NULL").map(str::to_string))
+        .collect()
+}
+
+const MAX_AND_ONE: &[u8] = b"id,n\n1,9223372036854775807\n2,1\n";
+const MIN_AND_ONE: &[u8] = b"id,n\n1,-9223372036854775808\n2,1\n";
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_an_int_product_in_an_enrichment_is_quarantined_not_wrapped() {
+    // The probe's case: INT 100000 × INT 30000 was stored as -1294967296.
+    let mut p = playground(pipeline(
+        &[("id", "STRING"), ("qty", "INT"), ("unit_cents", "INT")],
+        json!([rule_with(
+            "E1",
+            "enrich",
+            "total_cents",
+            "qty * unit_cents",
+            "drop"
+        )]),
+        &[("g", "SELECT sum(total_cents) AS s FROM silver.t")],
+    ))
+    .await;
+    let v = ingest(
+        &mut p,
+        "a.csv",
+        b"id,qty,unit_cents\n1,100000,30000\n2,3,5\n",
+    )
+    .await;
+    assert!(v.run.ok && v.gold[0].error.is_none(), "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "total_cents"]),
+        ["2|15"]
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        [format!(
+            "E1|E1: qty * unit_cents failed on this row: integer overflow: 100000 * 30000 = 3000000000 is outside the {INT_RANGE}; {TO_BIGINT} (qty = 100000, unit_cents = 30000)"
+        )]
+    );
+    assert_eq!(grid(&rows(&mut p, "gold.g").await, &["s"]), ["15"]);
+    let e1 = rule_view(&v, "E1").stat.clone().expect("E1 stat");
+    assert_eq!((e1.checked, e1.failed), (2, 1));
+    // What the message advises computes the exact value.
+    let v = with_rules(
+        &mut p,
+        json!([rule_with(
+            "E1",
+            "enrich",
+            "total_cents",
+            "CAST(qty AS BIGINT) * unit_cents",
+            "drop"
+        )]),
+    )
+    .await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "total_cents"]),
+        ["1|3000000000", "2|15"]
+    );
+    assert_eq!(grid(&rows(&mut p, "gold.g").await, &["s"]), ["3000000015"]);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_bigint_plus_one_at_the_maximum_is_quarantined() {
+    // The probe's case: n + 1 at 9223372036854775807 gave -9223372036854775808.
+    let (mut p, v) = bigint_table(
+        json!([rule_with("E1", "enrich", "next", "n + 1", "drop")]),
+        &[],
+        MAX_AND_ONE,
+    )
+    .await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "next"]),
+        ["2|2"]
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        [format!(
+            "E1|E1: n + 1 failed on this row: integer overflow: 9223372036854775807 + 1 = 9223372036854775808 is outside the {BIGINT_RANGE}; {TO_DECIMAL} (n = 9223372036854775807)"
+        )]
+    );
+    // DECIMAL(38, 0) holds it.
+    with_rules(
+        &mut p,
+        json!([rule_with(
+            "E1",
+            "enrich",
+            "next",
+            "CAST(n AS DECIMAL(38, 0)) + 1",
+            "drop"
+        )]),
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "next"]),
+        ["1|9223372036854775808", "2|2"]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_subtraction_and_unary_minus_below_the_minimum_are_quarantined() {
+    let (mut p, _) = bigint_table(
+        json!([
+            rule_with("E1", "enrich", "before", "n - 1", "drop"),
+            rule_with("E2", "enrich", "negated", "-n", "drop")
+        ]),
+        &[],
+        MIN_AND_ONE,
+    )
+    .await;
+    assert_eq!(
+        grid(
+            &rows(&mut p, "silver.t").await,
+            &["id", "before", "negated"]
+        ),
+        ["2|0|-1"]
+    );
+    let q = quarantined(&mut p).await;
+    assert_eq!(
+        q,
+        [format!(
+            "E1, E2|E1: n - 1 failed on this row: integer overflow: -9223372036854775808 - 1 = -9223372036854775809 is outside the {BIGINT_RANGE}; {TO_DECIMAL} (n = -9223372036854775808); E2: -n failed on this row: integer overflow: -(-9223372036854775808) = 9223372036854775808 is outside the {BIGINT_RANGE}; CAST the value to DECIMAL(38, 0) first (n = -9223372036854775808)"
+        )]
+    );
+    // INT: -2147483648 - 1 and 2147483647 - (-1).
+    let mut p = playground(pipeline(
+        &[("id", "STRING"), ("a", "INT"), ("b", "INT")],
+        json!([rule_with("E1", "enrich", "d", "a - b", "drop")]),
+        &[],
+    ))
+    .await;
+    ingest(
+        &mut p,
+        "a.csv",
+        b"id,a,b\n1,-2147483648,1\n2,2147483647,-1\n3,-2147483647,1\n",
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "d"]),
+        ["3|-2147483648"],
+        "the minimum itself is in range"
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        [
+            format!("E1|E1: a - b failed on this row: integer overflow: -2147483648 - 1 = -2147483649 is outside the {INT_RANGE}; {TO_BIGINT} (a = -2147483648, b = 1)"),
+            format!("E1|E1: a - b failed on this row: integer overflow: 2147483647 - -1 = 2147483648 is outside the {INT_RANGE}; {TO_BIGINT} (a = 2147483647, b = -1)"),
+        ]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_in_a_filter_an_expectation_and_a_typed_normalization_is_the_rows_problem() {
+    let mut p = playground(pipeline(
+        &[("id", "STRING"), ("qty", "INT"), ("unit_cents", "INT")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    ingest(
+        &mut p,
+        "a.csv",
+        b"id,qty,unit_cents\n1,100000,30000\n2,3,5\n3,70000,40000\n4,7,1\n",
+    )
+    .await;
+    // A filter keeps rows where its condition is false: an overflowing row is
+    // neither kept nor dropped silently.
+    let v = with_rules(
+        &mut p,
+        json!([rule("F1", "filter", "qty", "qty * unit_cents > 10")]),
+    )
+    .await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(col(&rows(&mut p, "silver.t").await, "id"), [Some("4")]);
+    let q = quarantined(&mut p).await;
+    assert_eq!(q.len(), 3, "{q:?}");
+    assert_eq!(
+        q[1],
+        "F1|F1: qty * unit_cents > 10 (qty = 3, unit_cents = 5)"
+    );
+    assert_eq!(
+        q[2],
+        format!("F1|F1: qty * unit_cents > 10 failed on this row: integer overflow: 70000 * 40000 = 2800000000 is outside the {INT_RANGE}; {TO_BIGINT} (qty = 70000, unit_cents = 40000)")
+    );
+    // An expectation.
+    with_rules(
+        &mut p,
+        json!([rule("X1", "expect", "qty", "qty * unit_cents < 1000")]),
+    )
+    .await;
+    assert_eq!(
+        col(&rows(&mut p, "silver.t").await, "id"),
+        [Some("2"), Some("4")]
+    );
+    let q = open_quarantined(&mut p).await;
+    assert_eq!(q.len(), 2, "{q:?}");
+    assert!(
+        q[0].starts_with("X1|X1: qty * unit_cents < 1000 failed on this row: integer overflow: 100000 * 30000 = 3000000000"),
+        "{q:?}"
+    );
+    // A normalization with a declared type.
+    let mut n1 = rule("N1", "normalize", "qty", "qty * qty");
+    n1["type"] = json!("INT");
+    let v = with_rules(&mut p, json!([n1])).await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "qty"]),
+        ["2|9", "4|49"]
+    );
+    let q = open_quarantined(&mut p).await;
+    assert_eq!(q.len(), 2, "{q:?}");
+    assert_eq!(
+        q[0],
+        format!("N1|N1: qty * qty failed on this row: integer overflow: 100000 * 100000 = 10000000000 is outside the {INT_RANGE}; {TO_BIGINT} (qty = 100000)")
+    );
+    let n1 = rule_view(&v, "N1").stat.clone().expect("N1 stat");
+    assert_eq!((n1.checked, n1.failed), (4, 2));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_in_a_subquery_or_window_rule_is_not_a_wrapped_value() {
+    // A subquery rule runs as a query: its overflowing row is still set aside alone.
+    let (mut p, v) = bigint_table(
+        json!([rule(
+            "X1",
+            "expect",
+            "n",
+            "n + 1 IN (SELECT column1 FROM (VALUES (2), (3)))"
+        )]),
+        &[],
+        b"id,n\n1,9223372036854775807\n2,1\n3,5\n",
+    )
+    .await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(col(&rows(&mut p, "silver.t").await, "id"), [Some("2")]);
+    let q = quarantined(&mut p).await;
+    assert_eq!(q.len(), 2, "{q:?}");
+    assert!(
+        q[0].starts_with("X1|X1: n + 1 IN (SELECT column1 FROM (VALUES (2), (3))) failed on this row: integer overflow: 9223372036854775807 + 1 = 9223372036854775808 is outside the BIGINT range"),
+        "{q:?}"
+    );
+    // A window's value depends on the other rows: its overflow is the rule's
+    // error (the last good silver stays), never a wrapped running total.
+    let v = with_rules(
+        &mut p,
+        json!([rule("F1", "filter", "n", "sum(n) OVER (ORDER BY id) < 0")]),
+    )
+    .await;
+    let e = rule_view(&v, "F1").error.clone().expect("F1 error");
+    assert!(
+        e.contains("integer overflow: sum = 9223372036854775808 is outside the BIGINT range")
+            && e.contains("sum(CAST(x AS DECIMAL(38, 0)))"),
+        "{e}"
+    );
+    assert_eq!(col(&rows(&mut p, "silver.t").await, "id"), [Some("2")]);
+    // Arithmetic inside a window's argument.
+    let v = with_rules(
+        &mut p,
+        json!([rule("F2", "filter", "n", "max(n * 2) OVER () < 0")]),
+    )
+    .await;
+    let e = rule_view(&v, "F2").error.clone().expect("F2 error");
+    assert!(
+        e.contains("integer overflow: 9223372036854775807 * 2 = 18446744073709551614 is outside the BIGINT range"),
+        "{e}"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_in_a_select_list_is_quarantined() {
+    let mut def = pipeline(&[("id", "STRING"), ("n", "BIGINT")], json!([]), &[]);
+    def.silver[0].select = vec!["id".into(), "n * 2 AS doubled".into()];
+    let mut p = playground(def).await;
+    let v = ingest(&mut p, "a.csv", MAX_AND_ONE).await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "doubled"]),
+        ["2|2"]
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        [format!("select|select: n * 2 failed on this row: integer overflow: 9223372036854775807 * 2 = 18446744073709551614 is outside the {BIGINT_RANGE}; {TO_DECIMAL} (n = 9223372036854775807)")]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_in_a_lookup_enrichment_is_quarantined() {
+    let mut def = pipeline_json(json!({
+        "title": "case",
+        "bronze": [
+            {"name": "prices", "source_system": "case_files", "description": "",
+             "schema": {"columns": [{"name": "sku", "type": "STRING"}, {"name": "unit_cents", "type": "INT"}]}},
+            {"name": "t", "source_system": "case_files", "description": "",
+             "schema": {"columns": [{"name": "sku", "type": "STRING"}, {"name": "qty", "type": "INT"}]}}
+        ],
+        "silver": [{"name": "t", "source": "t", "description": "", "rules": {"rules": []}}],
+        "gold": [],
+        "checks": []
+    }));
+    let mut e1 = rule_with("E1", "enrich", "total_cents", "qty * pr.unit_cents", "drop");
+    e1["lookup"] = json!({"table": "bronze.prices", "alias": "pr", "on": "sku = pr.sku"});
+    def.silver[0].rules = serde_json::from_value(json!({ "rules": [e1] })).expect("rules");
+    let mut p = playground(def).await;
+    send(
+        &mut p,
+        Request::Ingest {
+            table: "prices".into(),
+            file_name: "prices.csv".into(),
+            bytes: b"sku,unit_cents\nA,30000\nB,5\n".to_vec(),
+            options: IngestOptions::default(),
+        },
+    )
+    .await;
+    let v = ingest(&mut p, "t.csv", b"sku,qty\nA,100000\nB,3\n").await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["sku", "total_cents"]),
+        ["B|15"]
+    );
+    let q = quarantined(&mut p).await;
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert!(
+        q[0].starts_with("E1|E1: ")
+            && q[0].contains(&format!("qty * pr.unit_cents failed on this row: integer overflow: 100000 * 30000 = 3000000000 is outside the {INT_RANGE}; {TO_BIGINT}")),
+        "{q:?}"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_in_a_gold_projection_fails_the_model_and_keeps_its_last_good_table() {
+    let (mut p, v) = bigint_table(
+        json!([]),
+        &[("next", "SELECT id, n + 1 AS m FROM silver.t")],
+        b"id,n\n1,41\n",
+    )
+    .await;
+    assert!(v.gold[0].error.is_none(), "{:?}", v.gold[0].error);
+    assert_eq!(
+        grid(&rows(&mut p, "gold.next").await, &["id", "m"]),
+        ["1|42"]
+    );
+    let v = ingest(&mut p, "b.csv", b"id,n\n2,9223372036854775807\n").await;
+    let e = v.gold[0].error.clone().expect("gold error");
+    assert!(
+        e.contains(&format!("integer overflow: 9223372036854775807 + 1 = 9223372036854775808 is outside the {BIGINT_RANGE}; {TO_DECIMAL}")),
+        "{e}"
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "gold.next").await, &["id", "m"]),
+        ["1|42"],
+        "the last good table stays"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_a_gold_bigint_sum_fails_instead_of_a_wrapped_negative_total() {
+    // The probe's case: sum(n) over 9223372036854775807 and 1 gave -9223372036854775808.
+    let (mut p, v) = bigint_table(
+        json!([]),
+        &[
+            ("total", "SELECT sum(n) AS s FROM silver.t"),
+            (
+                "exact",
+                "SELECT sum(CAST(n AS DECIMAL(38, 0))) AS s FROM silver.t",
+            ),
+            ("mean", "SELECT avg(n) AS a, count(n) AS c FROM silver.t"),
+        ],
+        MAX_AND_ONE,
+    )
+    .await;
+    let e = v.gold[0].error.clone().expect("gold error");
+    assert!(
+        e.contains(&format!("integer overflow: sum = 9223372036854775808 is outside the {BIGINT_RANGE}; sum a DECIMAL instead: sum(CAST(x AS DECIMAL(38, 0)))")),
+        "{e}"
+    );
+    assert!(
+        v.gold[1].error.is_none() && v.gold[2].error.is_none(),
+        "{:?}",
+        v.gold
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "gold.exact").await, &["s"]),
+        ["9223372036854775808"]
+    );
+    // avg of integers is a DOUBLE: 2^62, not a wrapped value.
+    assert_eq!(
+        grid(&rows(&mut p, "gold.mean").await, &["a", "c"]),
+        ["4.611686018427388e18|2"]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_sums_are_exact_when_the_total_fits_even_if_a_partial_one_does_not() {
+    // 9223372036854775807 + 1 - 5 = 9223372036854775803: in range, exactly.
+    let (mut p, v) = bigint_table(
+        json!([]),
+        &[
+            ("total", "SELECT sum(n) AS s, sum(DISTINCT n) AS d FROM silver.t"),
+            ("grouped", "SELECT id, sum(n) AS s FROM silver.t GROUP BY id ORDER BY id"),
+            ("running", "SELECT id, sum(n) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM silver.t ORDER BY id"),
+            ("negative", "SELECT sum(-n) AS s FROM silver.t"),
+        ],
+        b"id,n\n1,9223372036854775807\n2,1\n3,-5\n3,-5\n",
+    )
+    .await;
+    let errors: Vec<Option<&str>> = v.gold.iter().map(|g| g.error.as_deref()).collect();
+    assert!(
+        errors[0].is_none() && errors[1].is_none() && errors[3].is_none(),
+        "{errors:?}"
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "gold.total").await, &["s", "d"]),
+        ["9223372036854775798|9223372036854775803"]
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "gold.grouped").await, &["id", "s"]),
+        ["1|9223372036854775807", "2|1", "3|-10"]
+    );
+    // Row 2's frame (rows 1 and 2) is 2^63: the window fails, naming the total.
+    let e = errors[2].unwrap_or_default();
+    assert!(
+        e.contains("integer overflow: sum = 9223372036854775808 is outside the BIGINT range"),
+        "{e}"
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "gold.negative").await, &["s"]),
+        ["-9223372036854775798"]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_constant_arithmetic_in_gold_is_not_folded_to_a_wrapped_value() {
+    let (mut p, v) = bigint_table(
+        json!([]),
+        &[
+            ("c", "SELECT 9223372036854775807 + 1 AS x FROM silver.t"),
+            (
+                "ok",
+                "SELECT 9223372036854775806 + 1 AS x, -(-9223372036854775807) AS y FROM silver.t",
+            ),
+        ],
+        b"id,n\n1,1\n",
+    )
+    .await;
+    let e = v.gold[0].error.clone().expect("gold error");
+    assert!(
+        e.contains("integer overflow: 9223372036854775807 + 1 = 9223372036854775808 is outside the BIGINT range"),
+        "{e}"
+    );
+    assert!(v.gold[1].error.is_none(), "{:?}", v.gold[1].error);
+    assert_eq!(
+        grid(&rows(&mut p, "gold.ok").await, &["x", "y"]),
+        ["9223372036854775807|9223372036854775807"]
+    );
+}
+
+// ---- end of integer overflow ----
+
 // ---- bronze reading: kinds 2, 4, 5, duplicate JSON keys ----
 
 /// The pipeline of `pipeline(columns, [], [])` with its bronze table typed in `mode`.
