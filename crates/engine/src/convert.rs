@@ -372,24 +372,30 @@ pub fn parse_decimal_exact(
     }
     let digits: String = format!("{int_part}{frac_part}");
     // value = digits × 10^(exponent − frac_len); unscaled = value × 10^scale.
-    let shift = exponent - frac_part.len() as i64 + scale as i64;
+    // In 128 bits: an exponent near the i64 limits (`1.5E-9223372036854775808`)
+    // must not wrap around into a small shift.
+    let shift = i128::from(exponent) - frac_part.len() as i128 + i128::from(scale);
     let digits = digits.trim_start_matches('0');
     let kept = if shift >= 0 {
         if digits.is_empty() {
             String::new()
-        } else if digits.len() as i64 + shift > precision as i64 {
+        } else if digits.len() as i128 + shift > i128::from(precision) {
+            let n = digits.len() as i128 + shift;
             return Err(DecimalError::TooManyDigits(
-                (digits.len() as i64 + shift) as usize,
+                usize::try_from(n).unwrap_or(usize::MAX),
             ));
         } else {
+            // At most `precision` (38) digits in all.
             format!("{digits}{}", "0".repeat(shift as usize))
         }
     } else {
-        let cut = (-shift) as usize;
+        let cut = usize::try_from(-shift).unwrap_or(usize::MAX);
         let (head, tail) = digits.split_at(digits.len().saturating_sub(cut));
         if tail.bytes().any(|b| b != b'0') {
-            let decimals = (frac_part.len() as i64 - exponent).max(0) as usize;
-            return Err(DecimalError::Rounded(decimals));
+            let decimals = (frac_part.len() as i128 - i128::from(exponent)).max(0);
+            return Err(DecimalError::Rounded(
+                usize::try_from(decimals).unwrap_or(usize::MAX),
+            ));
         }
         head.to_string()
     };
@@ -884,6 +890,28 @@ mod tests {
             Err(DecimalError::NotANumber)
         );
         assert_eq!(parse_decimal_exact("0.000", 10, 2), Ok(0));
+    }
+
+    #[test]
+    fn exponents_at_the_i64_limits_do_not_wrap_around() {
+        // The shift exponent − decimals + scale used to be computed in i64:
+        // these overflowed (a panic in a debug build, a wrapped shift in the
+        // release build the browser runs).
+        let big = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        assert_eq!(
+            parse_decimal_exact("1.5E-9223372036854775808", 38, 0),
+            Err(DecimalError::Rounded(big(9223372036854775809)))
+        );
+        assert_eq!(
+            parse_decimal_exact("50E-9223372036854775808", 38, 0),
+            Err(DecimalError::Rounded(big(9223372036854775808)))
+        );
+        assert_eq!(
+            parse_decimal_exact("1E9223372036854775807", 38, 2),
+            Err(DecimalError::TooManyDigits(big(9223372036854775810)))
+        );
+        assert_eq!(parse_decimal_exact("0E9223372036854775807", 38, 2), Ok(0));
+        assert_eq!(parse_decimal_exact("0E-9223372036854775808", 38, 2), Ok(0));
     }
 
     #[test]
