@@ -782,3 +782,263 @@ pub(crate) fn install(ctx: &SessionContext) {
     ctx.add_optimizer_rule(Arc::new(CheckedArithmeticRule));
     ctx.register_udaf(AggregateUDF::new_from_impl(ExactSum::default()));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
+    use datafusion::arrow::util::display::array_value_to_string;
+    use datafusion::prelude::SessionConfig;
+
+    fn session(partitions: usize) -> SessionContext {
+        let ctx = SessionContext::new_with_config(
+            SessionConfig::new().with_target_partitions(partitions),
+        );
+        install(&ctx);
+        ctx
+    }
+
+    fn table(ctx: &SessionContext) {
+        let batch = RecordBatch::try_from_iter(vec![
+            (
+                "k",
+                Arc::new(StringArray::from(vec!["a", "a", "b", "b"])) as ArrayRef,
+            ),
+            (
+                "i",
+                Arc::new(Int32Array::from(vec![
+                    Some(100_000),
+                    Some(3),
+                    None,
+                    Some(-7),
+                ])) as ArrayRef,
+            ),
+            (
+                "n",
+                Arc::new(Int64Array::from(vec![i64::MAX, 1, -5, -5])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        ctx.register_batch("t", batch).unwrap();
+    }
+
+    /// The query's result as lines of `|`-joined cells, and its column names.
+    async fn query(ctx: &SessionContext, sql: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let df = ctx.sql(sql).await?;
+        let batches = df.collect().await?;
+        let mut lines = Vec::new();
+        let mut names = Vec::new();
+        for b in &batches {
+            names = b
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect();
+            for r in 0..b.num_rows() {
+                let cells: Vec<String> = b
+                    .columns()
+                    .iter()
+                    .map(|c| {
+                        if c.is_null(r) {
+                            "NULL".to_string()
+                        } else {
+                            array_value_to_string(c, r).unwrap()
+                        }
+                    })
+                    .collect();
+                lines.push(cells.join("|"));
+            }
+        }
+        Ok((lines, names))
+    }
+
+    async fn error(ctx: &SessionContext, sql: &str) -> String {
+        match query(ctx, sql).await {
+            Ok(rows) => panic!("{sql} gave {rows:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_kernel_names_the_first_overflowing_row_and_the_exact_value() {
+        let l = ColumnarValue::Array(Arc::new(Int32Array::from(vec![
+            Some(2),
+            None,
+            Some(100_000),
+        ])));
+        let r = ColumnarValue::Scalar(ScalarValue::Int32(Some(30_000)));
+        let e = checked_op(Arith::Multiply, &[l.clone(), r.clone()], 3).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Execution error: integer overflow: 100000 * 30000 = 3000000000 is outside the INT range (-2147483648 to 2147483647); CAST an operand to BIGINT (or DECIMAL(38, 0)) to compute it"
+        );
+        let ok = checked_op(Arith::Add, &[l, r], 3)
+            .unwrap()
+            .to_array(3)
+            .unwrap();
+        assert_eq!(
+            ok.as_primitive::<datafusion::arrow::datatypes::Int32Type>()
+                .iter()
+                .collect::<Vec<_>>(),
+            vec![Some(30_002), None, Some(130_000)]
+        );
+        // Two scalars give a scalar; unsigned subtraction below zero fails.
+        let s = |v: u64| ColumnarValue::Scalar(ScalarValue::UInt64(Some(v)));
+        assert!(matches!(
+            checked_op(Arith::Subtract, &[s(5), s(3)], 1).unwrap(),
+            ColumnarValue::Scalar(ScalarValue::UInt64(Some(2)))
+        ));
+        let e = checked_op(Arith::Subtract, &[s(3), s(5)], 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("3 - 5 = -2 is outside the BIGINT UNSIGNED range (0 to 18446744073709551615); CAST an operand to DECIMAL(38, 0)"),
+            "{e}"
+        );
+        // Beyond even 128 bits: the operation without its value.
+        let e = checked_op(Arith::Multiply, &[s(u64::MAX), s(u64::MAX)], 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("18446744073709551615 * 18446744073709551615 is outside"),
+            "{e}"
+        );
+        let e = checked_op(
+            Arith::Negate,
+            &[ColumnarValue::Scalar(ScalarValue::Int8(Some(i8::MIN)))],
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("-(-128) = 128 is outside the TINYINT range (-128 to 127); CAST the value to BIGINT (or DECIMAL(38, 0)) first"),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn queries_keep_their_column_names_and_non_integer_arithmetic() {
+        let ctx = session(1);
+        table(&ctx);
+        let (rows, names) = query(
+            &ctx,
+            "SELECT i * 2, -n, n - 1 FROM t WHERE i + 1 > 0 ORDER BY n - i DESC",
+        )
+        .await
+        .unwrap();
+        assert_eq!(names, ["t.i * Int64(2)", "(- t.n)", "t.n - Int64(1)"]);
+        assert_eq!(
+            rows,
+            ["200000|-9223372036854775807|9223372036854775806", "6|-1|0"]
+        );
+        // GROUP BY an expression and select it again.
+        let (rows, _) = query(
+            &ctx,
+            "SELECT i + i AS twice, count(*) AS c FROM t GROUP BY i + i ORDER BY twice",
+        )
+        .await
+        .unwrap();
+        assert_eq!(rows, ["-14|1", "6|1", "200000|1", "NULL|1"]);
+        // Floats, decimals and dates are computed as before.
+        let (rows, _) = query(
+            &ctx,
+            "SELECT 1e308 * 10, CAST(1.5 AS DECIMAL(10, 2)) * 2, DATE '2024-01-31' + INTERVAL '1 day'",
+        )
+        .await
+        .unwrap();
+        assert_eq!(rows, ["inf|3.00|2024-02-01"]);
+        // INT × INT overflows as an INT; the error names the values.
+        let e = error(&ctx, "SELECT i * i FROM t").await;
+        assert!(
+            e.contains("integer overflow: 100000 * 100000 = 10000000000 is outside the INT range"),
+            "{e}"
+        );
+        // In a join key and in a filter.
+        let e = error(&ctx, "SELECT a.k FROM t a JOIN t b ON a.n + 1 = b.n").await;
+        assert!(
+            e.contains("9223372036854775807 + 1 = 9223372036854775808"),
+            "{e}"
+        );
+        let e = error(&ctx, "SELECT k FROM t WHERE n * 2 > 0").await;
+        assert!(e.contains("9223372036854775807 * 2"), "{e}");
+        // A constant is not folded to a wrapped value.
+        let e = error(&ctx, "SELECT CAST(2147483647 AS INT) + CAST(1 AS INT)").await;
+        assert!(
+            e.contains("2147483647 + 1 = 2147483648 is outside the INT range"),
+            "{e}"
+        );
+        // In a subquery.
+        let e = error(&ctx, "SELECT k FROM t WHERE n IN (SELECT n + 1 FROM t)").await;
+        assert!(e.contains("9223372036854775807 + 1"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn sums_are_exact_or_fail_in_every_form() {
+        // Several partitions: partial sums are merged (state / merge_batch).
+        for partitions in [1, 3] {
+            let ctx = session(partitions);
+            table(&ctx);
+            let (rows, _) = query(
+                &ctx,
+                "SELECT sum(n), sum(DISTINCT n), sum(i), sum(CAST(NULL AS BIGINT)) FROM t",
+            )
+            .await
+            .unwrap();
+            assert_eq!(
+                rows,
+                ["9223372036854775798|9223372036854775803|99996|NULL"],
+                "{partitions} partitions"
+            );
+            let e = error(&ctx, "SELECT k, sum(n) FROM t GROUP BY k").await;
+            assert!(
+                e.contains(
+                    "integer overflow: sum = 9223372036854775808 is outside the BIGINT range"
+                ),
+                "{e}"
+            );
+            let (rows, _) = query(
+                &ctx,
+                "SELECT k, sum(n) FROM t WHERE n < 100 GROUP BY k ORDER BY k",
+            )
+            .await
+            .unwrap();
+            assert_eq!(rows, ["a|1", "b|-10"], "{partitions} partitions");
+        }
+        let ctx = session(1);
+        table(&ctx);
+        // Window frames add and retract exactly: -5, -5, 1, 2^63 - 1.
+        let (rows, _) = query(
+            &ctx,
+            "SELECT sum(n) OVER (ORDER BY n ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), sum(n) OVER (ORDER BY n) FROM t ORDER BY n",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows,
+            [
+                "-5|-10",
+                "-10|-10",
+                "-9|-9",
+                "9223372036854775803|9223372036854775798"
+            ]
+        );
+        let e = error(&ctx, "SELECT sum(n) OVER (ORDER BY n DESC) FROM t").await;
+        assert!(e.contains("sum = 9223372036854775808"), "{e}");
+        // Unsigned sums reach 2^64 - 1.
+        let (rows, _) = query(
+            &ctx,
+            "SELECT sum(CAST(n AS BIGINT UNSIGNED)) FROM t WHERE n > 0",
+        )
+        .await
+        .unwrap();
+        assert_eq!(rows, ["9223372036854775808"]);
+        // Floats and decimals as DataFusion sums them.
+        let (rows, _) = query(&ctx, "SELECT sum(CAST(n AS DOUBLE)) FROM t")
+            .await
+            .unwrap();
+        assert_eq!(rows, ["9.223372036854776e18"]);
+        let (rows, _) = query(&ctx, "SELECT sum(CAST(n AS DECIMAL(38, 0))) FROM t")
+            .await
+            .unwrap();
+        assert_eq!(rows, ["9223372036854775798"]);
+    }
+}
