@@ -20,7 +20,9 @@
 //!   optimizer rule) replaces each integer `a + b`, `a - b`, `a * b`, `-a`
 //!   by a checked function with the same output name and type;
 //! - row-local rule expressions, which are evaluated as physical expressions
-//!   without a plan: [`checked_arithmetic`];
+//!   without a plan: [`checked_arithmetic`] (and [`checked_logical`] before
+//!   the simplifier, so that a constant such as `9223372036854775807 + 1`
+//!   is not folded to a wrapped literal first);
 //! - `sum` (and `sum(...) OVER (...)`, `sum(DISTINCT ...)`) over integers:
 //!   [`ExactSum`] adds exactly (in 128 bits) and fails when the total does
 //!   not fit the result type (BIGINT), naming the total. Floats and
@@ -340,11 +342,25 @@ impl CheckedArithmeticRule {
             let names = NamePreserver::new(&plan);
             plan.map_expressions(|expr| {
                 let name = names.save(&expr);
-                expr.transform_up(|e| checked_expr(e, &schema))
-                    .map(|t| t.update_data(|e| name.restore(e)))
+                checked_tree(expr, &schema).map(|t| t.update_data(|e| name.restore(e)))
             })
         })
     }
+}
+
+fn checked_tree(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    expr.transform_up(|e| checked_expr(e, schema))
+}
+
+/// `expr` (over `schema`'s columns) with its integer arithmetic in checked
+/// form, for an expression evaluated without a plan. Call it before the
+/// simplifier folds constants: folding `9223372036854775807 + 1` evaluates
+/// DataFusion's wrapping operator (`n + (9223372036854775807 + 1)` would
+/// be `n - 9223372036854775808`); the checked form is not folded when it
+/// overflows, and fails on each row instead.
+#[allow(dead_code)] // For eval.rs's row-local path (see its `evaluate_in`).
+pub(crate) fn checked_logical(expr: Expr, schema: &DFSchema) -> Result<Expr> {
+    Ok(checked_tree(expr, schema)?.data)
 }
 
 /// `e` in checked form if it is integer arithmetic over `schema`'s columns.
@@ -969,6 +985,53 @@ mod tests {
         // In a subquery.
         let e = error(&ctx, "SELECT k FROM t WHERE n IN (SELECT n + 1 FROM t)").await;
         assert!(e.contains("9223372036854775807 + 1"), "{e}");
+    }
+
+    #[test]
+    fn a_constant_is_not_folded_to_a_wrapped_value_before_a_row_local_evaluation() {
+        use datafusion::logical_expr::simplify::SimplifyContext;
+        use datafusion::optimizer::simplify_expressions::ExprSimplifier;
+        let ctx = session(1);
+        let batch = RecordBatch::try_from_iter(vec![(
+            "n",
+            Arc::new(Int64Array::from(vec![3])) as ArrayRef,
+        )])
+        .unwrap();
+        let schema = DFSchema::try_from(batch.schema().as_ref().clone()).unwrap();
+        // As eval.rs evaluates a row-local rule: coerce, simplify, plan.
+        let run = |sql: &str, checked_first: bool| {
+            let expr = ctx.parse_sql_expr(sql, &schema).unwrap();
+            let simplifier = ExprSimplifier::new(
+                SimplifyContext::builder()
+                    .with_schema(Arc::new(schema.clone()))
+                    .build(),
+            );
+            let mut expr = simplifier.coerce(expr, &schema).unwrap();
+            if checked_first {
+                expr = checked_logical(expr, &schema).unwrap();
+            }
+            let expr = simplifier.simplify(expr).unwrap();
+            let physical =
+                checked_arithmetic(ctx.create_physical_expr(expr, &schema).unwrap()).unwrap();
+            physical
+                .evaluate(&batch)
+                .and_then(|v| v.to_array(1))
+                .map(|a| array_value_to_string(&a, 0).unwrap())
+                .map_err(|e| e.to_string())
+        };
+        let sql = "n + (9223372036854775807 + 1)";
+        // Folded by DataFusion's simplifier alone: wrapped.
+        assert_eq!(run(sql, false), Ok("-9223372036854775805".to_string()));
+        let e = run(sql, true).unwrap_err();
+        assert!(
+            e.contains("9223372036854775807 + 1 = 9223372036854775808"),
+            "{e}"
+        );
+        // Constants that fit are still folded and computed.
+        assert_eq!(
+            run("n - (9223372036854775806 + 1) + 9223372036854775807", true),
+            Ok("3".to_string())
+        );
     }
 
     #[tokio::test]
