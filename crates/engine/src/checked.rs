@@ -701,27 +701,30 @@ impl ExactIntSum {
     fn null(&self) -> Result<ScalarValue> {
         ScalarValue::try_from(&self.return_type)
     }
+
+    /// `f` for each non-NULL value of the first array of `values`.
+    fn each_value(
+        &mut self,
+        values: &[ArrayRef],
+        f: fn(&mut Self, i128) -> Result<()>,
+    ) -> Result<()> {
+        let Some(values) = values.first() else {
+            return Ok(());
+        };
+        for v in exact_values(values)?.into_iter().flatten() {
+            f(self, v)?;
+        }
+        Ok(())
+    }
 }
 
 impl Accumulator for ExactIntSum {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let Some(values) = values.first() else {
-            return Ok(());
-        };
-        for v in exact_values(values)?.into_iter().flatten() {
-            self.take(v)?;
-        }
-        Ok(())
+        self.each_value(values, Self::take)
     }
 
     fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let Some(values) = values.first() else {
-            return Ok(());
-        };
-        for v in exact_values(values)?.into_iter().flatten() {
-            self.give_back(v)?;
-        }
-        Ok(())
+        self.each_value(values, Self::give_back)
     }
 
     fn supports_retract_batch(&self) -> bool {

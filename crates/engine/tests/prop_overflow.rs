@@ -86,33 +86,29 @@ impl Op {
     }
 }
 
+/// `a <op> b` with Rust's checked operations of type `$t`.
+macro_rules! rust_checked {
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
+        let (a, b) = ($a as $t, $b as $t);
+        match $op {
+            Op::Add => a.checked_add(b),
+            Op::Sub => a.checked_sub(b),
+            Op::Mul => a.checked_mul(b),
+            Op::Neg => a.checked_neg(),
+        }
+        .map(i128::from)
+    }};
+}
+
 /// Rust's checked arithmetic in the column's type: `None` on overflow.
 fn checked(ty: Ty, op: Op, a: i128, b: i128) -> Option<i128> {
-    let v = op.exact(a, b);
-    let (lo, hi) = ty.range();
-    // Cross-check the range test with Rust's own checked operations.
     let rust = match ty {
-        Ty::Int => {
-            let (a, b) = (a as i32, b as i32);
-            match op {
-                Op::Add => a.checked_add(b),
-                Op::Sub => a.checked_sub(b),
-                Op::Mul => a.checked_mul(b),
-                Op::Neg => a.checked_neg(),
-            }
-            .map(i128::from)
-        }
-        Ty::Bigint => {
-            let (a, b) = (a as i64, b as i64);
-            match op {
-                Op::Add => a.checked_add(b),
-                Op::Sub => a.checked_sub(b),
-                Op::Mul => a.checked_mul(b),
-                Op::Neg => a.checked_neg(),
-            }
-            .map(i128::from)
-        }
+        Ty::Int => rust_checked!(i32, op, a, b),
+        Ty::Bigint => rust_checked!(i64, op, a, b),
     };
+    // The exact value is in range exactly when Rust's operation succeeds.
+    let (lo, hi) = ty.range();
+    let v = op.exact(a, b);
     assert_eq!(rust, (lo..=hi).contains(&v).then_some(v));
     rust
 }
