@@ -802,7 +802,8 @@ pub(crate) fn install(ctx: &SessionContext) {
     ctx.register_udaf(AggregateUDF::new_from_impl(ExactSum::default()));
 }
 
-#[cfg(test)]
+// Native only: the multi-partition queries need a tokio runtime.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use datafusion::arrow::array::{Int32Array, Int64Array, StringArray};
