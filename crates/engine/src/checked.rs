@@ -60,7 +60,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::optimizer::analyzer::AnalyzerRule;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
-use datafusion::physical_expr::expressions::{BinaryExpr, NegativeExpr};
+use datafusion::physical_expr::expressions::{BinaryExpr, CastExpr, Column, NegativeExpr};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::SessionContext;
 
@@ -517,6 +517,22 @@ pub(crate) struct ExactSum {
     inner: Sum,
 }
 
+/// The SQL name of the column `e` reads, if it is a column (or a cast of one).
+fn column_name(e: &dyn PhysicalExpr) -> Option<String> {
+    let e = match e.downcast_ref::<CastExpr>() {
+        Some(cast) => cast.expr().as_ref(),
+        None => e,
+    };
+    let name = e.downcast_ref::<Column>()?.name();
+    let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    Some(if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    })
+}
+
 /// Is `dt` a `sum` result type this module sums exactly?
 fn exact_sum_type(dt: &DataType) -> bool {
     matches!(dt, DataType::Int64 | DataType::UInt64)
@@ -527,6 +543,11 @@ impl ExactSum {
         exact_sum_type(args.return_type()).then(|| {
             Box::new(ExactIntSum {
                 return_type: args.return_type().clone(),
+                column: args
+                    .exprs
+                    .first()
+                    .and_then(|e| column_name(e.as_ref()))
+                    .unwrap_or_else(|| "x".into()),
                 sum: 0,
                 count: 0,
                 distinct: args.is_distinct.then(HashMap::new),
@@ -613,6 +634,8 @@ impl AggregateUDFImpl for ExactSum {
 struct ExactIntSum {
     /// BIGINT or BIGINT UNSIGNED.
     return_type: DataType,
+    /// The column summed, for the message (`x` for an expression).
+    column: String,
     sum: i128,
     /// Non-NULL values (or partial sums) taken in and not retracted.
     count: u64,
@@ -634,8 +657,17 @@ impl ExactIntSum {
     fn too_large(&self) -> DataFusionError {
         let (_, _, name) = int_range(&self.return_type).unwrap_or((0, 0, "BIGINT"));
         DataFusionError::Execution(format!(
-            "integer overflow: sum is outside the {name} range; sum a DECIMAL instead: sum(CAST(x AS DECIMAL(38, 0)))"
+            "integer overflow: sum is outside the {name} range; {}",
+            self.decimal_hint()
         ))
+    }
+
+    /// `sum a DECIMAL instead: sum(CAST(n AS DECIMAL(38, 0)))`.
+    fn decimal_hint(&self) -> String {
+        format!(
+            "sum a DECIMAL instead: sum(CAST({} AS DECIMAL(38, 0)))",
+            self.column
+        )
     }
 
     fn take(&mut self, v: i128) -> Result<()> {
@@ -687,7 +719,8 @@ impl ExactIntSum {
         let out_of_range = || {
             let (lo, hi, name) = int_range(&self.return_type).unwrap_or((0, 0, "BIGINT"));
             DataFusionError::Execution(format!(
-                "integer overflow: sum = {v} is outside the {name} range ({lo} to {hi}); sum a DECIMAL instead: sum(CAST(x AS DECIMAL(38, 0)))"
+                "integer overflow: sum = {v} is outside the {name} range ({lo} to {hi}); {}",
+                self.decimal_hint()
             ))
         };
         Ok(match self.return_type {

@@ -862,7 +862,7 @@ async fn overflow_in_a_subquery_or_window_rule_is_not_a_wrapped_value() {
     let e = rule_view(&v, "F1").error.clone().expect("F1 error");
     assert!(
         e.contains("integer overflow: sum = 9223372036854775808 is outside the BIGINT range")
-            && e.contains("sum(CAST(x AS DECIMAL(38, 0)))"),
+            && e.contains("sum(CAST(n AS DECIMAL(38, 0)))"),
         "{e}"
     );
     assert_eq!(col(&rows(&mut p, "silver.t").await, "id"), [Some("2")]);
@@ -983,7 +983,7 @@ async fn overflow_a_gold_bigint_sum_fails_instead_of_a_wrapped_negative_total() 
     .await;
     let e = v.gold[0].error.clone().expect("gold error");
     assert!(
-        e.contains(&format!("integer overflow: sum = 9223372036854775808 is outside the {BIGINT_RANGE}; sum a DECIMAL instead: sum(CAST(x AS DECIMAL(38, 0)))")),
+        e.contains(&format!("integer overflow: sum = 9223372036854775808 is outside the {BIGINT_RANGE}; sum a DECIMAL instead: sum(CAST(n AS DECIMAL(38, 0)))")),
         "{e}"
     );
     assert!(
