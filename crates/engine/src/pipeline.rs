@@ -137,6 +137,9 @@ pub struct RunOutput {
     /// Gold models (name without the layer) that read bronze tables: only
     /// with the "gold reads bronze" anti-pattern on.
     pub gold_reads_bronze: BTreeMap<String, Vec<String>>,
+    /// Per child silver table (qualified; one with an `explode`): what its
+    /// explode read, counted over every run that built the current table.
+    pub exploded: BTreeMap<String, crate::explode::ExplodeStats>,
 }
 
 impl RunOutput {
@@ -206,10 +209,42 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut removed = BTreeMap::new();
     let mut merge_log = BTreeMap::new();
     let mut silver_done: BTreeMap<String, RecordBatch> = BTreeMap::new();
+    let mut exploded_stats = BTreeMap::new();
     for s in &def.silver {
+        // A child table reads an array of each record instead (crate::explode).
+        let exploded = if s.explode.is_some() {
+            let batches: Vec<(BatchInfo, RecordBatch)> = input
+                .bronze
+                .get(&s.source)
+                .map(|v| {
+                    v.iter()
+                        .filter(|(i, _)| {
+                            incremental.is_none_or(|(new, _)| new.contains(&i.batch_id))
+                        })
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            match crate::explode::for_silver(s, def.bronze_table(&s.source), &batches) {
+                Some(Ok(e)) => Some(e),
+                Some(Err(message)) => {
+                    diagnostics.push(Diagnostic {
+                        scope: "pipeline".into(),
+                        id: s.name.clone(),
+                        message,
+                        table: String::new(),
+                    });
+                    continue;
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
         // An incremental run reads only the new batches of the silver table's
         // own source; lookups still see their whole bronze table.
         let filtered = match (&incremental, def.bronze_table(&s.source)) {
+            _ if exploded.is_some() => None,
             (Some((new_batches, _)), Some(b)) => {
                 let batches: Vec<(BatchInfo, RecordBatch)> = input
                     .bronze
@@ -225,7 +260,12 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             }
             _ => None,
         };
-        let Some(parsed) = filtered.as_ref().or_else(|| parsed_tables.get(&s.source)) else {
+        let Some(parsed) = exploded
+            .as_ref()
+            .map(|e| &e.parsed)
+            .or(filtered.as_ref())
+            .or_else(|| parsed_tables.get(&s.source))
+        else {
             diagnostics.push(Diagnostic {
                 scope: "pipeline".into(),
                 id: s.name.clone(),
@@ -244,6 +284,10 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         }
         let name = format!("silver.{}", s.name);
         let base = incremental.and_then(|(_, b)| b.table(&name));
+        if let Some(e) = &exploded {
+            let before = incremental.and_then(|(_, b)| b.exploded.get(&name));
+            exploded_stats.insert(name.clone(), e.stats.plus(before));
+        }
         let base_removed = incremental
             .and_then(|(_, b)| b.removed.get(&name).copied())
             .unwrap_or(0);
@@ -347,6 +391,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         removed,
         merge_log,
         gold_reads_bronze,
+        exploded: exploded_stats,
     })
 }
 
@@ -813,6 +858,7 @@ async fn build_silver(
             format!("rule id {id} is used more than once; ids must be unique"),
         ));
     }
+    let element = crate::explode::element_label(def.explode.as_ref());
     let n = parsed.rows.num_rows();
     let typed = with_column(
         &parsed.rows,
@@ -848,7 +894,8 @@ async fn build_silver(
         }
     }
     let mut rejected = Vec::new();
-    let current = split_rejected(&typed, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+    let current =
+        split_rejected(&typed, &mut drops, &mut rejected, element).map_err(|e| vec![e])?;
     let mut current = current;
 
     // Normalizations, enrichments, expectations: each on the materialized
@@ -920,7 +967,8 @@ async fn build_silver(
     if !diags.is_empty() {
         return Err(diags);
     }
-    let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+    let current =
+        split_rejected(&current, &mut drops, &mut rejected, element).map_err(|e| vec![e])?;
 
     // A merged table's rows need their business key (and sequence).
     let current = match &def.merge {
@@ -943,7 +991,7 @@ async fn build_silver(
                     }
                 }
             }
-            split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?
+            split_rejected(&current, &mut drops, &mut rejected, element).map_err(|e| vec![e])?
         }
         None => current,
     };
@@ -1215,10 +1263,14 @@ fn failing_rows(
 
 /// Moves the rows of `batch` that have drop reasons into `rejected` (one
 /// quarantine row each, every reason listed) and returns the others.
+/// On a child table (`element`: array path and position column, see
+/// [`crate::explode::element_label`]) the reason ends with the element
+/// (` [element lines[1]]`): its lineage is its parent record's.
 fn split_rejected(
     batch: &RecordBatch,
     drops: &mut BTreeMap<i64, Vec<String>>,
     rejected: &mut Vec<Rejected>,
+    element: Option<(&str, &str)>,
 ) -> std::result::Result<RecordBatch, Diagnostic> {
     if drops.is_empty() {
         return Ok(batch.clone());
@@ -1254,7 +1306,14 @@ fn split_rejected(
                         .map(|r| r.split(':').next().unwrap_or_default())
                         .collect::<Vec<_>>()
                         .join(", "),
-                    reason: reasons.join("; "),
+                    reason: match element {
+                        Some(label) => format!(
+                            "{}{}",
+                            reasons.join("; "),
+                            crate::explode::element_suffix(batch, label, row)
+                        ),
+                        None => reasons.join("; "),
+                    },
                 });
             }
             None => keep.push(true),
