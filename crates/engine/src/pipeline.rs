@@ -948,6 +948,11 @@ async fn build_silver(
         };
         match result {
             Ok(step) => {
+                // A column silver cannot store is this rule's error.
+                if let Some(why) = crate::lake::unstorable_column(&step.rows.schema()) {
+                    diags.push(Diagnostic::rule(&rule.id, why));
+                    continue;
+                }
                 if let Some(t) = trace.as_deref_mut() {
                     trace_rule(t, rule, &current, Some(&step.rows), &step.failures);
                 }
@@ -1844,5 +1849,9 @@ async fn run_gold(
     }
     read_bronze.sort();
     read_bronze.dedup();
-    Ok((collect_single(df, Some(GOLD_MAX_ROWS)).await?, read_bronze))
+    let batch = collect_single(df, Some(GOLD_MAX_ROWS)).await?;
+    if let Some(why) = crate::lake::unstorable_column(&batch.schema()) {
+        return Err(format!("gold.{name}: {why}"));
+    }
+    Ok((batch, read_bronze))
 }

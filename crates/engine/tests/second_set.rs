@@ -630,4 +630,43 @@ async fn rw49_incremental_runs_append_lines_and_still_reconcile() {
     );
 }
 
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn rw49_json_get_of_mixed_type_is_refused_with_the_typed_functions_named() {
+    // json_get returns a value of mixed type (an Arrow Union), which Parquet
+    // cannot store (its writer panics: that would kill the browser module).
+    let mut first = rule("E1", "enrich", "first_qty", "json_get(lines, 0, 'qty')");
+    first["action"] = json!("warn");
+    let typed = ("g", "SELECT json_get(lines, 0) AS first_line FROM silver.t");
+    let mut p = playground(orders(json!({}), json!([first]), &[typed])).await;
+    let v = ingest(&mut p, "rw-49.jsonl", case!("rw-49-json-arrays.jsonl")).await;
+    assert!(!v.run.ok);
+    assert_eq!(
+        v.silver[0].rules[0].error.as_deref(),
+        Some("column first_qty holds JSON values of mixed types (what json_get returns), which a table cannot store: use json_get_str, json_get_int, json_get_float, json_get_bool or json_get_json (the value's JSON text) instead")
+    );
+    // The same in gold is that model's error; silver is built.
+    let mut ok = rule("E1", "enrich", "first_qty", "json_get_int(lines, 0, 'qty')");
+    ok["action"] = json!("warn");
+    let rules: Vec<medallion_engine::rules::Rule> =
+        serde_json::from_value(json!([ok])).expect("rules");
+    let v = send(
+        &mut p,
+        Request::SetRules {
+            silver_table: "t".into(),
+            rules,
+        },
+    )
+    .await;
+    assert_eq!(v.silver[0].rules[0].error, None);
+    assert_eq!(v.run.errors, Vec::<String>::new());
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["order_id", "first_qty"]),
+        ["K-1|1", "K-2|NULL", "K-3|NULL", "K-4|NULL"]
+    );
+    assert_eq!(
+        v.gold[0].error.as_deref(),
+        Some("gold.g: column first_line holds JSON values of mixed types (what json_get returns), which a table cannot store: use json_get_str, json_get_int, json_get_float, json_get_bool or json_get_json (the value's JSON text) instead")
+    );
+}
+
 // ---- end of JSON arrays ----
