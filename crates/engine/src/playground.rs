@@ -74,8 +74,10 @@ pub struct Playground {
 /// the JSON functions of `datafusion-functions-json` (`json_get_str(col,
 /// 'key', 0)`, `json_get_int`, `json_get_float`, `json_get_bool`,
 /// `json_get_json`, `json_as_text`, `json_length(col[, path…])`,
-/// `json_contains`, `json_object_keys`: path steps are keys or 0-based
-/// array indexes; a missing path or JSON `null` gives NULL), and the lake registered at `memory://lake/` with schemas bronze, silver, gold.
+/// `json_contains`, `json_object_keys`: path steps are keys or 0-based array
+/// indexes; a missing path or JSON `null` gives NULL; `json_get`'s value of
+/// mixed type cannot be stored, see [`crate::lake::unstorable_column`]), and
+/// the lake registered at `memory://lake/` with schemas bronze, silver, gold.
 pub fn new_session(lake: &Lake) -> Result<SessionContext> {
     let mut config = SessionConfig::new()
         .with_target_partitions(1)

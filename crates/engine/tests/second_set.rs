@@ -227,6 +227,25 @@ fn orders(
     }))
 }
 
+/// Replaces silver table `table`'s rules (JSON rule objects) and reruns.
+async fn set_rules(p: &mut Playground, table: &str, rules: serde_json::Value) -> PipelineView {
+    let rules = serde_json::from_value(rules).expect("rules");
+    send(
+        p,
+        Request::SetRules {
+            silver_table: table.into(),
+            rules,
+        },
+    )
+    .await
+}
+
+/// `rule` with its `action` (warn / drop / fail).
+fn with_action(mut rule: serde_json::Value, action: &str) -> serde_json::Value {
+    rule["action"] = json!(action);
+    rule
+}
+
 fn check<'a>(v: &'a PipelineView, id: &str) -> &'a medallion_engine::checks::CheckResult {
     v.checks
         .iter()
@@ -498,10 +517,14 @@ async fn rw49_bad_element_is_quarantined_with_its_record_lineage() {
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn rw49_sql_rules_and_gold_read_json_text() {
-    let mut n_lines = rule("E1", "enrich", "n_lines", "json_length(lines)");
-    n_lines["action"] = json!("warn");
-    let mut has_lines = rule("X1", "expect", "lines", "json_length(lines) > 0");
-    has_lines["action"] = json!("warn");
+    let n_lines = with_action(
+        rule("E1", "enrich", "n_lines", "json_length(lines)"),
+        "warn",
+    );
+    let has_lines = with_action(
+        rule("X1", "expect", "lines", "json_length(lines) > 0"),
+        "warn",
+    );
     let first_sku = (
         "first_lines",
         "SELECT order_id, json_get_str(lines, 0, 'sku') AS first_sku, json_get_float(lines, 1, 'price') AS second_price FROM silver.t ORDER BY order_id",
@@ -538,18 +561,11 @@ async fn rw49_sql_rules_and_gold_read_json_text() {
     );
 
     // As a drop expectation: the orders without lines go to the quarantine.
-    let mut drop = rule("X1", "expect", "lines", "json_length(lines) > 0");
-    drop["action"] = json!("drop");
-    let rules: Vec<medallion_engine::rules::Rule> =
-        serde_json::from_value(json!([drop])).expect("rules");
-    let v = send(
-        &mut p,
-        Request::SetRules {
-            silver_table: "t".into(),
-            rules,
-        },
-    )
-    .await;
+    let drop = with_action(
+        rule("X1", "expect", "lines", "json_length(lines) > 0"),
+        "drop",
+    );
+    let v = set_rules(&mut p, "t", json!([drop])).await;
     assert!(v.run.ok, "{:?}", v.run.errors);
     assert_eq!(
         col(&rows(&mut p, "silver.t").await, "order_id"),
@@ -634,8 +650,10 @@ async fn rw49_incremental_runs_append_lines_and_still_reconcile() {
 async fn rw49_json_get_of_mixed_type_is_refused_with_the_typed_functions_named() {
     // json_get returns a value of mixed type (an Arrow Union), which Parquet
     // cannot store (its writer panics: that would kill the browser module).
-    let mut first = rule("E1", "enrich", "first_qty", "json_get(lines, 0, 'qty')");
-    first["action"] = json!("warn");
+    let first = with_action(
+        rule("E1", "enrich", "first_qty", "json_get(lines, 0, 'qty')"),
+        "warn",
+    );
     let typed = ("g", "SELECT json_get(lines, 0) AS first_line FROM silver.t");
     let mut p = playground(orders(json!({}), json!([first]), &[typed])).await;
     let v = ingest(&mut p, "rw-49.jsonl", case!("rw-49-json-arrays.jsonl")).await;
@@ -645,18 +663,11 @@ async fn rw49_json_get_of_mixed_type_is_refused_with_the_typed_functions_named()
         Some("column first_qty holds JSON values of mixed types (what json_get returns), which a table cannot store: use json_get_str, json_get_int, json_get_float, json_get_bool or json_get_json (the value's JSON text) instead")
     );
     // The same in gold is that model's error; silver is built.
-    let mut ok = rule("E1", "enrich", "first_qty", "json_get_int(lines, 0, 'qty')");
-    ok["action"] = json!("warn");
-    let rules: Vec<medallion_engine::rules::Rule> =
-        serde_json::from_value(json!([ok])).expect("rules");
-    let v = send(
-        &mut p,
-        Request::SetRules {
-            silver_table: "t".into(),
-            rules,
-        },
-    )
-    .await;
+    let ok = with_action(
+        rule("E1", "enrich", "first_qty", "json_get_int(lines, 0, 'qty')"),
+        "warn",
+    );
+    let v = set_rules(&mut p, "t", json!([ok])).await;
     assert_eq!(v.silver[0].rules[0].error, None);
     assert_eq!(v.run.errors, Vec::<String>::new());
     assert_eq!(
