@@ -83,6 +83,7 @@ pub enum Scd {
 /// `{"keys": ["warehouse", "item", "bin"], "sequence_by": "snapshot_date",
 /// "stored_as": "scd2", "null_safe_keys": true, "from_snapshots": true}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct MergeSpec {
     /// Business key columns (`order_id`).
     pub keys: Vec<String>,

@@ -569,6 +569,226 @@ async fn the_row_trail_of_a_window_rule_shows_the_runs_outcome() {
     );
 }
 
+/// Two bronze tables: `t` (columns) and `lk` (lookup columns), silver `t` with rules.
+fn with_lookup(
+    columns: &[(&str, &str)],
+    lk: &[(&str, &str)],
+    rules: serde_json::Value,
+) -> PipelineDef {
+    let cols = |c: &[(&str, &str)]| {
+        c.iter()
+            .map(|(n, t)| json!({"name": n, "type": t}))
+            .collect::<Vec<_>>()
+    };
+    pipeline_json(json!({
+        "title": "case",
+        "bronze": [
+            {"name": "t", "source_system": "f", "schema": {"columns": cols(columns)}, "description": ""},
+            {"name": "lk", "source_system": "f", "schema": {"columns": cols(lk)}, "description": ""}
+        ],
+        "silver": [{"name": "t", "source": "t", "rules": {"rules": rules}, "description": ""}],
+        "gold": [],
+        "checks": []
+    }))
+}
+
+async fn ingest_to(p: &mut Playground, table: &str, file: &str, bytes: &[u8]) -> PipelineView {
+    send(
+        p,
+        Request::Ingest {
+            table: table.into(),
+            file_name: file.into(),
+            bytes: bytes.to_vec(),
+            options: IngestOptions::default(),
+        },
+    )
+    .await
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_lookup_failure_reason_quotes_the_lookups_value_not_the_rows() {
+    let mut lk = rule("L1", "enrich", "per", "100 / l.qty");
+    lk["lookup"] = json!({"table": "bronze.lk", "alias": "l", "on": "sku = l.sku"});
+    lk["action"] = json!("drop");
+    let mut p = playground(with_lookup(
+        &[("sku", "STRING"), ("qty", "INT")],
+        &[("sku", "STRING"), ("qty", "INT")],
+        json!([lk]),
+    ))
+    .await;
+    ingest_to(&mut p, "lk", "lk.csv", b"sku,qty\nA,0\nB,5\n").await;
+    ingest(&mut p, "a.csv", b"sku,qty\nB,7\nA,3\n").await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["sku", "qty", "per"]),
+        ["B|7|20"]
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        ["L1|L1: 100 / l.qty failed on this row: Divide by zero error (l.qty = 0)"]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_join_condition_that_fails_on_one_row_quarantines_that_row_only() {
+    let mut lk = rule("L1", "enrich", "name", "l.name");
+    lk["lookup"] = json!({"table": "bronze.lk", "alias": "l", "on": "CAST(code AS INT) = l.id"});
+    lk["action"] = json!("drop");
+    let mut p = playground(with_lookup(
+        &[("code", "STRING"), ("qty", "INT")],
+        &[("id", "INT"), ("name", "STRING")],
+        json!([lk]),
+    ))
+    .await;
+    ingest_to(&mut p, "lk", "lk.csv", b"id,name\n1,one\n2,two\n").await;
+    let v = ingest(&mut p, "a.csv", b"code,qty\n1,7\nx2,3\n2,4\n").await;
+    assert!(v.run.ok, "{:?} {:?}", v.run, rule_view(&v, "L1").error);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["code", "qty", "name"]),
+        ["1|7|one", "2|4|two"]
+    );
+    let q = quarantined(&mut p).await;
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert!(
+        q[0].starts_with("L1|L1: join condition CAST(code AS INT) = l.id failed on this row: ")
+            && q[0].contains("'x2'")
+            && q[0].ends_with("(code = 'x2')"),
+        "{q:?}"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn an_error_that_does_not_depend_on_the_row_is_the_rules_error() {
+    let mut p = playground(pipeline(
+        &[("sku", "STRING"), ("qty", "INT")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    ingest(&mut p, "a.csv", b"sku,qty\nA,1\nB,2\nC,3\n").await;
+    for (e, says) in [
+        (
+            "qty IN (SELECT CAST(column1 AS INT) FROM (VALUES ('1'), ('x')))",
+            "fails by itself, whatever the row",
+        ),
+        (
+            "qty > (SELECT CAST(column1 AS INT) FROM (VALUES ('x')))",
+            "fails by itself, whatever the row",
+        ),
+        ("qty > CAST('x' AS INT)", "would fail on every row"),
+    ] {
+        let v = with_rules(&mut p, json!([rule("X1", "expect", "qty", e)])).await;
+        let error = rule_view(&v, "X1").error.clone().unwrap_or_default();
+        assert!(error.contains(says), "{e}: {error}");
+        // The last good silver stays; nothing was quarantined for it.
+        assert_eq!(
+            grid(&rows(&mut p, "silver.t").await, &["sku", "qty"]),
+            ["A|1", "B|2", "C|3"]
+        );
+        assert!(quarantined(&mut p).await.is_empty());
+    }
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn misspelt_fields_are_refused_with_the_known_names_everywhere() {
+    let refused_json = |v: serde_json::Value| -> String {
+        serde_json::from_value::<Request>(v)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    assert!(refused_json(
+        json!({"type": "ingest", "table": "t", "file_name": "a.csv", "bytes": [49], "option": {}})
+    )
+    .contains("unknown field `option`, expected one of"));
+    assert!(
+        refused_json(json!({"type": "reingest", "batch_id": "b", "remeber": true}))
+            .contains("unknown field `remeber`")
+    );
+    let load = |silver: serde_json::Value, checks: serde_json::Value| {
+        json!({"type": "load_pipeline", "pipeline": {
+            "title": "c",
+            "bronze": [{"name": "t", "source_system": "f", "description": "", "schema": {"columns": [
+                {"name": "id", "type": "STRING"}, {"name": "ts", "type": "TIMESTAMP"}]}}],
+            "silver": [silver], "gold": [], "checks": checks}})
+    };
+    let silver = |merge: serde_json::Value, rule: serde_json::Value| json!({"name": "t", "source": "t", "rules": {"rules": [rule]}, "description": "", "merge": merge});
+    let ok_rule = rule("X1", "expect", "id", "id IS NOT NULL");
+    let mut bad_rule = ok_rule.clone();
+    bad_rule["acton"] = json!("fail");
+    for (what, request, field) in [
+        (
+            "merge",
+            load(
+                silver(json!({"keys": ["id"], "sequnce_by": "ts"}), ok_rule.clone()),
+                json!([]),
+            ),
+            "sequnce_by",
+        ),
+        (
+            "rule",
+            load(silver(json!({"keys": ["id"]}), bad_rule), json!([])),
+            "acton",
+        ),
+        (
+            "check",
+            load(
+                silver(json!({"keys": ["id"]}), ok_rule.clone()),
+                json!([{"id": "U1", "level": "row", "description": "", "kind": "unique", "table": "silver.t", "column": ["id"]}]),
+            ),
+            "column",
+        ),
+    ] {
+        let message = refused_json(request);
+        assert!(
+            message.contains(&format!("unknown field `{field}`")),
+            "{what}: {message}"
+        );
+    }
+    assert!(
+        serde_json::from_value::<medallion_engine::source::SourceColumn>(
+            json!({"name": "ts", "type": "TIMESTAMP", "timezone": "Europe/Berlin"})
+        )
+        .is_err_and(|e| e
+            .to_string()
+            .contains("unknown field `timezone`, expected one of"))
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_normalization_to_timestamp_counts_values_read_as_utc() {
+    let mut n1 = rule("N1", "normalize", "ts", "ts");
+    n1["type"] = json!("TIMESTAMP");
+    let mut p = playground(pipeline(
+        &[("id", "STRING"), ("ts", "STRING")],
+        json!([n1]),
+        &[],
+    ))
+    .await;
+    let v = ingest(
+        &mut p,
+        "a.csv",
+        b"id,ts\n1,2024-02-01 09:00:00\n2,2024-02-01T09:00:00+01:00\n",
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "ts"]),
+        ["1|2024-02-01 09:00:00", "2|2024-02-01 08:00:00"]
+    );
+    assert_eq!(
+        rule_view(&v, "N1").stat.as_ref().map(|s| s.read_as_utc),
+        Some(1)
+    );
+    let r = v
+        .read_as_utc
+        .iter()
+        .find(|r| r.bronze_table == "silver.t")
+        .expect("counted on the silver table");
+    assert_eq!(
+        (r.column.as_str(), r.without_offset, r.values),
+        ("ts (N1)", 1, 2)
+    );
+}
+
 // ---- end of rules and rows ----
 
 // ---- bronze reading: kinds 2, 4, 5, duplicate JSON keys ----

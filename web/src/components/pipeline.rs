@@ -174,9 +174,12 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 .iter()
                 .find(|s| s.name == tv.name)
                 .map(|s| format!("bronze.{}", s.source));
-            let utc = source
-                .map(|b| read_as_utc_hints(lang, &p.view, &b))
-                .unwrap_or_default();
+            let utc = html! {
+                <>
+                    { source.map(|b| read_as_utc_hints(lang, &p.view, &b)).unwrap_or_default() }
+                    { read_as_utc_hints(lang, &p.view, &tv.name) }
+                </>
+            };
             let extra = match (q, merge) {
                 (true, _) => html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> },
                 (false, Some(m)) => html! {
