@@ -504,17 +504,14 @@ async fn evaluate_one(
             );
             let mut text = format!("bronze {} → silver {}", fmt_avg(a), fmt_avg(b));
             if na + nb > 0 {
+                let seen = nulls_seen(lang, na + nb);
                 text = match lang {
                     Lang::En => format!(
-                        "{}; {} (bronze {na}, silver {nb}), left out of the averages",
-                        text,
-                        nulls_seen(lang, na + nb)
+                        "{text}; {seen} (bronze {na}, silver {nb}), left out of the averages"
                     ),
-                    Lang::Ru => format!(
-                        "{}; {} (bronze {na}, silver {nb}), не входят в средние",
-                        text,
-                        nulls_seen(lang, na + nb)
-                    ),
+                    Lang::Ru => {
+                        format!("{text}; {seen} (bronze {na}, silver {nb}), не входят в средние")
+                    }
                 };
             }
             Ok((CheckStatus::Info, text, Some(na + nb)))

@@ -61,14 +61,18 @@
 //! events, deleted states) + ambiguous rows, which the reconciliation check uses.
 //!
 //! What arrival order may decide: with a sequence, no value of the table,
-//! no removed or quarantined row count and no quarantine reason. Only
-//! lineage may: of several duplicates (equal in every column but lineage)
-//! the earliest arrival stands for the group, so the stored `_event_id` /
-//! `_batch_id`, the `kept_event_id` of the [`RemovedRow`]s (and so the row
-//! trail's "kept" record), and which of them is logged as which kind of
-//! removal follow arrival; their values are the same whichever it is.
-//! Without `sequence_by` the arrival order *is* the sequence (documented
-//! above), and the rows of the table come out in key order.
+//! no count of removed rows (per kind) or ambiguous rows, no quarantine
+//! reason, and not the order the table's rows (key order) or a tie group's
+//! ambiguous rows (value order) are listed in. Only lineage may: of several
+//! duplicates (equal in every column but lineage) the earliest arrival
+//! stands for the group, so the stored `_event_id` / `_batch_id`, the
+//! `kept_event_id` of the [`RemovedRow`]s (and so which record the row
+//! trail shows as "kept" and which as "duplicate") follow arrival; their
+//! values are the same whichever it is. Snapshot holds
+//! ([`SnapshotHolds`]) do not depend on the order of rows either: a held
+//! row without a snapshot value holds its key in every snapshot its batch
+//! has rows in. Without `sequence_by` the arrival order *is* the sequence
+//! (documented above).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};

@@ -1498,9 +1498,10 @@ async fn rw33_a_merge_tie_is_quarantined_never_decided_by_arrival() {
     let q = rows(&mut p, "silver.quarantine").await;
     assert_eq!(
         grid(&q, &["rule_id", "reason", "raw_payload", "_source_file"]),
+        // The tied rows in order of their values (gold, silver), not of arrival.
         [
-            format!("merge|{RW33_TIE}|C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|rw-33-merge-ties-batch-2.csv"),
             format!("merge|{RW33_TIE}|C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z|rw-33-merge-ties-batch-2.csv"),
+            format!("merge|{RW33_TIE}|C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|rw-33-merge-ties-batch-2.csv"),
         ]
     );
     assert_eq!(
@@ -1625,8 +1626,8 @@ async fn rw33_incremental_runs_give_the_full_refresh_table_even_for_a_tie_with_a
     assert_eq!(
         grid(&q, &["raw_payload", "closed_in_run"]),
         [
-            "C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|NULL",
             "C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z|NULL",
+            "C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|NULL",
             "C-204,noa.r@example.test,bronze,2024-08-02T12:00:00Z|NULL",
             "C-204,noa.r@example.test,gold,2024-08-02T12:00:00Z|NULL",
         ]
@@ -1941,7 +1942,7 @@ async fn rw33_the_row_trail_of_a_tied_row_says_the_merge_quarantined_it() {
     assert_eq!(
         (r.raw_payload.as_str(), r.role.as_str()),
         (
-            "C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z",
+            "C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z",
             "quarantined"
         )
     );
