@@ -2254,6 +2254,12 @@ async fn k3_snapshot_holds_and_versions_do_not_depend_on_row_or_file_order() {
     }
 }
 
+/// A check's status, text and NULL count.
+fn figures(v: &PipelineView, id: &str) -> (String, String, Option<usize>) {
+    let c = check(v, id);
+    (format!("{:?}", c.status), c.observed.clone(), c.nulls)
+}
+
 /// Probe (kind 7): every check that looks at column values says how many
 /// NULLs it saw. Before: `row_predicate` said "(1 because a value is NULL)"
 /// but its `nulls` was None, and so were column_type, columns_exist,
@@ -2288,10 +2294,7 @@ async fn k7_every_check_that_reads_values_counts_its_nulls() {
     .unwrap();
     let mut p = playground(def).await;
     let v = ingest(&mut p, "a.csv", b"a,n,ts\nx,1,2024-01-01T00:00:00Z\ny,,\n").await;
-    let r = |id: &str| {
-        let c = check(&v, id);
-        (format!("{:?}", c.status), c.observed.clone(), c.nulls)
-    };
+    let r = |id: &str| figures(&v, id);
     let want = |status: &str, observed: &str, nulls: Option<usize>| {
         (status.to_string(), observed.to_string(), nulls)
     };
@@ -2353,10 +2356,7 @@ async fn k7_every_check_that_reads_values_counts_its_nulls() {
     .await;
     ingest(&mut p2, "a.csv", b"a,n,ts\nx,1,2024-01-01T00:00:00Z\n").await;
     let v = ingest(&mut p2, "b.csv", b"a,n\nz,2\n").await;
-    let r = |id: &str| {
-        let c = check(&v, id);
-        (format!("{:?}", c.status), c.observed.clone(), c.nulls)
-    };
+    let r = |id: &str| figures(&v, id);
     assert_eq!(r("P1"), want("Pass", "0 of 2 rows violate", Some(0)));
     assert_eq!(r("T1"), want("Pass", "INT", Some(0)));
     assert_eq!(r("M1"), want("Info", "bronze 1.50 → silver 1.50", Some(0)));
