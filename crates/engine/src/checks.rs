@@ -639,12 +639,8 @@ fn keys_of(def: &PipelineDef, table: &str) -> Vec<String> {
 /// Runs a read-only SELECT and collects its rows.
 async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, String> {
     crate::pipeline::check_size(sql, crate::pipeline::MAX_SQL_TOKENS)?;
-    let opts = datafusion::execution::context::SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
     let df = ctx
-        .sql_with_options(sql, opts)
+        .sql_with_options(sql, crate::pipeline::queries_only())
         .await
         .map_err(|e| clean_datafusion_message(&e.to_string()))?;
     Ok(collect_single(df, Some(crate::pipeline::GOLD_MAX_ROWS)).await?)

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{concat, take};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::catalog::MemTable;
 use datafusion::common::tree_node::TreeNode;
 use datafusion::common::DFSchema;
@@ -466,13 +466,11 @@ fn evaluate_in(
 /// The run-time error of subquery `q` run on its own, if it fails (one that
 /// reads the outer row does not plan alone: `None`).
 async fn subquery_error(ctx: &SessionContext, q: &str) -> Option<String> {
-    use datafusion::execution::context::SQLOptions;
-    let opts = SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
     let df = ctx
-        .sql_with_options(&format!("SELECT * FROM ({q}) AS __mp_subquery"), opts)
+        .sql_with_options(
+            &format!("SELECT * FROM ({q}) AS __mp_subquery"),
+            crate::pipeline::queries_only(),
+        )
         .await
         .ok()?;
     match crate::pipeline::collect_single(df, None).await {
@@ -562,17 +560,20 @@ enum QueryFailure {
 
 /// `batch` with the hidden [`ROW_ID`] column 0..n appended.
 pub(crate) fn with_row_ids(batch: &RecordBatch) -> Result<RecordBatch, String> {
-    let n = batch.num_rows();
-    let mut fields: Vec<Field> = batch
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    fields.push(Field::new(ROW_ID, DataType::UInt32, false));
-    let mut columns = batch.columns().to_vec();
-    columns.push(Arc::new(UInt32Array::from_iter_values(0..n as u32)));
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| e.to_string())
+    let ids = Arc::new(UInt32Array::from_iter_values(0..batch.num_rows() as u32));
+    crate::pipeline::with_column(batch, ROW_ID, ids).map_err(|e| e.to_string())
+}
+
+/// Registers `batch` with row ids as the table [`ROWS_TABLE`] for one
+/// statement (the caller deregisters it).
+fn register_rows(ctx: &SessionContext, batch: &RecordBatch) -> Result<(), QueryFailure> {
+    let refused = QueryFailure::Refused;
+    let with_id = with_row_ids(batch).map_err(refused)?;
+    let table =
+        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
+    ctx.register_table(ROWS_TABLE, Arc::new(table))
+        .map_err(|e| refused(df_err(e)))?;
+    Ok(())
 }
 
 /// The order that puts `out`'s rows back on the input rows their ids
@@ -607,21 +608,12 @@ where
     F: FnOnce(datafusion::dataframe::DataFrame) -> Fut,
     Fut: std::future::Future<Output = T>,
 {
-    use datafusion::execution::context::SQLOptions;
     let refused = QueryFailure::Refused;
-    let with_id = with_row_ids(batch).map_err(refused)?;
-    let table =
-        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
-    ctx.register_table(ROWS_TABLE, Arc::new(table))
-        .map_err(|e| refused(df_err(e)))?;
-    let opts = SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
+    register_rows(ctx, batch)?;
     let planned = ctx
         .sql_with_options(
             &format!("SELECT \"{ROW_ID}\", ({sql}) AS __value FROM {ROWS_TABLE}"),
-            opts,
+            crate::pipeline::queries_only(),
         )
         .await;
     let result = match planned {
@@ -679,23 +671,17 @@ async fn condition_by_filters(
     batch: &RecordBatch,
     sql: &str,
 ) -> Result<ArrayRef, QueryFailure> {
-    use datafusion::execution::context::SQLOptions;
     let n = batch.num_rows();
     let refused = QueryFailure::Refused;
-    let with_id = with_row_ids(batch).map_err(refused)?;
-    let table =
-        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
-    ctx.register_table(ROWS_TABLE, Arc::new(table))
-        .map_err(|e| refused(df_err(e)))?;
+    register_rows(ctx, batch)?;
     let mut values: Vec<Option<bool>> = vec![None; n];
     let mut result = Ok(());
     for (condition, value) in [(format!("({sql})"), true), (format!("NOT ({sql})"), false)] {
-        let opts = SQLOptions::new()
-            .with_allow_ddl(false)
-            .with_allow_dml(false)
-            .with_allow_statements(false);
         let query = format!("SELECT \"{ROW_ID}\" FROM {ROWS_TABLE} WHERE {condition}");
-        let ids = match ctx.sql_with_options(&query, opts).await {
+        let ids = match ctx
+            .sql_with_options(&query, crate::pipeline::queries_only())
+            .await
+        {
             Ok(df) => crate::pipeline::collect_single(df, Some(n))
                 .await
                 .map_err(|e| collect_failure(e, sql, n)),
@@ -799,27 +785,19 @@ mod tests {
         futures::executor::block_on(f)
     }
 
+    /// The condition `sql`'s value per row of [`batch`].
+    fn condition(sql: &str) -> Vec<Option<bool>> {
+        bools(&run(evaluate(&SessionContext::new(), &batch(), sql)).unwrap())
+    }
+
     #[test]
     fn a_window_result_stays_on_its_own_row() {
-        let ctx = SessionContext::new();
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "count(*) OVER (PARTITION BY sku) > 1",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition("count(*) OVER (PARTITION BY sku) > 1"),
             vec![Some(true), Some(false), Some(true), Some(false)]
         );
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "row_number() OVER (ORDER BY qty DESC) = 1",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition("row_number() OVER (ORDER BY qty DESC) = 1"),
             vec![Some(false), Some(true), Some(false), Some(false)]
         );
     }
@@ -860,25 +838,16 @@ mod tests {
 
     #[test]
     fn a_subquery_with_order_by_and_limit() {
-        let ctx = SessionContext::new();
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "qty IN (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 DESC LIMIT 2)",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition(
+                "qty IN (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 DESC LIMIT 2)"
+            ),
             vec![Some(false), Some(true), Some(true), Some(false)]
         );
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "qty = (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 LIMIT 1)",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition(
+                "qty = (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 LIMIT 1)"
+            ),
             vec![Some(true), Some(false), Some(false), Some(false)]
         );
     }

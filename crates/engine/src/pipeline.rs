@@ -1556,8 +1556,16 @@ async fn select_columns(
     Ok((out, failures))
 }
 
-/// `batch` with `array` added (or replaced) as column `name`.
-fn with_column(batch: &RecordBatch, name: &str, array: ArrayRef) -> Result<RecordBatch> {
+/// SQL options for statements that only read: no DDL, no DML, no `SET`.
+pub(crate) fn queries_only() -> SQLOptions {
+    SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
+}
+
+/// `batch` with `array` added (or replaced) as column `name` (nullable).
+pub(crate) fn with_column(batch: &RecordBatch, name: &str, array: ArrayRef) -> Result<RecordBatch> {
     let mut fields: Vec<Field> = batch
         .schema()
         .fields()
@@ -2292,11 +2300,10 @@ async fn run_gold(
         }
         _ => return Err(format!("gold.{name} must be one SELECT query, not {} statements", statements.len())),
     }
-    let opts = SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
-    let df = ctx.sql_with_options(sql, opts).await.map_err(df_err)?;
+    let df = ctx
+        .sql_with_options(sql, queries_only())
+        .await
+        .map_err(df_err)?;
     let mut read_bronze = Vec::new();
     df.logical_plan()
         .apply_with_subqueries(|node| {
