@@ -2,44 +2,14 @@
 // Drives the real page in headless Chromium the way a learner would.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-
-const APP_URL = process.env.APP_URL ?? 'http://127.0.0.1:8080/';
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-
-const count = (page, table) =>
-  page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(Number);
-
-async function waitForCount(page, table, expected) {
-  const sel = `#card-${table.replace('.', '-')} .count`;
-  await page.waitForFunction(
-    ([s, n]) => document.querySelector(s)?.textContent === String(n),
-    [sel, expected],
-    { timeout: 60_000 },
-  ).catch(async (e) => {
-    throw new Error(`${table}: expected ${expected} rows, page shows ${await count(page, table)} (${e.message})`);
-  });
-}
+import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
 
 async function setExpression(page, ruleId, text) {
   const box = page.locator(`#rule-${ruleId} textarea.rule-expr`);
   await box.fill(text);
 }
 
-test('the playground loads the NYC taxi example, reacts to rule edits and dropped files', async () => {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const problems = [];
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    // Destructive actions ask first (reload, bronze mode, right to be forgotten): say yes.
-    page.on('dialog', (d) => d.accept());
-
+test('the playground loads the NYC taxi example, reacts to rule edits and dropped files', () => withPage(async (page, problems) => {
     await page.goto(`${APP_URL}?lang=en`);
     await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
 
@@ -239,7 +209,4 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
 
     assert.equal(await page.locator('#crash-notice').count(), 0);
     assert.deepEqual(problems, []);
-  } finally {
-    await browser.close();
-  }
-});
+}));

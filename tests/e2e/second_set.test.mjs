@@ -1,44 +1,10 @@
-// End to end: serves nothing itself; APP_URL points at the built dist/ (scripts/test.sh).
-// Drives the real page in headless Chromium the way a learner would.
+// End to end, issue 9: the built app in headless Chromium (APP_URL, see lib.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-
-const APP_URL = process.env.APP_URL ?? 'http://127.0.0.1:8080/';
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-
-const count = (page, table) =>
-  page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(Number);
-
-async function waitForCount(page, table, expected) {
-  const sel = `#card-${table.replace('.', '-')} .count`;
-  await page.waitForFunction(
-    ([s, n]) => document.querySelector(s)?.textContent === String(n),
-    [sel, expected],
-    { timeout: 60_000 },
-  ).catch(async (e) => {
-    throw new Error(`${table}: expected ${expected} rows, page shows ${await count(page, table)} (${e.message})`);
-  });
-}
-
-async function setExpression(page, ruleId, text) {
-  const box = page.locator(`#rule-${ruleId} textarea.rule-expr`);
-  await box.fill(text);
-}
+import { APP_URL, waitForCount, withPage } from './lib.mjs';
 
 // Issue 9 in the browser: bad input gets a flag and a way out, never a silent wrong value.
-test('backslash-escaped quotes are flagged then read again with escape; duplicate header names keep every column', async () => {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const problems = [];
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('dialog', (d) => d.accept());
+test('backslash-escaped quotes are flagged then read again with escape; duplicate header names keep every column', () => withPage(async (page, problems) => {
     await page.goto(`${APP_URL}?lang=en`);
     await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
     await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
@@ -61,7 +27,4 @@ test('backslash-escaped quotes are flagged then read again with escape; duplicat
     assert.match(await page.locator('#batch-log .header-renames').innerText(), /"FARE_AMOUNT" → FARE_AMOUNT_2/);
     assert.equal(await page.locator('#crash-notice').count(), 0);
     assert.deepEqual(problems, []);
-  } finally {
-    await browser.close();
-  }
-});
+}));

@@ -234,7 +234,16 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "escape" => ("escape", "экранирование"),
         "escape_none" => ("none (quotes doubled: \"\")", "нет (кавычки удваиваются: \"\")"),
         "header_renames" => ("header names renamed so no column is lost", "имена в заголовке переименованы, чтобы не потерять столбцы"),
-        "warned" => ("with a warning", "с предупреждением"),
+        "warned_records" => ("with a warning", "с предупреждением"),
+        "explode_label" => ("one row per element", "строка на элемент"),
+        "explode_hint" => (
+            "a child table: one row per element of the array in each bronze record; position counts from 0 (as Spark's posexplode); each row keeps its parent record's lineage (_event_id)",
+            "дочерняя таблица: строка на каждый элемент массива в записи bronze; position считается с 0 (как posexplode в Spark); у строки — lineage родительской записи (_event_id)",
+        ),
+        "explode_counts" => ("records →", "записей →"),
+        "explode_elements" => ("elements", "элементов"),
+        "explode_without" => ("without elements", "без элементов"),
+        "explode_unreadable" => ("unreadable", "нечитаемых"),
         "warned_hint" => (
             "records read all the same, with a note in _warning (e.g. a JSON object with a duplicate key: the last value is read)",
             "записи читаются, но с пометкой в _warning (например, JSON-объект с повторяющимся ключом: берётся последнее значение)",

@@ -26,6 +26,7 @@ pub enum Lang {
 
 /// What a caller can ask.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
     /// Replace everything with a bundled example (see [`crate::example::EXAMPLES`]) and run it.
@@ -285,7 +286,8 @@ pub struct PipelineView {
 /// (no `time_zone` declared): shown on the bronze and silver cards.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadAsUtcView {
-    /// Qualified: `bronze.t`.
+    /// Qualified: `bronze.t`; or `silver.t` for a normalization that
+    /// converts text to TIMESTAMP (then `column` is `ts (N1)`).
     pub bronze_table: String,
     pub column: String,
     /// Values without an offset, taken as UTC.

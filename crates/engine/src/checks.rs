@@ -49,11 +49,30 @@ pub struct CheckResult {
     /// Up to [`SAMPLE_ROWS`] violating rows, as `column=value, ...` (keys first).
     #[serde(default)]
     pub sample: Vec<String>,
-    /// For the checks that look at columns (`not_null`, `unique`,
-    /// `accepted_values`, `accepted_range`, `relationships`, `contract`): how
-    /// many NULLs they saw (rows with a NULL in one of the checked columns;
-    /// for a contract, NULL values in its columns). Also in `observed`
-    /// (`...; 2 NULLs seen`). None for the other checks.
+    /// How many NULLs the check saw, for every check that looks at column
+    /// values (issue 9: "every check result says how many NULLs it saw"):
+    /// - `not_null`, `accepted_values`, `accepted_range`, `relationships`:
+    ///   rows whose checked column is NULL;
+    /// - `unique`: rows with a NULL in one of its columns;
+    /// - `row_predicate`: rows where the predicate is NULL rather than TRUE
+    ///   or FALSE (a NULL value made it unknown; such a row violates);
+    /// - `contract`, `columns_exist`: NULL values in the listed columns that
+    ///   exist (summed over the columns); `column_type`: NULL values in the
+    ///   column (None when it is missing);
+    /// - `source_columns_present`: NULL values in the declared columns that
+    ///   some batch lacks, over the table's readable rows (each row of a
+    ///   batch without the column is one; 0 when no column is missing);
+    /// - `timestamp_offsets`: NULL values in its TIMESTAMP source columns
+    ///   over the readable rows (they carry no offset and are not counted as
+    ///   read as UTC);
+    /// - `compare_average`: NULL values of the column in bronze and silver
+    ///   together (the averages leave them out; the text gives each).
+    ///
+    /// None for the checks that count rows, not values (`reconciliation`,
+    /// `filtered_share`, `audit`) and for a check that could not run. The
+    /// text says it too: the SQL-evaluated checks always (`...; 0 NULLs
+    /// seen`), `row_predicate` as `(1 because a value is NULL)`, the
+    /// others when there is at least one (`INT; 2 NULLs seen`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nulls: Option<usize>,
 }
@@ -81,7 +100,7 @@ pub async fn evaluate(
                 }
                 Some(Err(m)) => (CheckStatus::Error, m, vec![], None),
                 None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
-                    Ok((status, observed)) => {
+                    Ok((status, observed, nulls)) => {
                         let sample = match (&c.kind, status) {
                             (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
                                 let sql = format!(
@@ -95,7 +114,7 @@ pub async fn evaluate(
                             }
                             _ => vec![],
                         };
-                        (status, observed, sample, None)
+                        (status, observed, sample, nulls)
                     }
                     Err(m) => (CheckStatus::Error, m, vec![], None),
                 },
@@ -166,13 +185,47 @@ fn t(lang: Lang, en: String, ru: String) -> String {
     }
 }
 
+/// A check evaluated over the run's tables: status, text, NULLs seen (see
+/// [`CheckResult::nulls`]).
+type Evaluated = (CheckStatus, String, Option<usize>);
+
+/// `text`, with `; 2 NULLs seen` when `nulls` is above 0.
+fn noting_nulls(lang: Lang, text: String, nulls: usize) -> String {
+    if nulls == 0 {
+        text
+    } else {
+        format!("{text}; {}", nulls_seen(lang, nulls))
+    }
+}
+
+/// NULL values of the columns of `batch` named in `columns` (absent ones count none).
+fn null_values<'a>(batch: &RecordBatch, columns: impl IntoIterator<Item = &'a str>) -> usize {
+    columns
+        .into_iter()
+        .filter_map(|c| batch.column_by_name(c))
+        .map(|a| a.null_count())
+        .sum()
+}
+
+/// Readable rows of bronze table `name` (typed, declared columns) and its declared columns.
+fn typed_bronze<'a>(
+    def: &'a PipelineDef,
+    out: &'a RunOutput,
+    name: &str,
+) -> Result<(Option<&'a RecordBatch>, &'a crate::model::BronzeTableDef), String> {
+    let b = def
+        .bronze_table(name)
+        .ok_or_else(|| format!("table bronze.{name} does not exist"))?;
+    Ok((out.typed_bronze.get(name), b))
+}
+
 async fn evaluate_one(
     ctx: &SessionContext,
     def: &PipelineDef,
     kind: &CheckKind,
     out: &RunOutput,
     lang: Lang,
-) -> Result<(CheckStatus, String), String> {
+) -> Result<Evaluated, String> {
     match kind {
         CheckKind::RowPredicate {
             table: name,
@@ -212,6 +265,7 @@ async fn evaluate_one(
                     (Lang::Ru, 0) => format!("нарушают {bad} из {n} строк"),
                     (Lang::Ru, u) => format!("нарушают {bad} из {n} строк ({u} из-за NULL)"),
                 },
+                Some(unknown),
             ))
         }
         CheckKind::ColumnType {
@@ -229,24 +283,27 @@ async fn evaluate_one(
                         format!("column {column} is missing"),
                         format!("колонки {column} нет"),
                     ),
+                    None,
                 ));
             };
             let actual = ColumnType::from_arrow(field.data_type())
                 .map(|t| t.sql_name().to_string())
                 .unwrap_or_else(|| field.data_type().to_string());
             let expected = data_type.sql_name();
-            if actual == expected {
-                Ok((CheckStatus::Pass, actual))
+            let nulls = null_values(batch, [column.as_str()]);
+            let (status, text) = if actual == expected {
+                (CheckStatus::Pass, actual)
             } else {
-                Ok((
+                (
                     CheckStatus::Fail,
                     t(
                         lang,
                         format!("{actual}, expected {expected}"),
                         format!("{actual}, ожидался {expected}"),
                     ),
-                ))
-            }
+                )
+            };
+            Ok((status, noting_nulls(lang, text, nulls), Some(nulls)))
         }
         CheckKind::ColumnsExist {
             table: name,
@@ -258,37 +315,46 @@ async fn evaluate_one(
                 .filter(|c| batch.schema().index_of(c).is_err())
                 .map(String::as_str)
                 .collect();
-            if missing.is_empty() {
-                Ok((
+            let nulls = null_values(batch, columns.iter().map(String::as_str));
+            let (status, text) = if missing.is_empty() {
+                (
                     CheckStatus::Pass,
                     t(
                         lang,
                         format!("all {} present", columns.len()),
                         format!("все {} на месте", columns.len()),
                     ),
-                ))
+                )
             } else {
-                Ok((
+                (
                     CheckStatus::Fail,
                     t(
                         lang,
                         format!("missing: {}", missing.join(", ")),
                         format!("нет: {}", missing.join(", ")),
                     ),
-                ))
-            }
+                )
+            };
+            Ok((status, noting_nulls(lang, text, nulls), Some(nulls)))
         }
         CheckKind::SourceColumnsPresent { bronze_table } => {
             let name = bronze_table.strip_prefix("bronze.").unwrap_or(bronze_table);
-            match out.missing_columns.get(name) {
-                None => Ok((
+            let (rows, _) = typed_bronze(def, out, name)?;
+            let nulls = match (rows, out.missing_columns.get(name)) {
+                (Some(r), Some(missing)) => {
+                    null_values(r, missing.iter().map(|m| m.column.as_str()))
+                }
+                _ => 0,
+            };
+            let (status, text) = match out.missing_columns.get(name) {
+                None => (
                     CheckStatus::Pass,
                     t(
                         lang,
                         "every declared column is in every batch".into(),
                         "все объявленные колонки есть в каждом батче".into(),
                     ),
-                )),
+                ),
                 Some(missing) => {
                     let list: Vec<String> = missing
                         .iter()
@@ -303,17 +369,26 @@ async fn evaluate_one(
                             ),
                         })
                         .collect();
-                    Ok((CheckStatus::Warn, list.join("; ")))
+                    (CheckStatus::Warn, list.join("; "))
                 }
-            }
+            };
+            Ok((status, noting_nulls(lang, text, nulls), Some(nulls)))
         }
         CheckKind::TimestampOffsets { bronze_table } => {
             let name = bronze_table.strip_prefix("bronze.").unwrap_or(bronze_table);
-            if def.bronze_table(name).is_none() {
-                return Err(format!("table bronze.{name} does not exist"));
-            }
-            match out.read_as_utc.get(name) {
-                None => Ok((
+            let (rows, b) = typed_bronze(def, out, name)?;
+            let nulls = rows.map_or(0, |r| {
+                null_values(
+                    r,
+                    b.schema
+                        .columns
+                        .iter()
+                        .filter(|c| c.data_type == ColumnType::Timestamp)
+                        .map(|c| c.name.as_str()),
+                )
+            });
+            let (status, text) = match out.read_as_utc.get(name) {
+                None => (
                     CheckStatus::Pass,
                     t(
                         lang,
@@ -321,7 +396,7 @@ async fn evaluate_one(
                         "у каждого значения TIMESTAMP есть смещение или объявленный часовой пояс"
                             .into(),
                     ),
-                )),
+                ),
                 Some(columns) => {
                     let list: Vec<String> = columns
                         .iter()
@@ -336,9 +411,10 @@ async fn evaluate_one(
                             ),
                         })
                         .collect();
-                    Ok((CheckStatus::Warn, list.join("; ")))
+                    (CheckStatus::Warn, list.join("; "))
                 }
-            }
+            };
+            Ok((status, noting_nulls(lang, text, nulls), Some(nulls)))
         }
         CheckKind::Reconciliation {
             bronze_table,
@@ -350,7 +426,8 @@ async fn evaluate_one(
             let quarantined = quarantined_rows(out, silver_name)?;
             let removed = out.removed.get(silver_table).copied();
             if let Some(e) = out.exploded.get(silver_table) {
-                return Ok(reconcile_child(e, silver, quarantined, removed, lang));
+                let (status, text) = reconcile_child(e, silver, quarantined, removed, lang);
+                return Ok((status, text, None));
             }
             let status = if bronze == silver + quarantined + removed.unwrap_or(0) {
                 CheckStatus::Pass
@@ -370,6 +447,7 @@ async fn evaluate_one(
                     (Lang::En, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined} + removed by merge {r}"),
                     (Lang::Ru, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined} + удалено слиянием {r}"),
                 },
+                None,
             ))
         }
         CheckKind::FilteredShare {
@@ -403,6 +481,7 @@ async fn evaluate_one(
                     format!("{dropped} of {bronze} rows did not reach silver ({pct:.2}%, threshold {warn_above_pct}%)"),
                     format!("{dropped} из {bronze} строк не дошли до silver ({pct:.2}%, порог {warn_above_pct}%)"),
                 ),
+                None,
             ))
         }
         CheckKind::CompareAverage {
@@ -419,14 +498,23 @@ async fn evaluate_one(
                 .ok_or_else(|| format!("{silver_table} has no bronze source"))?;
             let a = average(source, column)?;
             let b = average(silver, column)?;
-            Ok((
-                CheckStatus::Info,
-                t(
-                    lang,
-                    format!("bronze {} → silver {}", fmt_avg(a), fmt_avg(b)),
-                    format!("bronze {} → silver {}", fmt_avg(a), fmt_avg(b)),
-                ),
-            ))
+            let (na, nb) = (
+                null_values(source, [column.as_str()]),
+                null_values(silver, [column.as_str()]),
+            );
+            let mut text = format!("bronze {} → silver {}", fmt_avg(a), fmt_avg(b));
+            if na + nb > 0 {
+                let seen = nulls_seen(lang, na + nb);
+                text = match lang {
+                    Lang::En => format!(
+                        "{text}; {seen} (bronze {na}, silver {nb}), left out of the averages"
+                    ),
+                    Lang::Ru => {
+                        format!("{text}; {seen} (bronze {na}, silver {nb}), не входят в средние")
+                    }
+                };
+            }
+            Ok((CheckStatus::Info, text, Some(na + nb)))
         }
         // Evaluated with SQL by `evaluate_sql_check`.
         CheckKind::NotNull { .. }
@@ -551,12 +639,8 @@ fn keys_of(def: &PipelineDef, table: &str) -> Vec<String> {
 /// Runs a read-only SELECT and collects its rows.
 async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, String> {
     crate::pipeline::check_size(sql, crate::pipeline::MAX_SQL_TOKENS)?;
-    let opts = datafusion::execution::context::SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
     let df = ctx
-        .sql_with_options(sql, opts)
+        .sql_with_options(sql, crate::pipeline::queries_only())
         .await
         .map_err(|e| clean_datafusion_message(&e.to_string()))?;
     Ok(collect_single(df, Some(crate::pipeline::GOLD_MAX_ROWS)).await?)

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{concat, take};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::catalog::MemTable;
 use datafusion::common::tree_node::TreeNode;
 use datafusion::common::DFSchema;
@@ -54,8 +54,10 @@ pub(crate) struct Evaluated {
     /// Rows (0-based, in the input) whose evaluation failed at run time, with
     /// the cleaned error message (`Divide by zero error`), in row order.
     pub errors: Vec<(usize, String)>,
-    /// Columns the expression reads, sorted, for reasons (`fare_amount = -21.0`).
-    pub columns: Vec<String>,
+    /// Columns the expression reads, for reasons (`fare_amount = -21.0`):
+    /// the name to show (qualified when the expression qualifies it,
+    /// `l.qty`) and the column's index in the evaluated batch, by name.
+    pub columns: Vec<(String, usize)>,
 }
 
 impl Evaluated {
@@ -106,6 +108,8 @@ struct SqlFacts {
     subquery: bool,
     /// Bare or qualified column names outside subqueries (last part).
     identifiers: Vec<String>,
+    /// The outermost subqueries, as SQL text.
+    subqueries: Vec<String>,
 }
 
 /// Parses `sql` as exactly one SQL expression and reads its [`SqlFacts`].
@@ -122,7 +126,10 @@ fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, String> {
     }
     impl Visitor for Find<'_> {
         type Break = ();
-        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            if self.depth == 0 {
+                self.facts.subqueries.push(q.to_string());
+            }
             self.depth += 1;
             self.facts.subquery = true;
             ControlFlow::Continue(())
@@ -172,6 +179,7 @@ fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, String> {
             other_rows: false,
             subquery: false,
             identifiers: vec![],
+            subqueries: vec![],
         },
     };
     let _ = expr.visit(&mut find);
@@ -198,8 +206,8 @@ pub(crate) struct Prepared {
     shape: Shape,
     /// Row-local expressions: the planned expression.
     expr: Option<Expr>,
-    /// Columns of the batch the expression reads, sorted.
-    columns: Vec<String>,
+    /// Columns of the batch the expression reads (name shown, index).
+    columns: Vec<(String, usize)>,
 }
 
 /// Plans `sql` (one expression) over `batch`'s columns. Errors: syntax,
@@ -211,6 +219,12 @@ pub(crate) async fn prepare(
 ) -> Result<Prepared, String> {
     let facts = sql_facts(ctx, sql)?;
     if facts.subquery {
+        // A subquery that fails by itself fails on every row: the rule's error.
+        for q in &facts.subqueries {
+            if let Some(e) = subquery_error(ctx, q).await {
+                return Err(e);
+            }
+        }
         // Tables in a subquery resolve only in a whole statement.
         let planned = with_rows_table(ctx, batch, sql, |df| async move {
             Ok::<_, String>(df.schema().field(1).data_type().clone())
@@ -220,10 +234,10 @@ pub(crate) async fn prepare(
             QueryFailure::Refused(m) | QueryFailure::RunTime(m) => m,
         })?;
         let schema = batch.schema();
-        let mut columns: Vec<String> = facts
+        let mut columns: Vec<(String, usize)> = facts
             .identifiers
             .into_iter()
-            .filter(|c| schema.index_of(c).is_ok())
+            .filter_map(|c| schema.index_of(&c).ok().map(|i| (c, i)))
             .collect();
         columns.sort();
         columns.dedup();
@@ -255,7 +269,7 @@ pub(crate) async fn prepare(
         sql: sql.to_string(),
         data_type,
         shape,
-        columns: columns_of(&expr),
+        columns: columns_of(&expr, &schema),
         expr: (shape == Shape::RowLocal).then_some(expr),
     })
 }
@@ -346,15 +360,57 @@ pub(crate) fn evaluate_qualified(
     evaluate_in(ctx, batch, schema, expr, sql)
 }
 
-fn columns_of(expr: &Expr) -> Vec<String> {
-    let mut columns: Vec<String> = expr
+/// The columns `expr` reads: the name as written (`l.qty` or `qty`) and the
+/// column's index in `schema`.
+fn columns_of(expr: &Expr, schema: &DFSchema) -> Vec<(String, usize)> {
+    let mut columns: Vec<(String, usize)> = expr
         .column_refs()
         .into_iter()
-        .map(|c| c.name.clone())
+        .filter_map(|c| {
+            let index = schema.index_of_column(c).ok()?;
+            Some((c.flat_name(), index))
+        })
         .collect();
     columns.sort();
     columns.dedup();
     columns
+}
+
+/// " (fare_amount = -21, l.qty = 0)": the values of `columns` (see
+/// [`Evaluated::columns`]) in row `row` of `batch`; `quote_text` puts text
+/// values in quotes (`amount = 'ten'`).
+pub(crate) fn describe(
+    batch: &RecordBatch,
+    columns: &[(String, usize)],
+    row: usize,
+    quote_text: bool,
+) -> String {
+    use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+    let opts = FormatOptions::default()
+        .with_null("NULL")
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
+    let parts: Vec<String> = columns
+        .iter()
+        .filter(|(_, i)| *i < batch.num_columns())
+        .filter_map(|(name, i)| {
+            let arr = batch.column(*i);
+            let f = ArrayFormatter::try_new(arr.as_ref(), &opts).ok()?;
+            let text = matches!(
+                arr.data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            );
+            Some(if quote_text && text && arr.is_valid(row) {
+                format!("{name} = '{}'", f.value(row))
+            } else {
+                format!("{name} = {}", f.value(row))
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
 }
 
 fn too_many_errors(sql: &str, errors: &[(usize, String)]) -> String {
@@ -372,7 +428,10 @@ fn evaluate_in(
     expr: Expr,
     sql: &str,
 ) -> Result<Evaluated, String> {
-    let columns = columns_of(&expr);
+    let columns = columns_of(&expr, schema);
+    if let Some(e) = constant_error(ctx, &expr, schema) {
+        return Err(e);
+    }
     // As a query plan would: types coerced, then the simplifier's rewrites
     // (some functions, `coalesce` among them, exist only as rewrites).
     let state = ctx.state();
@@ -404,6 +463,64 @@ fn evaluate_in(
         errors,
         columns,
     })
+}
+
+/// The run-time error of subquery `q` run on its own, if it fails (one that
+/// reads the outer row does not plan alone: `None`).
+async fn subquery_error(ctx: &SessionContext, q: &str) -> Option<String> {
+    let df = ctx
+        .sql_with_options(
+            &format!("SELECT * FROM ({q}) AS __mp_subquery"),
+            crate::pipeline::queries_only(),
+        )
+        .await
+        .ok()?;
+    match crate::pipeline::collect_single(df, None).await {
+        Err(crate::pipeline::CollectError::Execution(m)) => Some(format!(
+            "the subquery ({q}) fails by itself, whatever the row: {m}"
+        )),
+        _ => None,
+    }
+}
+
+/// The error of a part of `expr` that reads no column (`CAST('x' AS INT)`),
+/// if one fails: it would fail on every row, so it is the expression's
+/// error, not the rows'.
+fn constant_error(ctx: &SessionContext, expr: &Expr, schema: &DFSchema) -> Option<String> {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    let one_row = RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(1)),
+    )
+    .ok()?;
+    let empty = DFSchema::empty();
+    let mut found = None;
+    let _ = expr.apply(|e| {
+        if matches!(e, Expr::Literal(..) | Expr::Column(_) | Expr::Alias(_)) {
+            return Ok(TreeNodeRecursion::Continue);
+        }
+        if !e.column_refs().is_empty() || e.is_volatile() {
+            return Ok(TreeNodeRecursion::Continue);
+        }
+        // A part without columns: compute it once.
+        let result = ctx
+            .create_physical_expr(e.clone(), &empty)
+            .and_then(|p| p.evaluate(&one_row).map(|_| ()));
+        match result {
+            Err(err) if is_row_error(&err) => {
+                found = Some(format!(
+                    "{}: {} (this part reads no column, so it would fail on every row)",
+                    e.human_display(),
+                    df_err(err)
+                ));
+                Ok(TreeNodeRecursion::Stop)
+            }
+            _ => Ok(TreeNodeRecursion::Jump),
+        }
+    });
+    let _ = schema;
+    found
 }
 
 /// A row-local expression over `batch`; rows that fail are split off until
@@ -445,17 +562,20 @@ enum QueryFailure {
 
 /// `batch` with the hidden [`ROW_ID`] column 0..n appended.
 pub(crate) fn with_row_ids(batch: &RecordBatch) -> Result<RecordBatch, String> {
-    let n = batch.num_rows();
-    let mut fields: Vec<Field> = batch
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    fields.push(Field::new(ROW_ID, DataType::UInt32, false));
-    let mut columns = batch.columns().to_vec();
-    columns.push(Arc::new(UInt32Array::from_iter_values(0..n as u32)));
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| e.to_string())
+    let ids = Arc::new(UInt32Array::from_iter_values(0..batch.num_rows() as u32));
+    crate::pipeline::with_column(batch, ROW_ID, ids).map_err(|e| e.to_string())
+}
+
+/// Registers `batch` with row ids as the table [`ROWS_TABLE`] for one
+/// statement (the caller deregisters it).
+fn register_rows(ctx: &SessionContext, batch: &RecordBatch) -> Result<(), QueryFailure> {
+    let refused = QueryFailure::Refused;
+    let with_id = with_row_ids(batch).map_err(refused)?;
+    let table =
+        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
+    ctx.register_table(ROWS_TABLE, Arc::new(table))
+        .map_err(|e| refused(df_err(e)))?;
+    Ok(())
 }
 
 /// The order that puts `out`'s rows back on the input rows their ids
@@ -490,21 +610,12 @@ where
     F: FnOnce(datafusion::dataframe::DataFrame) -> Fut,
     Fut: std::future::Future<Output = T>,
 {
-    use datafusion::execution::context::SQLOptions;
     let refused = QueryFailure::Refused;
-    let with_id = with_row_ids(batch).map_err(refused)?;
-    let table =
-        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
-    ctx.register_table(ROWS_TABLE, Arc::new(table))
-        .map_err(|e| refused(df_err(e)))?;
-    let opts = SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
+    register_rows(ctx, batch)?;
     let planned = ctx
         .sql_with_options(
             &format!("SELECT \"{ROW_ID}\", ({sql}) AS __value FROM {ROWS_TABLE}"),
-            opts,
+            crate::pipeline::queries_only(),
         )
         .await;
     let result = match planned {
@@ -562,23 +673,17 @@ async fn condition_by_filters(
     batch: &RecordBatch,
     sql: &str,
 ) -> Result<ArrayRef, QueryFailure> {
-    use datafusion::execution::context::SQLOptions;
     let n = batch.num_rows();
     let refused = QueryFailure::Refused;
-    let with_id = with_row_ids(batch).map_err(refused)?;
-    let table =
-        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
-    ctx.register_table(ROWS_TABLE, Arc::new(table))
-        .map_err(|e| refused(df_err(e)))?;
+    register_rows(ctx, batch)?;
     let mut values: Vec<Option<bool>> = vec![None; n];
     let mut result = Ok(());
     for (condition, value) in [(format!("({sql})"), true), (format!("NOT ({sql})"), false)] {
-        let opts = SQLOptions::new()
-            .with_allow_ddl(false)
-            .with_allow_dml(false)
-            .with_allow_statements(false);
         let query = format!("SELECT \"{ROW_ID}\" FROM {ROWS_TABLE} WHERE {condition}");
-        let ids = match ctx.sql_with_options(&query, opts).await {
+        let ids = match ctx
+            .sql_with_options(&query, crate::pipeline::queries_only())
+            .await
+        {
             Ok(df) => crate::pipeline::collect_single(df, Some(n))
                 .await
                 .map_err(|e| collect_failure(e, sql, n)),
@@ -682,27 +787,19 @@ mod tests {
         futures::executor::block_on(f)
     }
 
+    /// The condition `sql`'s value per row of [`batch`].
+    fn condition(sql: &str) -> Vec<Option<bool>> {
+        bools(&run(evaluate(&SessionContext::new(), &batch(), sql)).unwrap())
+    }
+
     #[test]
     fn a_window_result_stays_on_its_own_row() {
-        let ctx = SessionContext::new();
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "count(*) OVER (PARTITION BY sku) > 1",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition("count(*) OVER (PARTITION BY sku) > 1"),
             vec![Some(true), Some(false), Some(true), Some(false)]
         );
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "row_number() OVER (ORDER BY qty DESC) = 1",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition("row_number() OVER (ORDER BY qty DESC) = 1"),
             vec![Some(false), Some(true), Some(false), Some(false)]
         );
     }
@@ -743,25 +840,16 @@ mod tests {
 
     #[test]
     fn a_subquery_with_order_by_and_limit() {
-        let ctx = SessionContext::new();
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "qty IN (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 DESC LIMIT 2)",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition(
+                "qty IN (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 DESC LIMIT 2)"
+            ),
             vec![Some(false), Some(true), Some(true), Some(false)]
         );
-        let e = run(evaluate(
-            &ctx,
-            &batch(),
-            "qty = (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 LIMIT 1)",
-        ))
-        .unwrap();
         assert_eq!(
-            bools(&e),
+            condition(
+                "qty = (SELECT column1 FROM (VALUES (4), (3), (1)) ORDER BY column1 LIMIT 1)"
+            ),
             vec![Some(true), Some(false), Some(false), Some(false)]
         );
     }

@@ -75,6 +75,7 @@ use crate::source::{Parsed, ReadAsUtc, Rejected, SourceColumn, LINEAGE_COLUMNS, 
 /// declared types), the position (INT), the state column if named (STRING),
 /// then the element columns (their declared types).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ExplodeSpec {
     /// Where each record holds the array, as dot-separated keys (`lines`,
     /// `order.items`), matched exactly or else ignoring case, as

@@ -17,6 +17,7 @@ use crate::bronze::{RawRecord, SourceFormat, SplitFile};
 
 /// One message as produced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KafkaMessage {
     /// Message key (a Debezium key, an order id), if any.
     #[serde(default)]

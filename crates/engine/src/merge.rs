@@ -14,17 +14,22 @@
 //!   on the order files or rows arrived in; without `sequence_by` the bronze
 //!   arrival order is the sequence (every row its own position);
 //! - rows of one key with the **same** sequence value form a tie group. Rows
-//!   equal in every tracked column (all columns but lineage, the sequence and
-//!   `track_history_except`; a delete counts as one value) are duplicates: one
-//!   of them (the earliest arrival, so only lineage depends on it) stands for
-//!   them. A group with two different contents is **ambiguous**: nothing
-//!   tells which came last, so none of its rows is applied, the key keeps its
-//!   earlier state, and every row of the group is reported in
-//!   [`Merged::ambiguous`] (the pipeline quarantines them, naming the key and
-//!   the sequence value). An SCD2 table therefore never holds a zero-length
-//!   version;
-//! - an event whose tracked values equal the current row's is a duplicate:
-//!   nothing changes;
+//!   equal in every column but the lineage ids (`_event_id`, `_batch_id`),
+//!   `track_history_except` columns included, are duplicates (a re-sent
+//!   event); all delete events count as one content, since a delete stores
+//!   none of its values. A group with two different contents is
+//!   **ambiguous**: nothing tells which came last, so none of its rows is
+//!   applied, the key keeps its earlier state, and every row of the group is
+//!   reported in [`Merged::ambiguous`] (the pipeline quarantines them, naming
+//!   the key, the sequence value and the columns that differ). That holds
+//!   for rows differing only in a `track_history_except` column too (`src` =
+//!   crm / web): such a column opens no new version, but silver stores one
+//!   value of it, and at a tie only the arrival order could pick it. An SCD2
+//!   table therefore never holds a zero-length version;
+//! - an event (at a later sequence value) whose tracked values equal the
+//!   current row's is a duplicate: nothing changes, and the current row keeps
+//!   its values, `track_history_except` columns included (decided by the
+//!   sequence, never by arrival);
 //! - SCD1 keeps the latest state; a delete removes the key;
 //! - SCD2 keeps every version with `valid_from` / `valid_to` (the sequence
 //!   values of the event that opened / closed it, NULL while open) and
@@ -54,6 +59,20 @@
 //!
 //! Rows in = rows out + rows removed (duplicates, superseded states, delete
 //! events, deleted states) + ambiguous rows, which the reconciliation check uses.
+//!
+//! What arrival order may decide: with a sequence, no value of the table,
+//! no count of removed rows (per kind) or ambiguous rows, no quarantine
+//! reason, and not the order the table's rows (key order) or a tie group's
+//! ambiguous rows (value order) are listed in. Only lineage may: of several
+//! duplicates (equal in every column but lineage) the earliest arrival
+//! stands for the group, so the stored `_event_id` / `_batch_id`, the
+//! `kept_event_id` of the [`RemovedRow`]s (and so which record the row
+//! trail shows as "kept" and which as "duplicate") follow arrival; their
+//! values are the same whichever it is. Snapshot holds
+//! ([`SnapshotHolds`]) do not depend on the order of rows either: a held
+//! row without a snapshot value holds its key in every snapshot its batch
+//! has rows in. Without `sequence_by` the arrival order *is* the sequence
+//! (documented above).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -83,6 +102,7 @@ pub enum Scd {
 /// `{"keys": ["warehouse", "item", "bin"], "sequence_by": "snapshot_date",
 /// "stored_as": "scd2", "null_safe_keys": true, "from_snapshots": true}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct MergeSpec {
     /// Business key columns (`order_id`).
     pub keys: Vec<String>,
@@ -158,7 +178,9 @@ pub struct AmbiguousRow {
 pub struct Merged {
     pub batch: RecordBatch,
     pub removed: Vec<RemovedRow>,
-    /// Rows of tie groups with different contents, in input order.
+    /// Rows of tie groups with different contents: groups in key then
+    /// sequence order, the rows of a group in order of their values
+    /// (deletes first; arrival only among equal rows).
     pub ambiguous: Vec<AmbiguousRow>,
 }
 
@@ -406,6 +428,19 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
         .map(|n| column(&all, n))
         .collect::<Result<_, _>>()?;
     let value_rows = rows_of(&tracked)?;
+    // Every column but lineage (untracked ones too): what a tie group's
+    // rows must share to be duplicates.
+    let stored_names: Vec<&str> = layout
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .filter(|n| !lineage.contains(n))
+        .collect();
+    let stored: Vec<ArrayRef> = stored_names
+        .iter()
+        .map(|n| column(&all, n))
+        .collect::<Result<_, _>>()?;
+    let stored_rows = rows_of(&stored)?;
     let ids = all
         .column_by_name("_event_id")
         .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
@@ -625,9 +660,9 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 }
                 Step::Group(a, b) => &members[a..b],
             };
-            // Contents of the group: a delete, or the tracked values.
+            // Contents of the group: a delete, or every stored value.
             let content =
-                |i: usize| -> Option<&[u8]> { (!is_delete(i)).then(|| value_rows.row(i).data()) };
+                |i: usize| -> Option<&[u8]> { (!is_delete(i)).then(|| stored_rows.row(i).data()) };
             let first = content(group[0]);
             if group.iter().any(|&i| content(i) != first) {
                 let deleting: Vec<bool> = group.iter().map(|&i| is_delete(i)).collect();
@@ -635,13 +670,15 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                     spec,
                     &keys,
                     &seq_col,
-                    &tracked_names,
-                    &tracked,
+                    (&stored_names, &stored),
                     group,
                     &deleting,
                     &batch_of(group[0]),
                 );
-                for &i in group {
+                // In order of their contents (deletes first), not of arrival.
+                let mut by_value = group.to_vec();
+                by_value.sort_by(|&a, &b| content(a).cmp(&content(b)).then(a.cmp(&b)));
+                for i in by_value {
                     ambiguous.push(AmbiguousRow {
                         event_id: event(i),
                         batch_id: batch_of(i),
@@ -666,7 +703,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 }
                 continue;
             }
-            // One content: the earliest arrival stands for the group.
+            // One content (equal but for lineage): the earliest arrival stands for the group.
             let rep = group[0];
             for &i in &group[1..] {
                 removed.push(RemovedRow {
@@ -747,6 +784,8 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
 /// MERGE source must have one row per key (Delta refuses a MERGE whose
 /// source rows match one target row twice), or the row order would decide.
 /// Rows equal in every column are one row. None when every key is unique.
+/// Of several such keys the smallest (in the keys' sort order) is named, so
+/// the message does not depend on the query's row order.
 pub fn conflicting_key(batch: &RecordBatch, keys: &[String]) -> Result<Option<String>, String> {
     let key_cols = keys
         .iter()
@@ -755,13 +794,16 @@ pub fn conflicting_key(batch: &RecordBatch, keys: &[String]) -> Result<Option<St
     let key_rows = rows_of(&key_cols)?;
     let value_rows = rows_of(batch.columns())?;
     let mut first: HashMap<&[u8], usize> = HashMap::new();
+    let mut smallest: Option<usize> = None;
     for i in 0..batch.num_rows() {
         let f = *first.entry(key_rows.row(i).data()).or_insert(i);
-        if value_rows.row(f) != value_rows.row(i) {
-            return Ok(Some(describe_key(keys, &key_cols, i)));
+        if value_rows.row(f) != value_rows.row(i)
+            && smallest.is_none_or(|s| key_rows.row(i) < key_rows.row(s))
+        {
+            smallest = Some(i);
         }
     }
-    Ok(None)
+    Ok(smallest.map(|i| describe_key(keys, &key_cols, i)))
 }
 
 /// Keys held back from snapshot deletes: (key, snapshot position) pairs, and
@@ -778,13 +820,15 @@ fn held(
     position: &dyn Fn(usize) -> Vec<u8>,
 ) -> Result<Held, String> {
     let mut positions = HashSet::new();
-    let mut of_batch: HashMap<String, Vec<u8>> = HashMap::new();
+    // Every snapshot a batch has rows in (with `sequence_by` a file may
+    // hold several snapshot versions; all of them, not its first row's).
+    let mut of_batch: HashMap<String, HashSet<Vec<u8>>> = HashMap::new();
     for i in new_rows {
         let b = batch_of(i);
         if holds.batches.contains(&b) {
             positions.insert(position(i));
         }
-        of_batch.entry(b).or_insert_with(|| position(i));
+        of_batch.entry(b).or_default().insert(position(i));
     }
     let mut pairs = HashSet::new();
     let Some(rows) = holds.rows.as_ref().filter(|r| r.num_rows() > 0) else {
@@ -807,7 +851,7 @@ fn held(
         _ => Some(None),
     };
     let (Some(held_keys), Some(held_seq)) = (held_keys, held_seq) else {
-        positions.extend(of_batch.into_values());
+        positions.extend(of_batch.into_values().flatten());
         return Ok((pairs, positions));
     };
     let key_rows = rows_of(&held_keys)?;
@@ -819,21 +863,18 @@ fn held(
         .column_by_name("_batch_id")
         .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
     for r in 0..rows.num_rows() {
-        let at = match (&seq_rows, &held_seq) {
-            (Some(s), Some(c)) if c.is_valid(r) => Some(s.row(r).data().to_vec()),
-            (Some(_), _) => None,
-            (None, _) => batch_ids
-                .as_ref()
-                .and_then(|b| of_batch.get(b.value(r)).cloned()),
-        };
-        match at {
-            Some(at) => {
-                pairs.insert((key_rows.row(r).data().to_vec(), at));
+        let key = key_rows.row(r).data();
+        match (&seq_rows, &held_seq) {
+            (Some(s), Some(c)) if c.is_valid(r) => {
+                pairs.insert((key.to_vec(), s.row(r).data().to_vec()));
             }
-            // No snapshot value: the row's batch holds its snapshots.
-            None => {
-                if let Some(p) = batch_ids.as_ref().and_then(|b| of_batch.get(b.value(r))) {
-                    positions.insert(p.clone());
+            // No snapshot value (without `sequence_by` the batch is the
+            // snapshot; with it, a NULL version): the key is held in every
+            // snapshot of the row's batch.
+            _ => {
+                let of_row = batch_ids.as_ref().and_then(|b| of_batch.get(b.value(r)));
+                for p in of_row.into_iter().flatten() {
+                    pairs.insert((key.to_vec(), p.clone()));
                 }
             }
         }
@@ -841,14 +882,14 @@ fn held(
     Ok((pairs, positions))
 }
 
-/// The quarantine reason of an ambiguous tie group (same text for each row).
-#[allow(clippy::too_many_arguments)]
+/// The quarantine reason of an ambiguous tie group (same text for each row,
+/// whatever order its rows arrived in). `stored`: the names and values of
+/// every column but lineage.
 fn tie_reason(
     spec: &MergeSpec,
     keys: &[ArrayRef],
     seq: &Option<ArrayRef>,
-    tracked_names: &[&str],
-    tracked: &[ArrayRef],
+    stored: (&[&str], &[ArrayRef]),
     group: &[usize],
     deleting: &[bool],
     batch: &str,
@@ -864,20 +905,30 @@ fn tie_reason(
         .map(|(i, _)| *i)
         .collect();
     let mut differ: Vec<String> = Vec::new();
-    for (name, c) in tracked_names.iter().zip(tracked) {
+    let mut untracked_only = true;
+    for (name, c) in stored.0.iter().zip(stored.1) {
         let mut values: Vec<String> = upserts.iter().map(|&i| show(c, i)).collect();
         values.sort();
         values.dedup();
         if values.len() > 1 {
             differ.push(format!("{name} ({})", values.join(", ")));
+            untracked_only &= spec.track_history_except.iter().any(|e| e == name);
         }
     }
     let mut what = Vec::new();
     if deleting.iter().any(|d| *d) && !upserts.is_empty() {
         what.push("one is a delete".to_string());
     }
-    if !differ.is_empty() {
-        what.push(format!("they differ in {}", differ.join(", ")));
+    if differ.is_empty() && what.is_empty() {
+        // Values that differ but print alike (a NaN's payload).
+        what.push("they differ in a value that prints alike".to_string());
+    } else if !differ.is_empty() {
+        let note = if untracked_only {
+            " (in track_history_except, so no new version, but silver stores one value of it)"
+        } else {
+            ""
+        };
+        what.push(format!("they differ in {}{note}", differ.join(", ")));
     }
     format!(
         "merge: ambiguous tie: {n} rows have {key} and {at}, and {what}; none of them is applied (nothing says which came last) and the key keeps its earlier state",
@@ -1119,6 +1170,95 @@ mod tests {
     }
 
     #[test]
+    fn a_tie_differing_only_in_an_untracked_column_is_ambiguous_in_either_order() {
+        for scd in [Scd::Scd1, Scd::Scd2] {
+            let s = MergeSpec {
+                stored_as: scd,
+                track_history_except: vec!["v".into()],
+                ..spec(true, false)
+            };
+            let one = rows(&[(Some("a"), 1, 1, "b1"), (Some("a"), 1, 2, "b2")]);
+            let two = rows(&[(Some("a"), 1, 2, "b2"), (Some("a"), 1, 1, "b1")]);
+            let a = run(&s, &one, &[false; 2], None, None).unwrap();
+            let b = run(&s, &two, &[false; 2], None, None).unwrap();
+            assert_eq!((a.batch.num_rows(), b.batch.num_rows()), (0, 0));
+            let reasons = |m: &Merged| {
+                m.ambiguous
+                    .iter()
+                    .map(|r| r.reason.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(reasons(&a), reasons(&b));
+            assert_eq!(
+                a.ambiguous[0].reason,
+                "merge: ambiguous tie: 2 rows have k=a and seq=1, and they differ in v (1, 2) (in track_history_except, so no new version, but silver stores one value of it); none of them is applied (nothing says which came last) and the key keeps its earlier state"
+            );
+            // Listed by value (v=1 first), whichever arrived first.
+            let ids = |m: &Merged| {
+                m.ambiguous
+                    .iter()
+                    .map(|r| r.event_id.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                (ids(&a), ids(&b)),
+                (
+                    vec!["e0".into(), "e1".into()],
+                    vec!["e1".into(), "e0".into()]
+                )
+            );
+            // Equal in every column but lineage: duplicates, one stands for them.
+            let same = rows(&[(Some("a"), 1, 1, "b1"), (Some("a"), 1, 1, "b2")]);
+            let m = run(&s, &same, &[false; 2], None, None).unwrap();
+            assert_eq!(
+                (m.batch.num_rows(), m.removed[0].why),
+                (1, Removed::Duplicate)
+            );
+        }
+    }
+
+    #[test]
+    fn a_held_row_without_a_snapshot_value_holds_its_key_in_every_snapshot_of_its_batch() {
+        let s = spec(true, true);
+        // One file with snapshots 1 and 2; b's row of snapshot 2 was
+        // quarantined with a NULL version, c is really gone from snapshot 2.
+        let held_rows = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("k", DataType::Utf8, true),
+                Field::new("seq", DataType::Int64, true),
+                Field::new("_batch_id", DataType::Utf8, false),
+            ])),
+            vec![
+                Arc::new(StringArray::from(vec!["b"])),
+                Arc::new(Int64Array::from(vec![None::<i64>])),
+                Arc::new(StringArray::from(vec!["f1"])),
+            ],
+        )
+        .unwrap();
+        let holds = SnapshotHolds {
+            rows: Some(held_rows),
+            batches: HashSet::new(),
+        };
+        for data in [
+            [
+                (Some("a"), 1, 1, "f1"),
+                (Some("b"), 1, 1, "f1"),
+                (Some("c"), 1, 1, "f1"),
+                (Some("a"), 2, 1, "f1"),
+            ],
+            [
+                (Some("a"), 2, 1, "f1"),
+                (Some("a"), 1, 1, "f1"),
+                (Some("b"), 1, 1, "f1"),
+                (Some("c"), 1, 1, "f1"),
+            ],
+        ] {
+            let m = run(&s, &rows(&data), &[false; 4], None, Some(&holds)).unwrap();
+            assert_eq!(values(&m), [(Some("a".into()), 1), (Some("b".into()), 1)]);
+        }
+    }
+
+    #[test]
     fn conflicting_keys_of_a_merge_source() {
         let b = rows(&[(Some("a"), 1, 1, "x"), (Some("a"), 1, 1, "x")]);
         let same = b.project(&[0, 1, 2]).unwrap();
@@ -1128,5 +1268,26 @@ mod tests {
             conflicting_key(&b, &["k".into()]).unwrap().as_deref(),
             Some("k=NULL")
         );
+        // Of several conflicting keys the smallest is named, in any row order.
+        for data in [
+            [
+                (Some("b"), 1, 1, "x"),
+                (Some("b"), 1, 2, "x"),
+                (Some("a"), 1, 1, "x"),
+                (Some("a"), 1, 2, "x"),
+            ],
+            [
+                (Some("a"), 1, 2, "x"),
+                (Some("b"), 1, 1, "x"),
+                (Some("a"), 1, 1, "x"),
+                (Some("b"), 1, 2, "x"),
+            ],
+        ] {
+            let b = rows(&data).project(&[0, 1, 2]).unwrap();
+            assert_eq!(
+                conflicting_key(&b, &["k".into()]).unwrap().as_deref(),
+                Some("k=a")
+            );
+        }
     }
 }

@@ -44,6 +44,7 @@ impl BronzeMode {
 
 /// A bronze table and the schema silver reads it with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BronzeTableDef {
     /// Name without the layer: `nyc_taxi_yellow` is `bronze.nyc_taxi_yellow`.
     pub name: String,
@@ -76,6 +77,7 @@ impl BronzeTableDef {
 
 /// A silver table built from one bronze table by a rule registry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SilverTableDef {
     /// Name without the layer: `silver.nyc_taxi_yellow`.
     pub name: String,
@@ -103,6 +105,7 @@ pub struct SilverTableDef {
 
 /// A gold model: one SQL query over silver tables (never bronze).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GoldModelDef {
     /// Name without the layer: `gold.trips_by_borough_daily`.
     pub name: String,
@@ -129,6 +132,7 @@ pub enum CheckLevel {
 
 /// What a check verifies. Table names are qualified (`silver.nyc_taxi_yellow`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CheckKind {
     /// Row level: `predicate` (SQL) must be TRUE for every row of `table`;
@@ -214,6 +218,7 @@ pub enum CheckKind {
 
 /// One column of a [`CheckKind::Contract`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ContractColumn {
     pub name: String,
     #[serde(rename = "type")]
@@ -235,8 +240,10 @@ pub enum Severity {
     Error,
 }
 
-/// A named quality check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A named quality check: `id`, `level`, `description`, `severity` and the
+/// fields of its `kind` in one JSON object. A field no kind knows is refused
+/// (written by hand: serde cannot deny unknown fields with `flatten`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckDef {
     pub id: String,
     pub level: CheckLevel,
@@ -248,8 +255,48 @@ pub struct CheckDef {
     pub kind: CheckKind,
 }
 
+impl<'de> Deserialize<'de> for CheckDef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        /// The fields every check has.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Common {
+            id: String,
+            level: CheckLevel,
+            description: String,
+            #[serde(default)]
+            severity: Severity,
+        }
+        let mut rest = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let mut common = serde_json::Map::new();
+        for key in ["id", "level", "description", "severity"] {
+            if let Some(v) = rest.remove(key) {
+                common.insert(key.to_string(), v);
+            }
+        }
+        let id = common
+            .get("id")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_string();
+        let c: Common =
+            serde_json::from_value(serde_json::Value::Object(common)).map_err(D::Error::custom)?;
+        let kind: CheckKind = serde_json::from_value(serde_json::Value::Object(rest))
+            .map_err(|e| D::Error::custom(format!("check {id}: {e}")))?;
+        Ok(CheckDef {
+            id: c.id,
+            level: c.level,
+            description: c.description,
+            severity: c.severity,
+            kind,
+        })
+    }
+}
+
 /// Anti-patterns an instructor switches on to show what breaks (seed 003 §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct AntiPatterns {
     /// "The shortcut": gold models may read bronze tables (duplicates and
     /// rejected records then count in business figures).
@@ -259,6 +306,7 @@ pub struct AntiPatterns {
 
 /// A whole pipeline: what the playground runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PipelineDef {
     /// Example name shown in the UI ("NYC taxi: silver module").
     pub title: String,

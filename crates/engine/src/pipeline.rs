@@ -106,6 +106,15 @@ pub struct RuleStat {
     pub changed: usize,
     /// Reasons of up to three failing rows.
     pub sample: Vec<String>,
+    /// Normalize with a declared TIMESTAMP type: values without an offset
+    /// that were taken as UTC (a declared zone is not possible here: convert
+    /// with an offset in the text, or declare the source column's time_zone).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_as_utc: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Output of a table in the run.
@@ -1117,6 +1126,7 @@ fn apply_action(
         failed,
         changed,
         sample,
+        read_as_utc: 0,
     }
 }
 
@@ -1225,14 +1235,16 @@ async fn build_silver(
                 if let Some(t) = trace.as_deref_mut() {
                     trace_rule(t, rule, &current, Some(&step.rows), &step.failures);
                 }
-                stats.push(apply_action(
+                let mut stat = apply_action(
                     rule,
                     checked,
                     step.changed,
                     step.failures,
                     &mut drops,
                     &mut diags,
-                ));
+                );
+                stat.read_as_utc = step.read_as_utc;
+                stats.push(stat);
                 current = step.rows;
             }
             Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
@@ -1520,7 +1532,7 @@ async fn select_columns(
                 arrival[*row],
                 format!(
                     "{SELECT_RULE_ID}: {expr} failed on this row: {error}{}",
-                    describe_values(batch, &e.columns, *row, true)
+                    crate::eval::describe(batch, &e.columns, *row, true)
                 ),
             ));
         }
@@ -1544,8 +1556,16 @@ async fn select_columns(
     Ok((out, failures))
 }
 
-/// `batch` with `array` added (or replaced) as column `name`.
-fn with_column(batch: &RecordBatch, name: &str, array: ArrayRef) -> Result<RecordBatch> {
+/// SQL options for statements that only read: no DDL, no DML, no `SET`.
+pub(crate) fn queries_only() -> SQLOptions {
+    SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
+}
+
+/// `batch` with `array` added (or replaced) as column `name` (nullable).
+pub(crate) fn with_column(batch: &RecordBatch, name: &str, array: ArrayRef) -> Result<RecordBatch> {
     let mut fields: Vec<Field> = batch
         .schema()
         .fields()
@@ -1648,35 +1668,6 @@ fn check_rule_size(rule: &Rule) -> std::result::Result<(), String> {
     }
 }
 
-/// " (fare_amount = -21, total_amount = -24.8)" for the columns a rule reads
-/// (`quote_text`: text values in quotes, `amount = 'ten'`).
-fn describe_values(batch: &RecordBatch, cols: &[String], row: usize, quote_text: bool) -> String {
-    let opts = FormatOptions::default()
-        .with_null("NULL")
-        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
-    let parts: Vec<String> = cols
-        .iter()
-        .filter_map(|c| {
-            let arr = batch.column_by_name(c)?;
-            let f = ArrayFormatter::try_new(arr.as_ref(), &opts).ok()?;
-            let text = matches!(
-                arr.data_type(),
-                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-            );
-            Some(if quote_text && text && arr.is_valid(row) {
-                format!("{c} = '{}'", f.value(row))
-            } else {
-                format!("{c} = {}", f.value(row))
-            })
-        })
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
-    }
-}
-
 fn check_target_column(rule: &Rule, name: &str) -> std::result::Result<(), String> {
     if name.contains(',') {
         return Err(format!(
@@ -1766,7 +1757,7 @@ async fn eval_condition(
                     format!(
                         "{}: {sql}{}",
                         rule.id,
-                        describe_values(batch, &e.columns, r, false)
+                        crate::eval::describe(batch, &e.columns, r, false)
                     )
                 }
             };
@@ -1782,13 +1773,13 @@ fn run_time_reason(
     sql: &str,
     error: &str,
     batch: &RecordBatch,
-    columns: &[String],
+    columns: &[(String, usize)],
     row: usize,
 ) -> String {
     format!(
         "{}: {sql} failed on this row: {error}{}",
         rule.id,
-        describe_values(batch, columns, row, true)
+        crate::eval::describe(batch, columns, row, true)
     )
 }
 
@@ -1807,6 +1798,8 @@ struct Step {
     /// Normalize: values changed.
     changed: usize,
     failures: Failures,
+    /// Normalize to TIMESTAMP: values without an offset, read as UTC.
+    read_as_utc: usize,
 }
 
 /// Replaces an existing column with the expression's value, converted
@@ -1838,21 +1831,26 @@ async fn normalize(
         ));
     }
     let mut value = e.values;
+    let mut read_as_utc = 0;
     if let Some(ty) = rule.cast {
         let text = cast(&value, &DataType::Utf8).map_err(|e| e.to_string())?;
         let text = text
             .as_any()
             .downcast_ref::<StringArray>()
             .ok_or("value as text")?;
-        let (typed, errors) =
-            crate::convert::convert_column(column, text, ty, &[]).map_err(|e| e.to_string())?;
-        for (row, e) in errors.into_iter().enumerate() {
+        let converted = crate::convert::convert_source_column(
+            &crate::source::SourceColumn::new(column, ty),
+            text,
+        )
+        .map_err(|e| e.to_string())?;
+        for (row, e) in converted.errors.into_iter().enumerate() {
             if let Some(e) = e {
                 failed[row] = true;
                 failures.push((arrival[row], format!("{}: {e}", rule.id)));
             }
         }
-        value = typed;
+        read_as_utc = converted.read_as_utc.iter().filter(|f| **f).count();
+        value = converted.array;
     }
     let out = with_column(input, column, value).map_err(|e| e.to_string())?;
     let old = input.column(old_index);
@@ -1876,6 +1874,7 @@ async fn normalize(
         changed: changed_values(old, new),
         rows: out,
         failures,
+        read_as_utc,
     })
 }
 
@@ -1911,6 +1910,7 @@ async fn enrich_computed(
         rows: out,
         changed: 0,
         failures,
+        read_as_utc: 0,
     })
 }
 
@@ -2059,56 +2059,129 @@ async fn enrich_lookup(
     // carry ids through the join (a hash join reorders them).
     let n = input.num_rows();
     let with_ids = crate::eval::with_row_ids(input)?;
-    let left = read_batch(ctx, &with_ids)
-        .map_err(|e| e.to_string())?
-        .alias(ROW_ALIAS)
-        .map_err(df_err)?;
     let row_names: std::collections::HashSet<String> = input
         .schema()
         .fields()
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    let right = read_batch(ctx, &lookup_rows)
-        .map_err(|e| e.to_string())?
-        .alias(&lookup.alias)
-        .map_err(df_err)?;
-    let both = left.schema().join(right.schema()).map_err(df_err)?;
     let on_sql = qualify_row_columns(&lookup.on, &row_names)?;
-    let on = ctx
-        .state()
-        .create_logical_expr(&on_sql, &both)
-        .map_err(|e| format!("join condition: {}", df_err(e)))?;
-    let joined = left
-        .join_on(right, JoinType::Left, vec![on])
-        .map_err(df_err)?;
-    // Every column of both sides under a plain name; the qualified names
-    // stay in `schema` for the output expressions.
-    let schema = joined.schema().clone();
-    let select: Vec<Expr> = schema
-        .columns()
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| Expr::Column(c).alias(format!("__c{i}")))
-        .collect();
     let not_unique = |got: String| {
         format!(
             "the join changed the row count from {n} to {got}: the lookup key is not unique in {}. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\".",
             lookup.table
         )
     };
-    let out = match collect_single(joined.select(select).map_err(df_err)?, Some(n)).await {
-        Ok(out) => out,
-        Err(CollectError::TooManyRows(m)) => return Err(not_unique(format!("more than {m}"))),
-        Err(e) => return Err(e.into()),
+    // The join of some rows (a slice of `with_ids`): every column of both
+    // sides under a plain name; the qualified names stay in the schema for
+    // the output expressions.
+    let lookup_rows = &lookup_rows;
+    let join = |rows: RecordBatch| {
+        let on_sql = on_sql.clone();
+        async move {
+            let plan = |e: datafusion::error::DataFusionError| CollectError::Query(df_err(e));
+            let left = read_batch(ctx, &rows)
+                .map_err(|e| CollectError::Query(e.to_string()))?
+                .alias(ROW_ALIAS)
+                .map_err(plan)?;
+            let right = read_batch(ctx, lookup_rows)
+                .map_err(|e| CollectError::Query(e.to_string()))?
+                .alias(&lookup.alias)
+                .map_err(plan)?;
+            let both = left.schema().join(right.schema()).map_err(plan)?;
+            let on = ctx
+                .state()
+                .create_logical_expr(&on_sql, &both)
+                .map_err(|e| CollectError::Query(format!("join condition: {}", df_err(e))))?;
+            let joined = left
+                .join_on(right, JoinType::Left, vec![on])
+                .map_err(plan)?;
+            let schema = joined.schema().clone();
+            let select: Vec<Expr> = schema
+                .columns()
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| Expr::Column(c).alias(format!("__c{i}")))
+                .collect();
+            let out =
+                collect_single(joined.select(select).map_err(plan)?, Some(rows.num_rows())).await?;
+            Ok::<_, CollectError>((schema, out))
+        }
     };
+    // A join condition that fails at run time on some rows (a CAST of a bad
+    // code) fails those rows only: halve until they stand alone.
+    let mut pieces = Vec::new();
+    let mut failed_rows: Vec<(usize, String)> = Vec::new();
+    let mut schema = None;
+    let mut todo = vec![(0usize, n)];
+    while let Some((offset, len)) = todo.pop() {
+        match join(with_ids.slice(offset, len)).await {
+            Ok((s, out)) => {
+                schema = Some(s);
+                pieces.push(out);
+            }
+            Err(CollectError::TooManyRows(m)) => {
+                return Err(not_unique(if len == n {
+                    format!("more than {m}")
+                } else {
+                    "more".into()
+                }))
+            }
+            Err(CollectError::Execution(m)) if len <= 1 => failed_rows.push((offset, m)),
+            Err(CollectError::Execution(_)) => {
+                let half = len / 2;
+                todo.push((offset + half, len - half));
+                todo.push((offset, half));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // The schema of the join, also when every row failed.
+    let schema = match schema {
+        Some(s) => s,
+        None => join(with_ids.slice(0, 0)).await.map_err(String::from)?.0,
+    };
+    let arrow_schema: SchemaRef = Arc::new(schema.as_arrow().clone());
     let id_index = schema
         .index_of_column_by_name(Some(&ROW_ALIAS.into()), crate::eval::ROW_ID)
         .ok_or("row ids lost in the join")?;
+    // Rows whose join failed: their own columns (with their id), the
+    // lookup's NULL, as a LEFT JOIN without a match gives them.
+    failed_rows.sort_by_key(|(r, _)| *r);
+    if !failed_rows.is_empty() {
+        let at = datafusion::arrow::array::UInt32Array::from_iter_values(
+            failed_rows.iter().map(|(r, _)| *r as u32),
+        );
+        let columns: Vec<ArrayRef> = schema
+            .iter()
+            .map(|(qualifier, f)| {
+                let own = qualifier
+                    .filter(|q| q.table() == ROW_ALIAS)
+                    .and_then(|_| with_ids.column_by_name(f.name()));
+                match own {
+                    Some(c) => datafusion::arrow::compute::take(c.as_ref(), &at, None)
+                        .map_err(|e| e.to_string()),
+                    None => Ok(datafusion::arrow::array::new_null_array(
+                        f.data_type(),
+                        failed_rows.len(),
+                    )),
+                }
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        pieces.push(
+            RecordBatch::try_new(Arc::clone(&arrow_schema), columns).map_err(|e| e.to_string())?,
+        );
+    }
+    let pieces: Vec<RecordBatch> = pieces
+        .into_iter()
+        .map(|p| RecordBatch::try_new(Arc::clone(&arrow_schema), p.columns().to_vec()))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let out = concat_batches(&arrow_schema, &pieces).map_err(|e| e.to_string())?;
     let order = crate::eval::input_order(out.column(id_index), n)
         .ok_or_else(|| not_unique(out.num_rows().to_string()))?;
     let joined_rows = RecordBatch::try_new(
-        out.schema(),
+        Arc::clone(&arrow_schema),
         out.columns()
             .iter()
             .map(|c| datafusion::arrow::compute::take(c.as_ref(), &order, None))
@@ -2127,29 +2200,54 @@ async fn enrich_lookup(
     }
     let mut failures = Vec::new();
     let arrival = arrivals(input);
+    let on_columns: Vec<(String, usize)> = input
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| lookup.on.contains(f.name().as_str()) && !is_internal(f.name()))
+        .map(|(i, f)| (f.name().clone(), i))
+        .collect();
+    for (row, error) in &failed_rows {
+        failures.push((
+            arrival[*row],
+            format!(
+                "{}: join condition {} failed on this row: {error}{}",
+                rule.id,
+                lookup.on,
+                crate::eval::describe(input, &on_columns, *row, true)
+            ),
+        ));
+    }
     for (sql, values) in &evaluated[1..] {
         for (row, error) in &values.errors {
             failures.push((
                 arrival[*row],
-                run_time_reason(rule, sql, error, &joined_rows, &[], *row),
+                run_time_reason(rule, sql, error, &joined_rows, &values.columns, *row),
             ));
         }
     }
+    // Reasons quote the joined row: the lookup's columns too (`l.qty = 0`).
     let (first_sql, first) = &evaluated[0];
-    failures.extend(enrich_failures(
-        input,
-        &out,
-        rule,
-        &outputs[0],
-        &format!(" (no match in {})", lookup.table),
-        first_sql,
-        first,
-    ));
+    failures.extend(
+        enrich_failures(
+            &joined_rows,
+            &out,
+            rule,
+            &outputs[0],
+            &format!(" (no match in {})", lookup.table),
+            first_sql,
+            first,
+        )
+        .into_iter()
+        .filter(|(a, _)| !failed_rows.iter().any(|(r, _)| arrival[*r] == *a)),
+    );
     failures.sort_by_key(|(a, _)| *a);
     Ok(Step {
         rows: out,
         changed: 0,
         failures,
+        read_as_utc: 0,
     })
 }
 
@@ -2202,11 +2300,10 @@ async fn run_gold(
         }
         _ => return Err(format!("gold.{name} must be one SELECT query, not {} statements", statements.len())),
     }
-    let opts = SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
-    let df = ctx.sql_with_options(sql, opts).await.map_err(df_err)?;
+    let df = ctx
+        .sql_with_options(sql, queries_only())
+        .await
+        .map_err(df_err)?;
     let mut read_bronze = Vec::new();
     df.logical_plan()
         .apply_with_subqueries(|node| {

@@ -1263,6 +1263,18 @@ impl Playground {
         })
     }
 
+    /// The column rule `st` works on (its id when the rule is gone).
+    fn rule_column(&self, st: &crate::pipeline::RuleStat) -> String {
+        self.def
+            .silver
+            .iter()
+            .filter(|s| s.name == st.silver_table)
+            .flat_map(|s| &s.rules.rules)
+            .find(|r| r.id == st.rule_id)
+            .map(|r| r.column.trim().to_string())
+            .unwrap_or_else(|| st.rule_id.clone())
+    }
+
     /// The row trail of row `row` of `table` (see [`crate::trail`]).
     pub async fn trail(&self, table: &str, row: usize) -> Result<crate::trail::RowTrail> {
         let out = self
@@ -1393,6 +1405,19 @@ impl Playground {
                         values: r.values,
                     })
                 })
+                // Normalizations that convert text to TIMESTAMP read the same way.
+                .chain(
+                    self.last_good
+                        .iter()
+                        .flat_map(|o| &o.rule_stats)
+                        .filter(|st| st.read_as_utc > 0)
+                        .map(|st| ReadAsUtcView {
+                            bronze_table: format!("silver.{}", st.silver_table),
+                            column: format!("{} ({})", self.rule_column(st), st.rule_id),
+                            without_offset: st.read_as_utc,
+                            values: st.checked,
+                        }),
+                )
                 .collect(),
             checkpoints: self.checkpoints.clone(),
             topics: self.topics.iter().map(|(t, topic)| topic.view(t)).collect(),

@@ -71,6 +71,7 @@ impl RuleKind {
 
 /// A LEFT JOIN with a lookup table (seed 002: "LEFT JOIN, not INNER, so no row is lost").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Lookup {
     /// Qualified table name, e.g. `bronze.taxi_zone_lookup`. Read through its
     /// declared source schema, so its columns are typed.
@@ -84,6 +85,7 @@ pub struct Lookup {
 /// A named value substituted into `expression` wherever `{name}` appears, so a
 /// learner can change a threshold or a date without touching the SQL.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RuleParam {
     pub name: String,
     pub value: String,
@@ -91,6 +93,7 @@ pub struct RuleParam {
 
 /// One row of the registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Rule {
     /// `F1`, `N2`, `E3`, ...: unique in the registry; quarantine rows carry it.
     pub id: String,
@@ -157,6 +160,7 @@ impl Rule {
 
 /// The ordered list of rules for one silver table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct RuleRegistry {
     pub rules: Vec<Rule>,
 }

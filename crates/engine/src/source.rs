@@ -179,6 +179,7 @@ impl<'de> Deserialize<'de> for ColumnType {
 
 /// One declared column of a source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SourceColumn {
     pub name: String,
     #[serde(rename = "type")]
@@ -335,6 +336,7 @@ impl SourceColumn {
 
 /// The schema silver reads a bronze table with (the "explicit schema" of seed 001).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct SourceSchema {
     pub columns: Vec<SourceColumn>,
 }

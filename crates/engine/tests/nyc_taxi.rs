@@ -213,7 +213,7 @@ async fn checks_on_three_levels() {
     assert_eq!(check(&v, "S4").status, CheckStatus::Warn);
     assert_eq!(
         check(&v, "S4").observed,
-        "Airport_fee (absent in 1 of 1 batches, read as NULL)"
+        "Airport_fee (absent in 1 of 1 batches, read as NULL); 266 NULLs seen"
     );
     assert_eq!(
         check(&v, "A1").observed,
@@ -739,7 +739,7 @@ async fn empty_file_is_a_batch_with_a_note() {
     assert_eq!(table(&v, SILVER).row_count, 260);
     assert_eq!(
         check(&v, "S4").observed,
-        "Airport_fee (absent in 1 of 2 batches, read as NULL)"
+        "Airport_fee (absent in 1 of 2 batches, read as NULL); 266 NULLs seen"
     );
 }
 

@@ -569,6 +569,226 @@ async fn the_row_trail_of_a_window_rule_shows_the_runs_outcome() {
     );
 }
 
+/// Two bronze tables: `t` (columns) and `lk` (lookup columns), silver `t` with rules.
+fn with_lookup(
+    columns: &[(&str, &str)],
+    lk: &[(&str, &str)],
+    rules: serde_json::Value,
+) -> PipelineDef {
+    let cols = |c: &[(&str, &str)]| {
+        c.iter()
+            .map(|(n, t)| json!({"name": n, "type": t}))
+            .collect::<Vec<_>>()
+    };
+    pipeline_json(json!({
+        "title": "case",
+        "bronze": [
+            {"name": "t", "source_system": "f", "schema": {"columns": cols(columns)}, "description": ""},
+            {"name": "lk", "source_system": "f", "schema": {"columns": cols(lk)}, "description": ""}
+        ],
+        "silver": [{"name": "t", "source": "t", "rules": {"rules": rules}, "description": ""}],
+        "gold": [],
+        "checks": []
+    }))
+}
+
+async fn ingest_to(p: &mut Playground, table: &str, file: &str, bytes: &[u8]) -> PipelineView {
+    send(
+        p,
+        Request::Ingest {
+            table: table.into(),
+            file_name: file.into(),
+            bytes: bytes.to_vec(),
+            options: IngestOptions::default(),
+        },
+    )
+    .await
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_lookup_failure_reason_quotes_the_lookups_value_not_the_rows() {
+    let mut lk = rule("L1", "enrich", "per", "100 / l.qty");
+    lk["lookup"] = json!({"table": "bronze.lk", "alias": "l", "on": "sku = l.sku"});
+    lk["action"] = json!("drop");
+    let mut p = playground(with_lookup(
+        &[("sku", "STRING"), ("qty", "INT")],
+        &[("sku", "STRING"), ("qty", "INT")],
+        json!([lk]),
+    ))
+    .await;
+    ingest_to(&mut p, "lk", "lk.csv", b"sku,qty\nA,0\nB,5\n").await;
+    ingest(&mut p, "a.csv", b"sku,qty\nB,7\nA,3\n").await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["sku", "qty", "per"]),
+        ["B|7|20"]
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        ["L1|L1: 100 / l.qty failed on this row: Divide by zero error (l.qty = 0)"]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_join_condition_that_fails_on_one_row_quarantines_that_row_only() {
+    let mut lk = rule("L1", "enrich", "name", "l.name");
+    lk["lookup"] = json!({"table": "bronze.lk", "alias": "l", "on": "CAST(code AS INT) = l.id"});
+    lk["action"] = json!("drop");
+    let mut p = playground(with_lookup(
+        &[("code", "STRING"), ("qty", "INT")],
+        &[("id", "INT"), ("name", "STRING")],
+        json!([lk]),
+    ))
+    .await;
+    ingest_to(&mut p, "lk", "lk.csv", b"id,name\n1,one\n2,two\n").await;
+    let v = ingest(&mut p, "a.csv", b"code,qty\n1,7\nx2,3\n2,4\n").await;
+    assert!(v.run.ok, "{:?} {:?}", v.run, rule_view(&v, "L1").error);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["code", "qty", "name"]),
+        ["1|7|one", "2|4|two"]
+    );
+    let q = quarantined(&mut p).await;
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert!(
+        q[0].starts_with("L1|L1: join condition CAST(code AS INT) = l.id failed on this row: ")
+            && q[0].contains("'x2'")
+            && q[0].ends_with("(code = 'x2')"),
+        "{q:?}"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn an_error_that_does_not_depend_on_the_row_is_the_rules_error() {
+    let mut p = playground(pipeline(
+        &[("sku", "STRING"), ("qty", "INT")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    ingest(&mut p, "a.csv", b"sku,qty\nA,1\nB,2\nC,3\n").await;
+    for (e, says) in [
+        (
+            "qty IN (SELECT CAST(column1 AS INT) FROM (VALUES ('1'), ('x')))",
+            "fails by itself, whatever the row",
+        ),
+        (
+            "qty > (SELECT CAST(column1 AS INT) FROM (VALUES ('x')))",
+            "fails by itself, whatever the row",
+        ),
+        ("qty > CAST('x' AS INT)", "would fail on every row"),
+    ] {
+        let v = with_rules(&mut p, json!([rule("X1", "expect", "qty", e)])).await;
+        let error = rule_view(&v, "X1").error.clone().unwrap_or_default();
+        assert!(error.contains(says), "{e}: {error}");
+        // The last good silver stays; nothing was quarantined for it.
+        assert_eq!(
+            grid(&rows(&mut p, "silver.t").await, &["sku", "qty"]),
+            ["A|1", "B|2", "C|3"]
+        );
+        assert!(quarantined(&mut p).await.is_empty());
+    }
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn misspelt_fields_are_refused_with_the_known_names_everywhere() {
+    let refused_json = |v: serde_json::Value| -> String {
+        serde_json::from_value::<Request>(v)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    assert!(refused_json(
+        json!({"type": "ingest", "table": "t", "file_name": "a.csv", "bytes": [49], "option": {}})
+    )
+    .contains("unknown field `option`, expected one of"));
+    assert!(
+        refused_json(json!({"type": "reingest", "batch_id": "b", "remeber": true}))
+            .contains("unknown field `remeber`")
+    );
+    let load = |silver: serde_json::Value, checks: serde_json::Value| {
+        json!({"type": "load_pipeline", "pipeline": {
+            "title": "c",
+            "bronze": [{"name": "t", "source_system": "f", "description": "", "schema": {"columns": [
+                {"name": "id", "type": "STRING"}, {"name": "ts", "type": "TIMESTAMP"}]}}],
+            "silver": [silver], "gold": [], "checks": checks}})
+    };
+    let silver = |merge: serde_json::Value, rule: serde_json::Value| json!({"name": "t", "source": "t", "rules": {"rules": [rule]}, "description": "", "merge": merge});
+    let ok_rule = rule("X1", "expect", "id", "id IS NOT NULL");
+    let mut bad_rule = ok_rule.clone();
+    bad_rule["acton"] = json!("fail");
+    for (what, request, field) in [
+        (
+            "merge",
+            load(
+                silver(json!({"keys": ["id"], "sequnce_by": "ts"}), ok_rule.clone()),
+                json!([]),
+            ),
+            "sequnce_by",
+        ),
+        (
+            "rule",
+            load(silver(json!({"keys": ["id"]}), bad_rule), json!([])),
+            "acton",
+        ),
+        (
+            "check",
+            load(
+                silver(json!({"keys": ["id"]}), ok_rule.clone()),
+                json!([{"id": "U1", "level": "row", "description": "", "kind": "unique", "table": "silver.t", "column": ["id"]}]),
+            ),
+            "column",
+        ),
+    ] {
+        let message = refused_json(request);
+        assert!(
+            message.contains(&format!("unknown field `{field}`")),
+            "{what}: {message}"
+        );
+    }
+    assert!(
+        serde_json::from_value::<medallion_engine::source::SourceColumn>(
+            json!({"name": "ts", "type": "TIMESTAMP", "timezone": "Europe/Berlin"})
+        )
+        .is_err_and(|e| e
+            .to_string()
+            .contains("unknown field `timezone`, expected one of"))
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_normalization_to_timestamp_counts_values_read_as_utc() {
+    let mut n1 = rule("N1", "normalize", "ts", "ts");
+    n1["type"] = json!("TIMESTAMP");
+    let mut p = playground(pipeline(
+        &[("id", "STRING"), ("ts", "STRING")],
+        json!([n1]),
+        &[],
+    ))
+    .await;
+    let v = ingest(
+        &mut p,
+        "a.csv",
+        b"id,ts\n1,2024-02-01 09:00:00\n2,2024-02-01T09:00:00+01:00\n",
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "ts"]),
+        ["1|2024-02-01 09:00:00", "2|2024-02-01 08:00:00"]
+    );
+    assert_eq!(
+        rule_view(&v, "N1").stat.as_ref().map(|s| s.read_as_utc),
+        Some(1)
+    );
+    let r = v
+        .read_as_utc
+        .iter()
+        .find(|r| r.bronze_table == "silver.t")
+        .expect("counted on the silver table");
+    assert_eq!(
+        (r.column.as_str(), r.without_offset, r.values),
+        ("ts (N1)", 1, 2)
+    );
+}
+
 // ---- end of rules and rows ----
 
 // ---- integer overflow ----
@@ -1996,9 +2216,10 @@ async fn rw33_a_merge_tie_is_quarantined_never_decided_by_arrival() {
     let q = rows(&mut p, "silver.quarantine").await;
     assert_eq!(
         grid(&q, &["rule_id", "reason", "raw_payload", "_source_file"]),
+        // The tied rows in order of their values (gold, silver), not of arrival.
         [
-            format!("merge|{RW33_TIE}|C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|rw-33-merge-ties-batch-2.csv"),
             format!("merge|{RW33_TIE}|C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z|rw-33-merge-ties-batch-2.csv"),
+            format!("merge|{RW33_TIE}|C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|rw-33-merge-ties-batch-2.csv"),
         ]
     );
     assert_eq!(
@@ -2123,8 +2344,8 @@ async fn rw33_incremental_runs_give_the_full_refresh_table_even_for_a_tie_with_a
     assert_eq!(
         grid(&q, &["raw_payload", "closed_in_run"]),
         [
-            "C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|NULL",
             "C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z|NULL",
+            "C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z|NULL",
             "C-204,noa.r@example.test,bronze,2024-08-02T12:00:00Z|NULL",
             "C-204,noa.r@example.test,gold,2024-08-02T12:00:00Z|NULL",
         ]
@@ -2439,7 +2660,7 @@ async fn rw33_the_row_trail_of_a_tied_row_says_the_merge_quarantined_it() {
     assert_eq!(
         (r.raw_payload.as_str(), r.role.as_str()),
         (
-            "C-203,mia.q@example.test,gold,2024-08-02T08:00:00Z",
+            "C-203,mia.q@example.test,silver,2024-08-02T08:00:00Z",
             "quarantined"
         )
     );
@@ -2496,6 +2717,374 @@ async fn a_null_key_renamed_by_the_select_list_is_quarantined_not_a_failed_run()
     assert_eq!(
         check(&v, "A1").observed,
         "bronze 2 = silver 1 + quarantine 1 + removed by merge 0"
+    );
+}
+
+/// Silver `t` (columns `cols`), the open quarantine as `raw_payload|reason`
+/// and check A1's text after ingesting `files` in order, one run each.
+async fn merged_files(
+    def: PipelineDef,
+    files: &[&[u8]],
+    cols: &[&str],
+) -> (Vec<String>, Vec<String>, String) {
+    let mut p = playground(def).await;
+    let mut a1 = String::new();
+    for (i, f) in files.iter().enumerate() {
+        let v = ingest(&mut p, &format!("f{i}.csv"), f).await;
+        assert!(v.run.ok, "{:?}", v.run.errors);
+        a1 = check(&v, "A1").observed.clone();
+    }
+    let silver = grid(&rows(&mut p, "silver.t").await, cols);
+    let q = grid(
+        &rows(&mut p, "silver.quarantine").await,
+        &["raw_payload", "reason", "closed_in_run"],
+    )
+    .into_iter()
+    .filter_map(|r| r.strip_suffix("|NULL").map(str::to_string))
+    .collect();
+    (silver, q, a1)
+}
+
+const SRC_COLUMNS: [(&str, &str); 4] = [
+    ("id", "STRING"),
+    ("tier", "STRING"),
+    ("ts", "TIMESTAMP"),
+    ("src", "STRING"),
+];
+
+/// Probe (kind 3): two rows of one key and one `sequence_by` value that
+/// differ only in a `track_history_except` column (`src` = crm / web), in two
+/// files in either order. Before: silver kept whichever arrived first. Now
+/// the tie is ambiguous (silver stores `src`, and only arrival could pick
+/// it): both rows quarantined, the same table and quarantine in both orders.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k3_a_tie_differing_only_in_an_untracked_column_is_ambiguous_in_either_order() {
+    let crm: &[u8] = b"id,tier,ts,src\nA,gold,2024-01-01T00:00:00Z,crm\n";
+    let web: &[u8] = b"id,tier,ts,src\nA,gold,2024-01-01T00:00:00Z,web\n";
+    let earlier: &[u8] = b"id,tier,ts,src\nA,silver,2023-12-31T00:00:00Z,crm\n";
+    let reason = "merge: ambiguous tie: 2 rows have id=A and ts=2024-01-01 00:00:00, and they differ in src (crm, web) (in track_history_except, so no new version, but silver stores one value of it); none of them is applied (nothing says which came last) and the key keeps its earlier state";
+    let quarantine = vec![
+        format!("A,gold,2024-01-01T00:00:00Z,crm|{reason}"),
+        format!("A,gold,2024-01-01T00:00:00Z,web|{reason}"),
+    ];
+    for scd in ["scd1", "scd2"] {
+        let spec = json!({"keys": ["id"], "sequence_by": "ts", "stored_as": scd, "track_history_except": ["src"]});
+        let def = || merged(&SRC_COLUMNS, spec.clone(), json!([]), json!([]));
+        for files in [[crm, web], [web, crm]] {
+            let got = merged_files(def(), &files, &["id", "tier", "src"]).await;
+            assert_eq!(
+                got,
+                (
+                    vec![],
+                    quarantine.clone(),
+                    "bronze 2 = silver 0 + quarantine 2 + removed by merge 0".to_string()
+                ),
+                "{scd}"
+            );
+            // With an earlier state, the key keeps it.
+            let got = merged_files(
+                def(),
+                &[earlier, files[0], files[1]],
+                &["id", "tier", "src", "ts"],
+            )
+            .await;
+            assert_eq!(got.0, ["A|silver|crm|2023-12-31 00:00:00"], "{scd}");
+            assert_eq!(
+                (got.1.len(), got.2.as_str()),
+                (2, "bronze 3 = silver 1 + quarantine 2 + removed by merge 0"),
+                "{scd}"
+            );
+        }
+        // The same src twice at one ts: a re-sent row, one stands for both.
+        let got = merged_files(def(), &[crm, crm], &["id", "tier", "src"]).await;
+        assert_eq!(
+            got,
+            (
+                vec!["A|gold|crm".to_string()],
+                vec![],
+                "bronze 2 = silver 1 + quarantine 0 + removed by merge 1".to_string()
+            ),
+            "{scd}"
+        );
+        // A later row that changes only src opens no version and changes
+        // nothing: the sequence decides which src is kept, never arrival.
+        let later: &[u8] = b"id,tier,ts,src\nA,gold,2024-01-02T00:00:00Z,web\n";
+        for files in [[crm, later], [later, crm]] {
+            let got = merged_files(def(), &files, &["id", "tier", "src", "ts"]).await;
+            assert_eq!(got.0, ["A|gold|crm|2024-01-01 00:00:00"], "{scd}");
+            assert_eq!(
+                got.2, "bronze 2 = silver 1 + quarantine 0 + removed by merge 1",
+                "{scd}"
+            );
+        }
+    }
+}
+
+/// Probe (kind 3, passing shapes): ties between two spellings of one
+/// instant, 1.0 vs 1, null-safe keys, two rows of a key in one snapshot, a
+/// delete tied with an upsert (and two deletes that differ in a value: one
+/// delete), an incremental SCD2 tie with a merged row.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k3_ties_in_other_shapes_are_ambiguous() {
+    let spec = json!({"keys": ["id"], "sequence_by": "ts"});
+    let (s, q, _) = merged_files(
+        merged(&SRC_COLUMNS, spec, json!([]), json!([])),
+        &[b"id,tier,ts,src\nA,gold,2024-01-01T08:00:00Z,x\nA,silver,2024-01-01T10:00:00+02:00,x\n"],
+        &["id"],
+    )
+    .await;
+    assert_eq!((s.len(), q.len()), (0, 2));
+    assert!(q[0].ends_with("2 rows have id=A and ts=2024-01-01 08:00:00, and they differ in tier (gold, silver); none of them is applied (nothing says which came last) and the key keeps its earlier state"), "{q:?}");
+    let (s, q, _) = merged_files(
+        merged(
+            &[("id", "STRING"), ("tier", "STRING"), ("seq", "DOUBLE")],
+            json!({"keys": ["id"], "sequence_by": "seq"}),
+            json!([]),
+            json!([]),
+        ),
+        &[b"id,tier,seq\nA,silver,1.0\nA,gold,1\n"],
+        &["id"],
+    )
+    .await;
+    assert_eq!((s.len(), q.len()), (0, 2));
+    let (s, q, a1) = merged_files(
+        merged(
+            &[
+                ("w", "STRING"),
+                ("bin", "STRING"),
+                ("qty", "INT"),
+                ("ts", "INT"),
+            ],
+            json!({"keys": ["w", "bin"], "sequence_by": "ts", "null_safe_keys": true}),
+            json!([]),
+            json!([]),
+        ),
+        &[b"w,bin,qty,ts\nW1,,1,5\nW1,,2,5\nW1,B,3,6\n"],
+        &["w", "bin", "qty"],
+    )
+    .await;
+    assert_eq!(s, ["W1|B|3"]);
+    assert!(
+        q[0].contains("ambiguous tie: 2 rows have w=W1, bin=NULL and ts=5"),
+        "{q:?}"
+    );
+    assert_eq!(
+        a1,
+        "bronze 3 = silver 1 + quarantine 2 + removed by merge 0"
+    );
+    let (s, q, _) = merged_files(
+        merged(
+            &[("d", "DATE"), ("k", "STRING"), ("qty", "INT")],
+            json!({"keys": ["k"], "sequence_by": "d", "from_snapshots": true}),
+            json!([]),
+            json!([]),
+        ),
+        &[
+            b"d,k,qty\n2024-01-01,A,1\n2024-01-01,B,1\n",
+            b"d,k,qty\n2024-01-02,A,2\n2024-01-02,A,3\n",
+        ],
+        &["k", "qty"],
+    )
+    .await;
+    assert_eq!((s, q.len()), (vec!["A|1".to_string()], 2));
+    let cdc = [
+        ("id", "STRING"),
+        ("op", "STRING"),
+        ("v", "INT"),
+        ("ts", "INT"),
+    ];
+    let (s, q, _) = merged_files(
+        merged(&cdc, json!({"keys": ["id"], "sequence_by": "ts", "stored_as": "scd2", "delete_when": "op = 'd'"}), json!([]), json!([])),
+        &[b"id,op,v,ts\nA,c,1,1\nB,c,1,1\n", b"id,op,v,ts\nA,d,1,2\nA,u,2,2\nB,d,1,2\nB,d,9,2\n"],
+        &["id", "v", "valid_from", "valid_to", "is_current"],
+    )
+    .await;
+    assert_eq!(s, ["A|1|1|NULL|true", "B|1|1|2|false"]);
+    // The delete listed first, whichever arrived first.
+    assert_eq!(
+        q.iter()
+            .map(|r| r.split('|').next().unwrap_or(""))
+            .collect::<Vec<_>>(),
+        ["A,d,1,2", "A,u,2,2"]
+    );
+    let mut p = playground(merged(
+        &cdc,
+        json!({"keys": ["id"], "sequence_by": "ts", "stored_as": "scd2"}),
+        json!([]),
+        json!([]),
+    ))
+    .await;
+    set_mode(&mut p, medallion_engine::api::RunMode::Incremental).await;
+    ingest(&mut p, "1.csv", b"id,op,v,ts\nA,c,1,1\nA,u,2,2\n").await;
+    ingest(&mut p, "2.csv", b"id,op,v,ts\nA,u,3,2\n").await;
+    assert_eq!(
+        grid(
+            &rows(&mut p, "silver.t").await,
+            &["id", "v", "valid_from", "valid_to", "is_current"]
+        ),
+        ["A|1|1|NULL|true"]
+    );
+    assert!(replay_identical(&mut p).await);
+}
+
+/// Snapshots (kind 3): a file holding two snapshot versions, one of whose
+/// rows (B) is quarantined with a NULL version. B was in that file's
+/// snapshots, so none of them deletes it; C is really gone from day 2.
+/// Before, only the snapshot of the file's first row was held: silver was
+/// `A|2` (B deleted) in one row order and `A|2, B|1, C|1` (C kept) in the other.
+/// Two files with the same snapshot version in either order are one snapshot.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k3_snapshot_holds_and_versions_do_not_depend_on_row_or_file_order() {
+    let def = || {
+        merged(
+            &[("d", "DATE"), ("k", "STRING"), ("qty", "INT")],
+            json!({"keys": ["k"], "sequence_by": "d", "from_snapshots": true}),
+            json!([]),
+            json!([]),
+        )
+    };
+    for file in [
+        &b"d,k,qty\n2024-01-01,A,1\n2024-01-01,B,1\n2024-01-01,C,1\n2024-01-02,A,2\n,B,2\n"[..],
+        &b"d,k,qty\n2024-01-02,A,2\n,B,2\n2024-01-01,A,1\n2024-01-01,B,1\n2024-01-01,C,1\n"[..],
+    ] {
+        let (s, q, a1) = merged_files(def(), &[file], &["k", "qty", "d"]).await;
+        assert_eq!(s, ["A|2|2024-01-02", "B|1|2024-01-01"]);
+        assert_eq!(
+            q,
+            [",B,2|merge: d is NULL (the sequence_by column of silver.t)"]
+        );
+        assert_eq!(
+            a1,
+            "bronze 5 = silver 2 + quarantine 1 + removed by merge 2"
+        );
+    }
+    let one: &[u8] = b"d,k,qty\n2024-01-01,A,1\n2024-01-01,B,1\n";
+    let two: &[u8] = b"d,k,qty\n2024-01-01,C,1\n2024-01-01,B,2\n";
+    let day2: &[u8] = b"d,k,qty\n2024-01-02,A,1\n";
+    for files in [[one, two, day2], [two, one, day2]] {
+        let (s, q, a1) = merged_files(def(), &files, &["k", "qty", "d"]).await;
+        assert_eq!(s, ["A|1|2024-01-01"]);
+        assert_eq!(q.len(), 2);
+        assert_eq!(
+            a1,
+            "bronze 5 = silver 1 + quarantine 2 + removed by merge 2"
+        );
+    }
+}
+
+/// A check's status, text and NULL count.
+fn figures(v: &PipelineView, id: &str) -> (String, String, Option<usize>) {
+    let c = check(v, id);
+    (format!("{:?}", c.status), c.observed.clone(), c.nulls)
+}
+
+/// Probe (kind 7): every check that looks at column values says how many
+/// NULLs it saw. Before: `row_predicate` said "(1 because a value is NULL)"
+/// but its `nulls` was None, and so were column_type, columns_exist,
+/// source_columns_present, timestamp_offsets and compare_average.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k7_every_check_that_reads_values_counts_its_nulls() {
+    let mut def = pipeline(
+        &[("a", "STRING"), ("n", "INT"), ("ts", "TIMESTAMP")],
+        json!([]),
+        &[],
+    );
+    let c = |id: &str, level: &str, kind: serde_json::Value| {
+        let mut o = json!({"id": id, "level": level, "description": ""});
+        o.as_object_mut()
+            .unwrap()
+            .extend(kind.as_object().unwrap().clone());
+        o
+    };
+    def.checks = serde_json::from_value(json!([
+        c("P1", "row", json!({"kind": "row_predicate", "table": "silver.t", "predicate": "n > 0"})),
+        c("T1", "schema", json!({"kind": "column_type", "table": "silver.t", "column": "n", "data_type": "INT"})),
+        c("T2", "schema", json!({"kind": "column_type", "table": "silver.t", "column": "zz", "data_type": "INT"})),
+        c("E1", "schema", json!({"kind": "columns_exist", "table": "silver.t", "columns": ["a", "n", "zz"]})),
+        c("S1", "schema", json!({"kind": "source_columns_present", "bronze_table": "bronze.t"})),
+        c("S2", "schema", json!({"kind": "timestamp_offsets", "bronze_table": "bronze.t"})),
+        c("M1", "aggregate", json!({"kind": "compare_average", "silver_table": "silver.t", "column": "n"})),
+        c("N1", "row", json!({"kind": "not_null", "table": "silver.t", "column": "n"})),
+        c("A1", "aggregate", json!({"kind": "reconciliation", "bronze_table": "bronze.t", "silver_table": "silver.t"})),
+        c("F1", "aggregate", json!({"kind": "filtered_share", "bronze_table": "bronze.t", "silver_table": "silver.t", "warn_above_pct": 50.0})),
+        c("Q1", "aggregate", json!({"kind": "audit", "sql": "SELECT * FROM silver.t WHERE n > 5"})),
+    ]))
+    .unwrap();
+    let mut p = playground(def).await;
+    let v = ingest(&mut p, "a.csv", b"a,n,ts\nx,1,2024-01-01T00:00:00Z\ny,,\n").await;
+    let r = |id: &str| figures(&v, id);
+    let want = |status: &str, observed: &str, nulls: Option<usize>| {
+        (status.to_string(), observed.to_string(), nulls)
+    };
+    assert_eq!(
+        r("P1"),
+        want(
+            "Fail",
+            "1 of 2 rows violate (1 because a value is NULL)",
+            Some(1)
+        )
+    );
+    assert_eq!(r("T1"), want("Pass", "INT; 1 NULL seen", Some(1)));
+    assert_eq!(r("T2"), want("Fail", "column zz is missing", None));
+    assert_eq!(r("E1"), want("Fail", "missing: zz; 1 NULL seen", Some(1)));
+    assert_eq!(
+        r("S1"),
+        want("Pass", "every declared column is in every batch", Some(0))
+    );
+    assert_eq!(
+        r("S2"),
+        want(
+            "Pass",
+            "every TIMESTAMP value had an offset or a declared time zone; 1 NULL seen",
+            Some(1)
+        )
+    );
+    assert_eq!(r("M1"), want("Info", "bronze 1.00 → silver 1.00; 2 NULLs seen (bronze 1, silver 1), left out of the averages", Some(2)));
+    assert_eq!(
+        r("N1"),
+        want("Fail", "1 of 2 rows violate; 1 NULL seen", Some(1))
+    );
+    assert_eq!(
+        r("A1"),
+        want("Pass", "bronze 2 = silver 2 + quarantine 0", None)
+    );
+    assert_eq!(
+        r("F1"),
+        want(
+            "Pass",
+            "0 of 2 rows did not reach silver (0.00%, threshold 50%)",
+            None
+        )
+    );
+    assert_eq!(r("Q1"), want("Pass", "0 rows returned (0 expected)", None));
+    // No NULL: the count is 0 and the texts are as before.
+    // No NULL among the values read: the count is 0 and the texts are as
+    // before; a column absent from a batch is counted by S1.
+    let mut p2 = playground({
+        let mut d = pipeline(&[("a", "STRING"), ("n", "INT"), ("ts", "TIMESTAMP")], json!([]), &[]);
+        d.checks = serde_json::from_value(json!([
+            c("P1", "row", json!({"kind": "row_predicate", "table": "silver.t", "predicate": "n > 0"})),
+            c("T1", "schema", json!({"kind": "column_type", "table": "silver.t", "column": "n", "data_type": "INT"})),
+            c("M1", "aggregate", json!({"kind": "compare_average", "silver_table": "silver.t", "column": "n"})),
+            c("S1", "schema", json!({"kind": "source_columns_present", "bronze_table": "bronze.t"})),
+        ]))
+        .unwrap();
+        d
+    })
+    .await;
+    ingest(&mut p2, "a.csv", b"a,n,ts\nx,1,2024-01-01T00:00:00Z\n").await;
+    let v = ingest(&mut p2, "b.csv", b"a,n\nz,2\n").await;
+    let r = |id: &str| figures(&v, id);
+    assert_eq!(r("P1"), want("Pass", "0 of 2 rows violate", Some(0)));
+    assert_eq!(r("T1"), want("Pass", "INT", Some(0)));
+    assert_eq!(r("M1"), want("Info", "bronze 1.50 → silver 1.50", Some(0)));
+    assert_eq!(
+        r("S1"),
+        want(
+            "Warn",
+            "ts (absent in 1 of 2 batches, read as NULL); 1 NULL seen",
+            Some(1)
+        )
     );
 }
 

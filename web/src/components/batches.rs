@@ -98,7 +98,7 @@ pub fn batch_log(p: &LogProps) -> Html {
                                 <td class={classes!((b.corrupt_records > 0).then_some("bad"))}>
                                     { b.corrupt_records }
                                     if b.warned_records > 0 {
-                                        <div class="warn-count" title={t(lang, "warned_hint")}>{ format!("{} {}", b.warned_records, t(lang, "warned")) }</div>
+                                        <div class="warn-count" title={t(lang, "warned_hint")}>{ format!("{} {}", b.warned_records, t(lang, "warned_records")) }</div>
                                     }
                                 </td>
                                 <td>{ b.bytes }</td>

@@ -174,9 +174,12 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 .iter()
                 .find(|s| s.name == tv.name)
                 .map(|s| format!("bronze.{}", s.source));
-            let utc = source
-                .map(|b| read_as_utc_hints(lang, &p.view, &b))
-                .unwrap_or_default();
+            let utc = html! {
+                <>
+                    { source.map(|b| read_as_utc_hints(lang, &p.view, &b)).unwrap_or_default() }
+                    { read_as_utc_hints(lang, &p.view, &tv.name) }
+                </>
+            };
             let extra = match (q, merge) {
                 (true, _) => html! { <div class="hint">{ t(lang, "quarantine_hint") }</div> },
                 (false, Some(m)) => html! {
@@ -184,7 +187,47 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 },
                 (false, None) => html! { <div class="hint">{ t(lang, "append_label") }</div> },
             };
-            let extra = html! { <>{ extra }{ utc }</> };
+            // A child table says what it explodes and what the records held.
+            let explode = p.view.silver.iter().find(|s| s.name == tv.name).and_then(|s| {
+                let spec = s.explode.as_ref()?;
+                let key: Vec<String> = spec
+                    .parent_columns
+                    .iter()
+                    .cloned()
+                    .chain([spec.position_column.clone()])
+                    .collect();
+                let counts = s.explode_stats.as_ref().map(|c| {
+                    format!(
+                        "{} {} {} {} ({} {}: {} empty, {} null, {} missing){}",
+                        c.records,
+                        t(lang, "explode_counts"),
+                        c.elements,
+                        t(lang, "explode_elements"),
+                        c.empty + c.null + c.missing,
+                        t(lang, "explode_without"),
+                        c.empty,
+                        c.null,
+                        c.missing,
+                        if c.unreadable > 0 {
+                            format!("; {} {}", c.unreadable, t(lang, "explode_unreadable"))
+                        } else {
+                            String::new()
+                        }
+                    )
+                });
+                let bad = s.explode_stats.as_ref().is_some_and(|c| c.unreadable > 0);
+                Some(html! {
+                    <>
+                        <div class="hint mono explode-label" title={t(lang, "explode_hint")}>
+                            { format!("EXPLODE {} OF bronze.{} · {} · {}{}", spec.path, s.source, t(lang, "explode_label"), key.join(", "), if spec.outer { " · OUTER" } else { "" }) }
+                        </div>
+                        if let Some(c) = counts {
+                            <div class={classes!("hint", "explode-counts", bad.then_some("warn"))}>{ c }</div>
+                        }
+                    </>
+                })
+            });
+            let extra = html! { <>{ explode.unwrap_or_default() }{ extra }{ utc }</> };
             // The quarantine is history: the card counts what is quarantined now.
             let (count, extra) = if q && tv.row_count > p.view.quarantine_open {
                 (

@@ -1,0 +1,41 @@
+// Shared by the end-to-end tests: Chromium launched as the machine allows,
+// a page that collects console and page errors, and waits on table counts.
+import { chromium } from 'playwright-core';
+
+export const APP_URL = process.env.APP_URL ?? 'http://127.0.0.1:8080/';
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+export const count = (page, table) =>
+  page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(Number);
+
+export async function waitForCount(page, table, expected) {
+  const sel = `#card-${table.replace('.', '-')} .count`;
+  await page.waitForFunction(
+    ([s, n]) => document.querySelector(s)?.textContent === String(n),
+    [sel, expected],
+    { timeout: 60_000 },
+  ).catch(async (e) => {
+    throw new Error(`${table}: expected ${expected} rows, page shows ${await count(page, table)} (${e.message})`);
+  });
+}
+
+/// Runs `body(page, problems)` in a fresh headless Chromium page; console
+/// errors and page errors land in `problems`. Destructive actions ask first
+/// (reload, bronze mode): the dialogs are accepted.
+export async function withPage(body) {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const problems = [];
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('dialog', (d) => d.accept());
+    await body(page, problems);
+  } finally {
+    await browser.close();
+  }
+}
