@@ -358,7 +358,6 @@ fn checked_tree(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
 /// DataFusion's wrapping operator (`n + (9223372036854775807 + 1)` would
 /// be `n - 9223372036854775808`); the checked form is not folded when it
 /// overflows, and fails on each row instead.
-#[allow(dead_code)] // For eval.rs's row-local path (see its `evaluate_in`).
 pub(crate) fn checked_logical(expr: Expr, schema: &DFSchema) -> Result<Expr> {
     Ok(checked_tree(expr, schema)?.data)
 }

@@ -307,9 +307,14 @@ pub(crate) async fn evaluate_prepared(
             Ok(values) => pieces.push((offset, values)),
             Err(QueryFailure::Refused(m)) => return Err(m),
             Err(QueryFailure::RunTime(m)) if p.shape == Shape::Window => {
+                let fix = if m.contains("integer overflow") {
+                    ""
+                } else {
+                    ": make it fail on no row (TRY_CAST, NULLIF(x, 0))"
+                };
                 return Err(format!(
-                    "{m}. The expression uses a window or an aggregate, so a row's value depends on the other rows and a failing row cannot be set aside on its own: make it fail on no row (TRY_CAST, NULLIF(x, 0))"
-                ))
+                    "{m}. The expression uses a window or an aggregate, so a row's value depends on the other rows and a failing row cannot be set aside on its own{fix}"
+                ));
             }
             Err(QueryFailure::RunTime(m)) if len <= 1 => {
                 errors.push((offset, m));
@@ -368,7 +373,10 @@ fn columns_of(expr: &Expr, schema: &DFSchema) -> Vec<(String, usize)> {
         .into_iter()
         .filter_map(|c| {
             let index = schema.index_of_column(c).ok()?;
-            Some((c.flat_name(), index))
+            // A lookup qualifies the row's own columns as `__row`: show them bare.
+            let name = c.flat_name();
+            let shown = name.strip_prefix("__row.").unwrap_or(&name).to_string();
+            Some((shown, index))
         })
         .collect();
     columns.sort();
@@ -442,8 +450,10 @@ fn evaluate_in(
             .with_query_execution_start_time(state.execution_props().query_execution_start_time)
             .build(),
     );
+    // Integer arithmetic checked before constants fold (never a wrapped value).
     let expr = simplifier
         .coerce(expr, schema)
+        .and_then(|e| crate::checked::checked_logical(e, schema))
         .and_then(|e| simplifier.simplify(e))
         .map_err(df_err)?;
     let physical =
@@ -506,6 +516,7 @@ fn constant_error(ctx: &SessionContext, expr: &Expr, schema: &DFSchema) -> Optio
         // A part without columns: compute it once.
         let result = ctx
             .create_physical_expr(e.clone(), &empty)
+            .and_then(crate::checked::checked_arithmetic)
             .and_then(|p| p.evaluate(&one_row).map(|_| ()));
         match result {
             Err(err) if is_row_error(&err) => {

@@ -2193,10 +2193,12 @@ async fn enrich_lookup(
     let mut out = input.clone();
     let mut evaluated = Vec::with_capacity(outputs.len());
     for (c, e) in outputs.iter().zip(&exprs) {
-        let e = qualify_row_columns(e, &row_names)?;
-        let values = crate::eval::evaluate_qualified(ctx, &joined_rows, &schema, &e)?;
+        let qualified = qualify_row_columns(e, &row_names)?;
+        let values = crate::eval::evaluate_qualified(ctx, &joined_rows, &schema, &qualified)
+            .map_err(|m| m.replace(&qualified, e))?;
         out = with_column(&out, c, values.values.clone()).map_err(|e| e.to_string())?;
-        evaluated.push((e, values));
+        // Reasons show the rule's own text, not the internal qualification.
+        evaluated.push((e.clone(), values));
     }
     let mut failures = Vec::new();
     let arrival = arrivals(input);

@@ -1287,6 +1287,30 @@ async fn overflow_constant_arithmetic_in_gold_is_not_folded_to_a_wrapped_value()
     );
 }
 
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_in_a_constant_part_of_a_rule_is_the_rules_error_not_every_rows() {
+    let mut p = playground(pipeline(
+        &[("id", "STRING"), ("n", "BIGINT")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    ingest(&mut p, "a.csv", b"id,n\n1,3\n2,4\n").await;
+    let mut e1 = rule("E1", "enrich", "m", "n + (9223372036854775807 + 1)");
+    e1["action"] = json!("drop");
+    let v = with_rules(&mut p, json!([e1])).await;
+    let error = rule_view(&v, "E1").error.clone().unwrap_or_default();
+    assert!(
+        error.contains("integer overflow") && error.contains("would fail on every row"),
+        "{error}"
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "n"]),
+        ["1|3", "2|4"]
+    );
+    assert!(quarantined(&mut p).await.is_empty());
+}
+
 // ---- end of integer overflow ----
 
 // ---- bronze reading: kinds 2, 4, 5, duplicate JSON keys ----
