@@ -3,6 +3,8 @@
 //! atomic batches, versions, time travel, restore and replay.
 //! Runs natively and in headless Chromium, like `nyc_taxi.rs`.
 
+mod support;
+
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, RunMode, TableView};
@@ -50,6 +52,7 @@ fn filter(id: &str, column: &str, expression: &str) -> serde_json::Value {
 }
 
 async fn playground(def: PipelineDef) -> Playground {
+    support::yield_to_browser().await;
     let mut p = Playground::with_env(
         Arc::new(FixedClock::new(1_700_000_000_000_000)),
         Arc::new(SequentialIds::default()),
@@ -60,6 +63,7 @@ async fn playground(def: PipelineDef) -> Playground {
 }
 
 async fn send(p: &mut Playground, request: Request) -> PipelineView {
+    support::yield_to_browser().await;
     match p.handle(request).await {
         Response::Snapshot(v) => v,
         other => panic!("unexpected {other:?}"),

@@ -3,6 +3,8 @@
 //! (`cargo test --target wasm32-unknown-unknown`), so each SQL shape the
 //! engine uses is proven in the browser too.
 
+mod support;
+
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, TableView};
@@ -20,6 +22,7 @@ const SILVER: &str = "silver.nyc_taxi_yellow";
 
 async fn example() -> Playground {
     // 2023-11-14T22:13:20Z
+    support::yield_to_browser().await;
     let mut p = Playground::with_env(
         Arc::new(FixedClock::new(1_700_000_000_000_000)),
         Arc::new(SequentialIds::default()),

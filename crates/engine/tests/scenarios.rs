@@ -2,6 +2,8 @@
 //! silver, quarantine, gold and check results, pinned. Runs natively and in
 //! headless Chromium.
 
+mod support;
+
 use std::sync::Arc;
 
 use medallion_engine::api::{Lang, PipelineView, Request, Response, RuleView, RunMode, TableView};
@@ -16,6 +18,7 @@ use wasm_bindgen_test::wasm_bindgen_test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 async fn scenario(name: &str) -> Playground {
+    support::yield_to_browser().await;
     let mut p = Playground::with_env(
         Arc::new(FixedClock::new(1_700_000_000_000_000)),
         Arc::new(SequentialIds::default()),
@@ -28,6 +31,7 @@ async fn scenario(name: &str) -> Playground {
 }
 
 async fn send(p: &mut Playground, request: Request) -> PipelineView {
+    support::yield_to_browser().await;
     match p.handle(request).await {
         Response::Snapshot(v) => v,
         other => panic!("unexpected {other:?}"),
@@ -540,6 +544,7 @@ async fn cdc_order_scd1_current_state_and_scd2_history() {
 
     // The same events in reverse arrival order give the same silver.
     let def = medallion_engine::scenarios::cdc_order(Lang::En);
+    support::yield_to_browser().await;
     let mut q = Playground::with_env(
         Arc::new(FixedClock::new(1_700_000_000_000_000)),
         Arc::new(SequentialIds::default()),
@@ -863,6 +868,7 @@ async fn gold_merge_on_keys_keeps_days_outside_the_query_window_and_is_idempoten
         .find(|g| g.name == "revenue_daily")
         .unwrap();
     g.merge_on = vec!["report_date".into(), "country".into()];
+    support::yield_to_browser().await;
     let mut p = Playground::with_env(
         Arc::new(FixedClock::new(1_700_000_000_000_000)),
         Arc::new(SequentialIds::default()),

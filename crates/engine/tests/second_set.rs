@@ -10,6 +10,8 @@
 
 #![allow(dead_code)]
 
+mod support;
+
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, TableView};
@@ -61,6 +63,7 @@ fn rule(id: &str, kind: &str, column: &str, expression: &str) -> serde_json::Val
 }
 
 async fn playground(def: PipelineDef) -> Playground {
+    support::yield_to_browser().await;
     let mut p = Playground::with_env(
         Arc::new(FixedClock::new(1_700_000_000_000_000)),
         Arc::new(SequentialIds::default()),
@@ -71,6 +74,7 @@ async fn playground(def: PipelineDef) -> Playground {
 }
 
 async fn send(p: &mut Playground, request: Request) -> PipelineView {
+    support::yield_to_browser().await;
     match p.handle(request).await {
         Response::Snapshot(v) => v,
         other => panic!("unexpected {other:?}"),
