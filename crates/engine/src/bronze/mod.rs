@@ -534,6 +534,36 @@ mod tests {
         );
     }
 
+    #[test]
+    fn parquet_columns_with_the_same_name_are_read_apart() {
+        use datafusion::arrow::array::Int64Array;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("qty", DataType::Int64, false),
+            Field::new("qty", DataType::Int64, false),
+            Field::new("Qty", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1])),
+                Arc::new(Int64Array::from(vec![2])),
+                Arc::new(Int64Array::from(vec![3])),
+            ],
+        )
+        .unwrap();
+        let bytes = crate::lake::encode_parquet(schema, &[batch]).unwrap();
+        let s = split(&bytes);
+        assert_eq!(s.header, ["qty", "qty_2", "Qty"]);
+        assert_eq!(texts(&s), ["{\"qty\":1,\"qty_2\":2,\"Qty\":3}"]);
+        assert_eq!(s.header_renames.len(), 1);
+        assert!(
+            s.notes.iter().any(|n| n
+                == "Parquet column names read as: \"qty\" (column 2) → qty_2 (a repeated name gets _<n>, an empty one _c<position>, never a name the file has)"),
+            "{:?}",
+            s.notes
+        );
+    }
+
     fn lines(s: &SplitFile) -> Vec<i64> {
         s.records.iter().map(|r| r.line).collect()
     }

@@ -218,22 +218,32 @@ pub fn same_name_ignoring_case(a: &str, b: &str) -> bool {
 /// matches two of the file's own names ignoring case is still an error
 /// (see `crate::source`), never a silent first pick.
 pub fn map_header_names(fields: &[String]) -> (Vec<String>, Vec<HeaderRename>) {
-    let trimmed: Vec<&str> = fields.iter().map(|f| f.trim()).collect();
-    let in_file = |name: &str| trimmed.iter().any(|t| same_name_ignoring_case(t, name));
+    map_names(fields, true, same_name_ignoring_case)
+}
+
+/// [`map_header_names`]'s rule with names trimmed or not, and compared by `same`.
+fn map_names(
+    fields: &[String],
+    trim: bool,
+    same: fn(&str, &str) -> bool,
+) -> (Vec<String>, Vec<HeaderRename>) {
+    let trimmed: Vec<&str> = fields
+        .iter()
+        .map(|f| if trim { f.trim() } else { f.as_str() })
+        .collect();
+    let in_file = |name: &str| trimmed.iter().any(|t| same(t, name));
     let mut names: Vec<String> = Vec::with_capacity(fields.len());
     let mut renames = Vec::new();
     for (position, original) in fields.iter().enumerate() {
         let own = trimmed.get(position).copied().unwrap_or_default();
-        let taken = |name: &str, names: &[String]| {
-            names.iter().any(|x| same_name_ignoring_case(x, name))
-        };
+        let taken = |name: &str, names: &[String]| names.iter().any(|x| same(x, name));
         let (base, mut n) = if own.is_empty() {
             (format!("_c{position}"), 1)
         } else {
             let earlier = trimmed
                 .iter()
                 .take(position)
-                .filter(|t| same_name_ignoring_case(t, own))
+                .filter(|t| same(t, own))
                 .count();
             (own.to_string(), earlier + 1)
         };
@@ -358,7 +368,9 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
             Some(b'[') => SourceFormat::JsonArray,
             Some(b'{') => {
                 let first_line = body.split(|b| *b == b'\n').find(|l| !is_blank(l));
-                if first_line.is_some_and(|l| serde_json::from_slice::<IgnoredAny>(l).is_ok()) {
+                if first_line.is_some_and(|l| serde_json::from_slice::<IgnoredAny>(l).is_ok())
+                    && !looks_pretty_printed(body)
+                {
                     SourceFormat::JsonLines
                 } else {
                     SourceFormat::Json
@@ -404,6 +416,18 @@ fn not_text_file() -> Result<SplitFile> {
     Err(EngineError::Internal(
         "Parquet is handled before decoding".into(),
     ))
+}
+
+/// Does a JSON file whose first line is a whole value go on with lines of
+/// a pretty-printed value (`{` or `[` alone, a line starting with a key
+/// `"…"`, `}` or `]`)? Then it is a stream of values (a first `{}` is
+/// followed by pretty-printed objects), not JSON Lines, whose records each
+/// start a line with `{` and end on it. The first 1,000 lines are looked at.
+fn looks_pretty_printed(body: &[u8]) -> bool {
+    body.split(|b| *b == b'\n').take(1000).any(|line| {
+        let t = line.trim_ascii();
+        t == b"{" || t == b"[" || matches!(t.first(), Some(b'"' | b'}' | b']'))
+    })
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -1728,9 +1752,33 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
         return Err(too_many(rows));
     }
     let reader = builder.build().map_err(|e| refuse(e.to_string()))?;
+    // Two columns with the same name would be one JSON key (the last one
+    // read): the later ones get `_<n>` as CSV header names do (names that
+    // differ only by case stay apart; a declared name matching both is an
+    // error, see `crate::source`).
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let (header, header_renames) = map_names(&names, false, |a, b| a == b);
+    let renamed = (!header_renames.is_empty()).then(|| {
+        std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+            schema
+                .fields()
+                .iter()
+                .zip(&header)
+                .map(|(f, name)| f.as_ref().clone().with_name(name))
+                .collect::<Vec<_>>(),
+            schema.metadata().clone(),
+        ))
+    });
     let mut records = Vec::new();
     for batch in reader {
-        let batch = batch.map_err(|e| refuse(e.to_string()))?;
+        let mut batch = batch.map_err(|e| refuse(e.to_string()))?;
+        if let Some(renamed) = &renamed {
+            batch = datafusion::arrow::array::RecordBatch::try_new(
+                renamed.clone(),
+                batch.columns().to_vec(),
+            )
+            .map_err(|e| refuse(e.to_string()))?;
+        }
         let mut buf = Vec::new();
         let mut writer = arrow_json::WriterBuilder::new()
             .with_explicit_nulls(true)
@@ -1751,7 +1799,6 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
             });
         }
     }
-    let header: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let mut notes = vec![format!(
         "Parquet: {} rows; columns {}",
         records.len(),
@@ -1765,13 +1812,23 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
     if records.is_empty() {
         notes.push("no rows: 0 records".to_string());
     }
+    if !header_renames.is_empty() {
+        notes.push(format!(
+            "Parquet column names read as: {} (a repeated name gets _<n>, an empty one _c<position>, never a name the file has)",
+            header_renames
+                .iter()
+                .map(|r| format!("{:?} (column {}) → {}", r.original, r.position + 1, r.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     Ok(SplitFile {
         format: SourceFormat::Parquet,
         dialect: None,
         encoding: "binary".to_string(),
         header,
         header_text: None,
-        header_renames: vec![],
+        header_renames,
         skipped: vec![],
         records,
         notes,
