@@ -204,6 +204,14 @@ pub struct SilverView {
     pub rules: Vec<RuleView>,
     /// How the table is written by key, if it is (else rows are appended).
     pub merge: Option<crate::merge::MergeSpec>,
+    /// A child table: the array of each bronze record it explodes (one row
+    /// per element), see [`crate::explode::ExplodeSpec`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explode: Option<crate::explode::ExplodeSpec>,
+    /// A child table: what the last good run's explode read (records,
+    /// elements, empty / null / missing arrays, unreadable records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explode_stats: Option<crate::explode::ExplodeStats>,
 }
 
 /// A gold model with its error, if any.

@@ -118,6 +118,42 @@ pub async fn evaluate(
     results
 }
 
+/// Reconciliation of a child table (see [`crate::explode`]): its rows are
+/// array elements, so the exploded rows (elements, plus one per record
+/// without elements on an outer explode, plus one per unreadable record)
+/// must equal silver + open quarantine + removed by merge. The text also
+/// says how many records had an empty, `null` or missing array.
+fn reconcile_child(
+    e: &crate::explode::ExplodeStats,
+    silver: usize,
+    quarantined: usize,
+    removed: Option<usize>,
+    lang: Lang,
+) -> (CheckStatus, String) {
+    let right = silver + quarantined + removed.unwrap_or(0);
+    let (status, eq) = if e.rows == right {
+        (CheckStatus::Pass, "=")
+    } else {
+        (CheckStatus::Fail, "≠")
+    };
+    let removed = |en: bool| match (removed, en) {
+        (Some(r), true) => format!(" + removed by merge {r}"),
+        (Some(r), false) => format!(" + удалено слиянием {r}"),
+        (None, _) => String::new(),
+    };
+    let text = match lang {
+        Lang::En => format!(
+            "bronze {} records → {} exploded rows ({} elements; records without elements: {} empty, {} null, {} missing; {} unreadable) {eq} silver {silver} + quarantine {quarantined}{}",
+            e.records, e.rows, e.elements, e.empty, e.null, e.missing, e.unreadable, removed(true)
+        ),
+        Lang::Ru => format!(
+            "bronze {} записей → {} строк после explode ({} элементов; записи без элементов: {} пустых, {} null, {} без ключа; {} нечитаемых) {eq} silver {silver} + карантин {quarantined}{}",
+            e.records, e.rows, e.elements, e.empty, e.null, e.missing, e.unreadable, removed(false)
+        ),
+    };
+    (status, text)
+}
+
 fn table<'a>(out: &'a RunOutput, name: &str) -> Result<&'a RecordBatch, String> {
     out.table(name)
         .ok_or_else(|| format!("table {name} does not exist"))
@@ -313,6 +349,9 @@ async fn evaluate_one(
             let silver_name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
             let quarantined = quarantined_rows(out, silver_name)?;
             let removed = out.removed.get(silver_table).copied();
+            if let Some(e) = out.exploded.get(silver_table) {
+                return Ok(reconcile_child(e, silver, quarantined, removed, lang));
+            }
             let status = if bronze == silver + quarantined + removed.unwrap_or(0) {
                 CheckStatus::Pass
             } else {
@@ -338,7 +377,11 @@ async fn evaluate_one(
             silver_table,
             warn_above_pct,
         } => {
-            let bronze = table(out, bronze_table)?.num_rows();
+            // A child table's input is its exploded rows, not bronze records.
+            let bronze = match out.exploded.get(silver_table) {
+                Some(e) => e.rows,
+                None => table(out, bronze_table)?.num_rows(),
+            };
             let silver = table(out, silver_table)?.num_rows();
             // Rows a merge removed (duplicates, older states) were not filtered.
             let removed = out.removed.get(silver_table).copied().unwrap_or(0);

@@ -535,6 +535,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
             }),
             merge: None,
             select: vec![],
+            explode: None,
         }],
         gold: vec![GoldModelDef {
             name: "trips_by_borough_daily".into(),

@@ -113,8 +113,40 @@ impl Lake {
     }
 }
 
+/// Why a table with `schema` cannot be stored as Parquet, naming the column:
+/// a Union column (what `json_get` returns, a JSON value of mixed type)
+/// makes the Parquet writer panic ("See ARROW-8817"), which would kill the
+/// browser module. `None`: it can be stored.
+pub fn unstorable_column(schema: &datafusion::arrow::datatypes::Schema) -> Option<String> {
+    use datafusion::arrow::datatypes::DataType;
+    fn has_union(t: &DataType) -> bool {
+        match t {
+            DataType::Union(..) => true,
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::Map(f, _) => has_union(f.data_type()),
+            DataType::Struct(fields) => fields.iter().any(|f| has_union(f.data_type())),
+            DataType::Dictionary(_, v) => has_union(v),
+            DataType::RunEndEncoded(_, v) => has_union(v.data_type()),
+            _ => false,
+        }
+    }
+    let field = schema.fields().iter().find(|f| has_union(f.data_type()))?;
+    Some(format!(
+        "column {} holds JSON values of mixed types (what json_get returns), which a table cannot store: use json_get_str, json_get_int, json_get_float, json_get_bool or json_get_json (the value's JSON text) instead",
+        field.name()
+    ))
+}
+
 /// Parquet bytes for `batches` (Snappy: pure Rust, builds for wasm32).
+/// Refuses a schema the writer cannot store ([`unstorable_column`]).
 pub fn encode_parquet(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Bytes> {
+    if let Some(why) = unstorable_column(&schema) {
+        return Err(crate::error::EngineError::Request(why));
+    }
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .build();

@@ -9,6 +9,7 @@
 //! - [`convert`]: strict text → type conversion (DECIMAL, formats; never rounded).
 //! - [`rules`]: the rule registry (seed 002 §3).
 //! - [`pipeline`]: filters → normalizations → enrichments → silver, quarantine, gold.
+//! - [`explode`]: a JSON array of each bronze record as a child silver table.
 //! - [`merge`]: dedup by business key, MERGE as SCD type 1, SCD type 2 history.
 //! - [`kafka`]: a simulated Kafka topic with at-least-once delivery.
 //! - [`versions`]: table versions, time travel, restore.
@@ -24,6 +25,7 @@ pub mod env;
 pub mod error;
 pub(crate) mod eval;
 pub mod example;
+pub mod explode;
 pub mod kafka;
 pub mod lake;
 pub mod merge;

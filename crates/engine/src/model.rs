@@ -93,6 +93,12 @@ pub struct SilverTableDef {
     /// Empty: every column the rules produced. Merge keys name these columns.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub select: Vec<String>,
+    /// A child table: one row per element of a JSON array of each bronze
+    /// record (parent columns, position, the element's typed fields) instead
+    /// of one row per record; see [`crate::explode::ExplodeSpec`] for the
+    /// JSON shape. Unset: the table reads the bronze table's source schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explode: Option<crate::explode::ExplodeSpec>,
 }
 
 /// A gold model: one SQL query over silver tables (never bronze).

@@ -147,6 +147,9 @@ pub struct RunOutput {
     /// Gold models (name without the layer) that read bronze tables: only
     /// with the "gold reads bronze" anti-pattern on.
     pub gold_reads_bronze: BTreeMap<String, Vec<String>>,
+    /// Per child silver table (qualified; one with an `explode`): what its
+    /// explode read, counted over every run that built the current table.
+    pub exploded: BTreeMap<String, crate::explode::ExplodeStats>,
 }
 
 impl RunOutput {
@@ -224,10 +227,42 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     // Silver tables an incremental run rebuilt from all of their bronze.
     let mut rebuilt = std::collections::HashSet::new();
     let mut silver_done: BTreeMap<String, RecordBatch> = BTreeMap::new();
+    let mut exploded_stats = BTreeMap::new();
     for s in &def.silver {
+        // A child table reads an array of each record instead (crate::explode).
+        let exploded = if s.explode.is_some() {
+            let batches: Vec<(BatchInfo, RecordBatch)> = input
+                .bronze
+                .get(&s.source)
+                .map(|v| {
+                    v.iter()
+                        .filter(|(i, _)| {
+                            incremental.is_none_or(|(new, _)| new.contains(&i.batch_id))
+                        })
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            match crate::explode::for_silver(s, def.bronze_table(&s.source), &batches) {
+                Some(Ok(e)) => Some(e),
+                Some(Err(message)) => {
+                    diagnostics.push(Diagnostic {
+                        scope: "pipeline".into(),
+                        id: s.name.clone(),
+                        message,
+                        table: String::new(),
+                    });
+                    continue;
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
         // An incremental run reads only the new batches of the silver table's
         // own source; lookups still see their whole bronze table.
         let filtered = match (&incremental, def.bronze_table(&s.source)) {
+            _ if exploded.is_some() => None,
             (Some((new_batches, _)), Some(b)) => {
                 let batches: Vec<(BatchInfo, RecordBatch)> = input
                     .bronze
@@ -243,7 +278,12 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             }
             _ => None,
         };
-        let Some(parsed) = filtered.as_ref().or_else(|| parsed_tables.get(&s.source)) else {
+        let Some(parsed) = exploded
+            .as_ref()
+            .map(|e| &e.parsed)
+            .or(filtered.as_ref())
+            .or_else(|| parsed_tables.get(&s.source))
+        else {
             diagnostics.push(Diagnostic {
                 scope: "pipeline".into(),
                 id: s.name.clone(),
@@ -256,6 +296,10 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             continue;
         };
         let name = format!("silver.{}", s.name);
+        if let Some(e) = &exploded {
+            let before = incremental.and_then(|(_, b)| b.exploded.get(&name));
+            exploded_stats.insert(name.clone(), e.stats.plus(before));
+        }
         let lookups = Lookups {
             bronze: &parsed_tables,
             silver: &silver_done,
@@ -273,6 +317,8 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         // its bronze, in this same run.
         let mut parsed = parsed;
         let mut whole = incremental.is_none();
+        // A child table rebuilt in an incremental run explodes every batch.
+        let mut exploded_all: Option<crate::explode::Exploded> = None;
         let first_stat = rule_stats.len();
         let done = loop {
             rule_stats.truncate(first_stat);
@@ -331,10 +377,31 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                         "silver.{} was rebuilt from all of bronze.{} in this incremental run: {why} is not newer than the rows merged before, and only a merge of every row gives the table a full refresh would",
                         s.name, s.source
                     ));
-                    let Some(all) = parsed_tables.get(&s.source) else {
-                        break Err(vec![merge_diag(s, "its bronze table is missing".into())]);
-                    };
-                    parsed = all;
+                    if s.explode.is_some() {
+                        let batches = input
+                            .bronze
+                            .get(&s.source)
+                            .map(Vec::as_slice)
+                            .unwrap_or(&[]);
+                        match crate::explode::for_silver(s, def.bronze_table(&s.source), batches) {
+                            Some(Ok(e)) => {
+                                exploded_stats.insert(name.clone(), e.stats.plus(None));
+                                parsed = &exploded_all.insert(e).parsed;
+                            }
+                            Some(Err(m)) => break Err(vec![merge_diag(s, m)]),
+                            None => {
+                                break Err(vec![merge_diag(
+                                    s,
+                                    "its bronze table is missing".into(),
+                                )])
+                            }
+                        }
+                    } else {
+                        let Some(all) = parsed_tables.get(&s.source) else {
+                            break Err(vec![merge_diag(s, "its bronze table is missing".into())]);
+                        };
+                        parsed = all;
+                    }
                     whole = true;
                     continue;
                 }
@@ -444,6 +511,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         merge_state,
         notes,
         gold_reads_bronze,
+        exploded: exploded_stats,
     })
 }
 
@@ -1073,6 +1141,7 @@ async fn build_silver(
             format!("rule id {id} is used more than once; ids must be unique"),
         ));
     }
+    let element = crate::explode::element_label(def.explode.as_ref());
     let n = parsed.rows.num_rows();
     let typed = with_column(
         &parsed.rows,
@@ -1106,7 +1175,8 @@ async fn build_silver(
         }
     }
     let mut rejected = Vec::new();
-    let current = split_rejected(&typed, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+    let current =
+        split_rejected(&typed, &mut drops, &mut rejected, element).map_err(|e| vec![e])?;
     let mut current = current;
 
     // Normalizations, enrichments, expectations: each on the materialized
@@ -1147,6 +1217,11 @@ async fn build_silver(
         };
         match result {
             Ok(step) => {
+                // A column silver cannot store is this rule's error.
+                if let Some(why) = crate::lake::unstorable_column(&step.rows.schema()) {
+                    diags.push(Diagnostic::rule(&rule.id, why));
+                    continue;
+                }
                 if let Some(t) = trace.as_deref_mut() {
                     trace_rule(t, rule, &current, Some(&step.rows), &step.failures);
                 }
@@ -1166,7 +1241,8 @@ async fn build_silver(
     if !diags.is_empty() {
         return Err(diags);
     }
-    let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+    let current =
+        split_rejected(&current, &mut drops, &mut rejected, element).map_err(|e| vec![e])?;
 
     // Delete events of a merged table; a row whose condition cannot be
     // computed is quarantined.
@@ -1220,7 +1296,8 @@ async fn build_silver(
             .downcast_ref::<BooleanArray>()
             .cloned()
             .unwrap_or_else(|| BooleanArray::from(Vec::<bool>::new()));
-        let current = split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+        let current =
+            split_rejected(&current, &mut drops, &mut rejected, element).map_err(|e| vec![e])?;
         (current, deletes)
     };
 
@@ -1254,8 +1331,8 @@ async fn build_silver(
                 .downcast_ref::<BooleanArray>()
                 .cloned()
                 .unwrap_or_else(|| BooleanArray::from(Vec::<bool>::new()));
-            let current =
-                split_rejected(&current, &mut drops, &mut rejected).map_err(|e| vec![e])?;
+            let current = split_rejected(&current, &mut drops, &mut rejected, element)
+                .map_err(|e| vec![e])?;
             (current, deletes)
         }
         None => (current, deletes),
@@ -1504,10 +1581,14 @@ fn arrivals(batch: &RecordBatch) -> Vec<i64> {
 
 /// Moves the rows of `batch` that have drop reasons into `rejected` (one
 /// quarantine row each, every reason listed) and returns the others.
+/// On a child table (`element`: array path and position column, see
+/// [`crate::explode::element_label`]) the reason ends with the element
+/// (` [element lines[1]]`): its lineage is its parent record's.
 fn split_rejected(
     batch: &RecordBatch,
     drops: &mut BTreeMap<i64, Vec<String>>,
     rejected: &mut Vec<Rejected>,
+    element: Option<(&str, &str)>,
 ) -> std::result::Result<RecordBatch, Diagnostic> {
     if drops.is_empty() {
         return Ok(batch.clone());
@@ -1543,7 +1624,14 @@ fn split_rejected(
                         .map(|r| r.split(':').next().unwrap_or_default())
                         .collect::<Vec<_>>()
                         .join(", "),
-                    reason: reasons.join("; "),
+                    reason: match element {
+                        Some(label) => format!(
+                            "{}{}",
+                            reasons.join("; "),
+                            crate::explode::element_suffix(batch, label, row)
+                        ),
+                        None => reasons.join("; "),
+                    },
                 });
             }
             None => keep.push(true),
@@ -2140,5 +2228,9 @@ async fn run_gold(
     }
     read_bronze.sort();
     read_bronze.dedup();
-    Ok((collect_single(df, Some(GOLD_MAX_ROWS)).await?, read_bronze))
+    let batch = collect_single(df, Some(GOLD_MAX_ROWS)).await?;
+    if let Some(why) = crate::lake::unstorable_column(&batch.schema()) {
+        return Err(format!("gold.{name}: {why}"));
+    }
+    Ok((batch, read_bronze))
 }

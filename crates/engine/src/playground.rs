@@ -78,7 +78,13 @@ pub struct Playground {
 /// A DataFusion session fit for the browser: one partition (nothing is
 /// spawned; `JoinSet::spawn` panics without a tokio runtime), no disk spilling,
 /// case-sensitive identifiers (TLC columns are `PULocationID`, `VendorID`),
-/// and the lake registered at `memory://lake/` with schemas bronze, silver, gold.
+/// the JSON functions of `datafusion-functions-json` (`json_get_str(col,
+/// 'key', 0)`, `json_get_int`, `json_get_float`, `json_get_bool`,
+/// `json_get_json`, `json_as_text`, `json_length(col[, path…])`,
+/// `json_contains`, `json_object_keys`: path steps are keys or 0-based array
+/// indexes; a missing path or JSON `null` gives NULL; `json_get`'s value of
+/// mixed type cannot be stored, see [`crate::lake::unstorable_column`]), and
+/// the lake registered at `memory://lake/` with schemas bronze, silver, gold.
 pub fn new_session(lake: &Lake) -> Result<SessionContext> {
     let mut config = SessionConfig::new()
         .with_target_partitions(1)
@@ -94,7 +100,10 @@ pub fn new_session(lake: &Lake) -> Result<SessionContext> {
             DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
         )
         .build_arc()?;
-    let ctx = SessionContext::new_with_config_rt(config, runtime);
+    let mut ctx = SessionContext::new_with_config_rt(config, runtime);
+    // JSON in SQL: json_get_str(lines, 0, 'sku'), json_length(lines), ...
+    // (datafusion-functions-json; every session the engine makes is this one).
+    datafusion_functions_json::register_all(&mut ctx)?;
     let url = ObjectStoreUrl::parse(LAKE_URL)?;
     ctx.register_object_store(url.as_ref(), lake.store());
     let catalog = ctx
@@ -1320,6 +1329,11 @@ impl Playground {
                     })
                     .collect(),
                 merge: s.merge.clone(),
+                explode: s.explode.clone(),
+                explode_stats: self
+                    .last_good
+                    .as_ref()
+                    .and_then(|o| o.exploded.get(&format!("silver.{}", s.name)).copied()),
             })
             .collect();
         let gold = self

@@ -58,6 +58,7 @@ fn silver(
         description,
         merge,
         select: vec![],
+        explode: None,
     }
 }
 

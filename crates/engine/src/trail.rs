@@ -139,17 +139,38 @@ pub(crate) async fn trail(
     } else {
         table.trim_start_matches("silver.").to_string()
     };
-    let mut t = silver_trail(&input, &silver_name, &event).await?;
+    // A child table's row is one element of its record: its position picks
+    // that element's rule outcomes.
+    let position = input
+        .def
+        .silver
+        .iter()
+        .find(|s| s.name == silver_name && table != "silver.quarantine")
+        .and_then(|s| s.explode.as_ref())
+        .map(|e| {
+            batch
+                .column_by_name(&e.position_column)
+                .and_then(|c| {
+                    c.as_any()
+                        .downcast_ref::<datafusion::arrow::array::Int32Array>()
+                })
+                .filter(|a| a.is_valid(row))
+                .map(|a| a.value(row))
+        });
+    let mut t = silver_trail(&input, &silver_name, &event, position).await?;
     t.table = table.to_string();
     t.row = shown;
     Ok(t)
 }
 
 /// Bronze records behind silver row `event` of silver table `silver_name`.
+/// `position`: for a row of a child table, the element's position (NULL for
+/// the row an outer explode adds); only that element's rule outcomes are kept.
 async fn silver_trail(
     input: &TrailInput<'_>,
     silver_name: &str,
     event: &str,
+    position: Option<Option<i32>>,
 ) -> Result<RowTrail, String> {
     let def = input
         .def
@@ -222,17 +243,20 @@ async fn silver_trail(
         .chain(def.select.iter().cloned())
         .chain(def.merge.iter().filter_map(|m| m.delete_when.clone()))
         .any(|sql| crate::eval::uses_other_rows(input.ctx, &sql));
-    let parsed = if whole_table {
-        let all = input
-            .bronze
-            .get(&def.source)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        parse_bronze(&source.schema, all)
-    } else {
-        parse_bronze_events(&source.schema, &whole, &wanted)
-    }
-    .map_err(|e| e.to_string())?;
+    let all = input
+        .bronze
+        .get(&def.source)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let parsed = match crate::explode::for_silver(
+        def,
+        Some(source),
+        if whole_table { all } else { &mini },
+    ) {
+        Some(exploded) => exploded?.parsed,
+        None if whole_table => parse_bronze(&source.schema, all).map_err(|e| e.to_string())?,
+        None => parse_bronze_events(&source.schema, &whole, &wanted).map_err(|e| e.to_string())?,
+    };
     // Lookups see what the run saw: bronze tables read with their schemas, silver tables as built.
     let mut bronze_parsed: BTreeMap<String, Parsed> = BTreeMap::new();
     for b in &input.def.bronze {
@@ -260,8 +284,24 @@ async fn silver_trail(
         bronze: &bronze_parsed,
         silver: &silver_tables,
     };
-    let (entries, rejected) = trace_silver(input.ctx, def, &parsed, &lookups).await?;
+    let (mut entries, rejected) = trace_silver(input.ctx, def, &parsed, &lookups).await?;
     let merge_ties = open_merge_rows(input.out, silver_name);
+    if let (Some(wanted), Some(spec)) = (position, &def.explode) {
+        let positions = parsed
+            .rows
+            .column_by_name(&spec.position_column)
+            .and_then(|c| {
+                c.as_any()
+                    .downcast_ref::<datafusion::arrow::array::Int32Array>()
+            })
+            .cloned();
+        if let Some(p) = positions {
+            entries.retain(|(_, e)| {
+                let at = e.arrival as usize;
+                at < p.len() && p.is_valid(at).then(|| p.value(at)) == wanted
+            });
+        }
+    }
     let mut records = Vec::new();
     for (info, b) in &mini {
         for i in 0..b.num_rows() {

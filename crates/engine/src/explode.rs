@@ -1,0 +1,826 @@
+//! Exploding a JSON array of each bronze record into a child silver table:
+//! one row per array element, keyed by the parent's columns and the
+//! element's position (Spark's `posexplode` / `posexplode_outer`, Databricks'
+//! `explode` over `from_json`; seed 003 §4: nested data is flattened in
+//! silver, typed and checked like any column).
+//!
+//! A silver table whose definition has an [`ExplodeSpec`] does not read its
+//! bronze table with the declared source schema; it reads, from each raw
+//! JSON record, the parent columns (declared columns of the bronze table,
+//! with their types, paths and formats), the array at [`ExplodeSpec::path`]
+//! and each element's declared fields ([`ExplodeSpec::columns`]), converted
+//! exactly by [`crate::convert`] (numbers are taken as written: `2.00` stays
+//! `2.00`). What comes out has the shape of [`crate::source::Parsed`], so
+//! the table's rules, select list, merge and gold work on it as on any silver
+//! table, and its rows keep the parent record's lineage (`_event_id`,
+//! `_batch_id`, `_source_file`, `raw_payload`); the position tells the
+//! elements of one record apart.
+//!
+//! What goes to `silver.quarantine` (rule `parse`, with the parent record's
+//! lineage):
+//! - a whole record that cannot be read: flagged corrupt at ingest, not a
+//!   JSON object, the array path holding something else than an array
+//!   (`lines is not an array: "oops"`), or a parent column that does not
+//!   convert (`order_id: ...`). One quarantine row per record.
+//! - one element: not an object (`lines[1] is not an object: 5`), or a
+//!   field that does not convert (`lines[1].qty: 'three' is not INT`). The
+//!   record's other elements are rows of the table.
+//!
+//! Whether a record's array was an empty array, JSON `null` or absent is
+//! counted in [`ExplodeStats`] (shown on the table's card and in the
+//! reconciliation check), and with [`ExplodeSpec::state_column`] set, every
+//! row says it (`array`, `empty`, `null`, `missing`; the last three only on
+//! the rows an outer explode adds).
+//!
+//! Reconciliation of a child table (check `Reconciliation`): its rows are
+//! elements, not records, so it checks `exploded rows = silver + open
+//! quarantine + removed by merge`, where exploded rows are the elements of
+//! every readable record, plus one row per record without elements when the
+//! explode is outer, plus one per unreadable record ([`ExplodeStats::rows`]).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, Int32Array, RecordBatch, StringArray, StringBuilder, UInt32Array,
+};
+use datafusion::arrow::compute::take;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::bronze::BatchInfo;
+use crate::model::{BronzeTableDef, SilverTableDef};
+use crate::source::{Parsed, ReadAsUtc, Rejected, SourceColumn, LINEAGE_COLUMNS, PARSE_RULE_ID};
+
+/// How a silver table explodes an array of its bronze records (the
+/// `explode` field of a silver table). JSON form:
+///
+/// ```json
+/// "explode": {
+///   "path": "lines",
+///   "parent_columns": ["order_id"],
+///   "position_column": "position",
+///   "columns": [
+///     {"name": "sku", "type": "STRING"},
+///     {"name": "qty", "type": "INT"},
+///     {"name": "price", "type": "DECIMAL(10,2)"}
+///   ],
+///   "outer": false,
+///   "state_column": "lines_state"
+/// }
+/// ```
+///
+/// The table's columns, before its rules: the parent columns (their
+/// declared types), the position (INT), the state column if named (STRING),
+/// then the element columns (their declared types).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExplodeSpec {
+    /// Where each record holds the array, as dot-separated keys (`lines`,
+    /// `order.items`), matched exactly or else ignoring case, as
+    /// [`SourceColumn::path`].
+    pub path: String,
+    /// Declared columns of the bronze table's source schema copied onto every
+    /// element row (the parent key, e.g. `order_id`), read with their
+    /// declared type, path and formats.
+    #[serde(default)]
+    pub parent_columns: Vec<String>,
+    /// Name of the INT column holding the element's position in the array,
+    /// from 0 (as Spark's `posexplode`); NULL on a row an outer explode adds
+    /// for a record without elements. Default `position`.
+    #[serde(default = "default_position")]
+    pub position_column: String,
+    /// The element's fields, typed: `path` is relative to the element (unset:
+    /// the key `name`); `"$"` is the element itself (an array of scalars).
+    pub columns: Vec<SourceColumn>,
+    /// Outer explode (Spark's `posexplode_outer`): a record whose array is
+    /// empty, `null` or missing gives one row with NULL position and element
+    /// columns. Default false: such a record gives no row.
+    #[serde(default)]
+    pub outer: bool,
+    /// If set, a STRING column with what the record held at `path`: `array`
+    /// (a row of an element), or on an outer explode's added row `empty`
+    /// (`[]`), `null` (JSON `null`) or `missing` (no such key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_column: Option<String>,
+}
+
+fn default_position() -> String {
+    "position".into()
+}
+
+/// What an explode read, for the table's card and the reconciliation
+/// check. Counts are of bronze records unless they say elements or rows; an
+/// incremental run adds its counts to the previous run's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ExplodeStats {
+    /// Bronze records read.
+    pub records: usize,
+    /// Records whose array has at least one element.
+    pub with_elements: usize,
+    /// Elements of those arrays (each one a row or a quarantine row).
+    pub elements: usize,
+    /// Records whose array is `[]`.
+    pub empty: usize,
+    /// Records whose array is JSON `null`.
+    pub null: usize,
+    /// Records without the array's key.
+    pub missing: usize,
+    /// Records quarantined whole (not readable, not an array, a parent
+    /// column that does not convert).
+    pub unreadable: usize,
+    /// Rows the explode handed on or quarantined: `elements`, plus `empty +
+    /// null + missing` when outer, plus `unreadable`. The reconciliation
+    /// check compares this with silver + quarantine + removed.
+    pub rows: usize,
+}
+
+impl ExplodeStats {
+    fn add(&mut self, o: &ExplodeStats) {
+        self.records += o.records;
+        self.with_elements += o.with_elements;
+        self.elements += o.elements;
+        self.empty += o.empty;
+        self.null += o.null;
+        self.missing += o.missing;
+        self.unreadable += o.unreadable;
+        self.rows += o.rows;
+    }
+
+    /// The counts of a previous run plus these (an incremental run).
+    pub fn plus(mut self, previous: Option<&ExplodeStats>) -> ExplodeStats {
+        if let Some(p) = previous {
+            self.add(p);
+        }
+        self
+    }
+}
+
+/// A child table's input rows and what was read.
+pub(crate) struct Exploded {
+    pub parsed: Parsed,
+    pub stats: ExplodeStats,
+}
+
+/// What a record held at the array's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArrayState {
+    Array,
+    Empty,
+    Null,
+    Missing,
+}
+
+impl ArrayState {
+    fn label(self) -> &'static str {
+        match self {
+            ArrayState::Array => "array",
+            ArrayState::Empty => "empty",
+            ArrayState::Null => "null",
+            ArrayState::Missing => "missing",
+        }
+    }
+}
+
+/// The rows of silver table `s` when it explodes an array (None: it does
+/// not). `batches` are the bronze batches to read (all of them, or an
+/// incremental run's new ones). An error is a definition problem, for a
+/// pipeline diagnostic.
+pub(crate) fn for_silver(
+    s: &SilverTableDef,
+    bronze: Option<&BronzeTableDef>,
+    batches: &[(BatchInfo, RecordBatch)],
+) -> Option<Result<Exploded, String>> {
+    let spec = s.explode.as_ref()?;
+    let Some(bronze) = bronze else {
+        return Some(Err(format!(
+            "silver.{} reads bronze.{}, which does not exist",
+            s.name, s.source
+        )));
+    };
+    Some(
+        explode_bronze(spec, bronze, batches)
+            .map_err(|m| format!("silver.{} explode: {m}", s.name)),
+    )
+}
+
+/// Checks the spec against the bronze table; returns the parent columns' definitions.
+fn check_spec<'a>(
+    spec: &ExplodeSpec,
+    bronze: &'a BronzeTableDef,
+) -> Result<Vec<&'a SourceColumn>, String> {
+    if spec.path.split('.').any(|p| p.trim().is_empty()) {
+        return Err(format!(
+            "path {:?} must name the array's key (dot-separated for nested objects: order.lines)",
+            spec.path
+        ));
+    }
+    if bronze.mode.is_typed() {
+        return Err(format!(
+            "explode reads the JSON text of raw bronze records, but bronze.{} is stored typed ({}); switch it to raw",
+            bronze.name,
+            bronze.mode.label()
+        ));
+    }
+    let parents = spec
+        .parent_columns
+        .iter()
+        .map(|name| {
+            bronze
+                .schema
+                .columns
+                .iter()
+                .find(|c| c.name == *name)
+                .ok_or_else(|| {
+                    format!(
+                        "parent column {name} is not declared in bronze.{} (declared: {})",
+                        bronze.name,
+                        bronze.schema.column_names().join(", ")
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut names: Vec<&str> = spec.parent_columns.iter().map(String::as_str).collect();
+    names.push(&spec.position_column);
+    names.extend(spec.state_column.as_deref());
+    names.extend(spec.columns.iter().map(|c| c.name.as_str()));
+    let mut seen = HashSet::new();
+    for n in names {
+        if n.trim().is_empty() {
+            return Err("a column name is empty".into());
+        }
+        if LINEAGE_COLUMNS.contains(&n) || n == "_arrival" {
+            return Err(format!(
+                "{n} is a lineage column; name the column otherwise"
+            ));
+        }
+        if !seen.insert(n.to_ascii_lowercase()) {
+            return Err(format!(
+                "column {n} is named twice (parent, position, state and element columns need distinct names)"
+            ));
+        }
+    }
+    Ok(parents)
+}
+
+/// Explodes the array of every record of `batches` (see the module doc).
+fn explode_bronze(
+    spec: &ExplodeSpec,
+    bronze: &BronzeTableDef,
+    batches: &[(BatchInfo, RecordBatch)],
+) -> Result<Exploded, String> {
+    let parents = check_spec(spec, bronze)?;
+    let mut stats = ExplodeStats::default();
+    // Per readable record: lineage, parent texts, state, elements.
+    let mut records: Vec<Record> = Vec::new();
+    let mut rejected: Vec<Rejected> = Vec::new();
+    for (_, batch) in batches {
+        let s = |name: &str| {
+            batch
+                .column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                .ok_or_else(|| format!("bronze column {name} missing"))
+        };
+        let (payloads, events, batch_ids, files) = (
+            s("raw_payload")?,
+            s("_event_id")?,
+            s("_batch_id")?,
+            s("_source_file")?,
+        );
+        let corrupt = s("_corrupt_reason").ok();
+        for row in 0..batch.num_rows() {
+            stats.records += 1;
+            let lineage = [events, batch_ids, files, payloads].map(|a| a.value(row).to_string());
+            let read = match corrupt.filter(|c| c.is_valid(row)) {
+                Some(c) => Err(c.value(row).to_string()),
+                None => read_record(payloads.value(row), spec, &parents),
+            };
+            match read {
+                Ok((parent, state, elements)) => records.push(Record {
+                    lineage,
+                    parent,
+                    state,
+                    elements,
+                }),
+                Err(reason) => {
+                    stats.unreadable += 1;
+                    rejected.push(rejection(&lineage, reason));
+                }
+            }
+        }
+    }
+
+    // Parent columns, converted once per record; a record whose parent
+    // value does not convert is quarantined whole.
+    let (parent_typed, parent_errors, mut read_as_utc) = convert(
+        parents.iter().copied(),
+        records.iter().map(|r| r.parent.as_slice()),
+        records.len(),
+    )?;
+    let mut record_of_row: Vec<u32> = Vec::new();
+    let mut positions: Vec<Option<i32>> = Vec::new();
+    let mut states: Vec<&'static str> = Vec::new();
+    let mut texts: Vec<Vec<Option<String>>> = Vec::new();
+    let mut row_lineage: Vec<usize> = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        if !parent_errors[i].is_empty() {
+            stats.unreadable += 1;
+            rejected.push(rejection(&r.lineage, parent_errors[i].join("; ")));
+            continue;
+        }
+        match r.state {
+            ArrayState::Array => {
+                stats.with_elements += 1;
+                stats.elements += r.elements.len();
+            }
+            ArrayState::Empty => stats.empty += 1,
+            ArrayState::Null => stats.null += 1,
+            ArrayState::Missing => stats.missing += 1,
+        }
+        if r.elements.is_empty() {
+            if spec.outer {
+                record_of_row.push(i as u32);
+                positions.push(None);
+                states.push(r.state.label());
+                texts.push(vec![None; spec.columns.len()]);
+                row_lineage.push(i);
+            }
+            continue;
+        }
+        for (pos, e) in r.elements.iter().enumerate() {
+            match e {
+                Ok(values) => {
+                    record_of_row.push(i as u32);
+                    positions.push(Some(pos as i32));
+                    states.push(r.state.label());
+                    texts.push(values.clone());
+                    row_lineage.push(i);
+                }
+                Err(reason) => rejected.push(rejection(
+                    &r.lineage,
+                    format!("{}[{pos}]{reason}", spec.path),
+                )),
+            }
+        }
+    }
+    stats.rows = stats.elements
+        + stats.unreadable
+        + if spec.outer {
+            stats.empty + stats.null + stats.missing
+        } else {
+            0
+        };
+
+    // Element columns, converted per row; a value that does not convert
+    // quarantines that element only.
+    let (element_typed, element_errors, element_utc) = convert(
+        spec.columns.iter(),
+        texts.iter().map(Vec::as_slice),
+        texts.len(),
+    )?;
+    let mut keep = Vec::with_capacity(texts.len());
+    for (row, errs) in element_errors.iter().enumerate() {
+        keep.push(errs.is_empty());
+        if !errs.is_empty() {
+            let pos = positions[row].unwrap_or_default();
+            let reason = errs
+                .iter()
+                .map(|e| format!("{}[{pos}].{e}", spec.path))
+                .collect::<Vec<_>>()
+                .join("; ");
+            rejected.push(rejection(&records[row_lineage[row]].lineage, reason));
+        }
+    }
+
+    // The rows: lineage, parent columns, position, state, element columns.
+    let kept: Vec<usize> = (0..keep.len()).filter(|&r| keep[r]).collect();
+    let record_idx = UInt32Array::from_iter_values(kept.iter().map(|&r| record_of_row[r]));
+    let row_idx = UInt32Array::from_iter_values(kept.iter().map(|&r| r as u32));
+    let mut fields: Vec<Field> = LINEAGE_COLUMNS
+        .iter()
+        .map(|n| Field::new(*n, DataType::Utf8, false))
+        .collect();
+    let mut columns: Vec<ArrayRef> = (0..LINEAGE_COLUMNS.len())
+        .map(|l| {
+            Arc::new(StringArray::from_iter_values(
+                kept.iter()
+                    .map(|&r| records[row_lineage[r]].lineage[l].as_str()),
+            )) as ArrayRef
+        })
+        .collect();
+    let err = |e: datafusion::arrow::error::ArrowError| e.to_string();
+    for (c, a) in parents.iter().zip(&parent_typed) {
+        fields.push(Field::new(&c.name, c.data_type.arrow_type(), true));
+        columns.push(take(a.as_ref(), &record_idx, None).map_err(err)?);
+    }
+    fields.push(Field::new(&spec.position_column, DataType::Int32, true));
+    columns.push(Arc::new(Int32Array::from_iter(
+        kept.iter().map(|&r| positions[r]),
+    )));
+    if let Some(name) = &spec.state_column {
+        fields.push(Field::new(name, DataType::Utf8, true));
+        columns.push(Arc::new(StringArray::from_iter_values(
+            kept.iter().map(|&r| states[r]),
+        )));
+    }
+    for (c, a) in spec.columns.iter().zip(&element_typed) {
+        fields.push(Field::new(&c.name, c.data_type.arrow_type(), true));
+        columns.push(take(a.as_ref(), &row_idx, None).map_err(err)?);
+    }
+    let rows = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(err)?;
+    Ok(Exploded {
+        parsed: Parsed {
+            rows,
+            rejected,
+            missing: vec![],
+            read_as_utc: {
+                read_as_utc.extend(element_utc);
+                read_as_utc
+            },
+        },
+        stats,
+    })
+}
+
+/// One readable record: lineage (in [`LINEAGE_COLUMNS`] order), the parent
+/// columns' texts, the array's state and each element's texts (or why the
+/// element cannot be read).
+struct Record {
+    lineage: [String; 4],
+    parent: Vec<Option<String>>,
+    state: ArrayState,
+    elements: Vec<Result<Vec<Option<String>>, String>>,
+}
+
+type ReadRecord = (
+    Vec<Option<String>>,
+    ArrayState,
+    Vec<Result<Vec<Option<String>>, String>>,
+);
+
+fn rejection(lineage: &[String; 4], reason: String) -> Rejected {
+    let [event_id, batch_id, source_file, raw_payload] = lineage.clone();
+    Rejected {
+        event_id,
+        batch_id,
+        source_file,
+        raw_payload,
+        rule_id: PARSE_RULE_ID.to_string(),
+        reason,
+    }
+}
+
+/// Converts text columns (`rows` give each row's texts, one per column) to
+/// the columns' declared types, with their time zones (see
+/// [`crate::convert::convert_source_column`]). Returns the typed arrays,
+/// per row the values that did not convert (`qty: 'three' is not INT`), and
+/// the TIMESTAMP columns with values taken as UTC for lack of an offset.
+fn convert<'a, 'r>(
+    columns: impl Iterator<Item = &'a SourceColumn>,
+    rows: impl Iterator<Item = &'r [Option<String>]> + Clone,
+    n: usize,
+) -> Result<(Vec<ArrayRef>, Vec<Vec<String>>, Vec<ReadAsUtc>), String> {
+    let mut typed = Vec::new();
+    let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
+    let mut utc = Vec::new();
+    for (c, col) in columns.enumerate() {
+        let mut b = StringBuilder::new();
+        for r in rows.clone() {
+            b.append_option(r.get(c).cloned().flatten());
+        }
+        let texts = b.finish();
+        let converted =
+            crate::convert::convert_source_column(col, &texts).map_err(|e| e.to_string())?;
+        for (row, e) in converted.errors.into_iter().enumerate() {
+            if let (Some(e), Some(list)) = (e, errors.get_mut(row)) {
+                list.push(e);
+            }
+        }
+        let without_offset = converted.read_as_utc.iter().filter(|f| **f).count();
+        if without_offset > 0 {
+            utc.push(ReadAsUtc {
+                column: col.name.clone(),
+                without_offset,
+                values: texts.len() - texts.null_count(),
+            });
+        }
+        typed.push(converted.array);
+    }
+    Ok((typed, errors, utc))
+}
+
+/// A JSON object with its values as written.
+type Object<'a> = BTreeMap<String, &'a RawValue>;
+
+/// The JSON kind of a value, by its first character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Object,
+    Array,
+    String,
+    Null,
+    Other,
+}
+
+fn kind(v: &RawValue) -> Kind {
+    match v.get().trim_start().as_bytes().first() {
+        Some(b'{') => Kind::Object,
+        Some(b'[') => Kind::Array,
+        Some(b'"') => Kind::String,
+        Some(b'n') => Kind::Null,
+        _ => Kind::Other,
+    }
+}
+
+/// A value as a column text: a string unescaped, a number or boolean as
+/// written, `null` as NULL, an object or array as its JSON text.
+fn text_of(v: &RawValue) -> Result<Option<String>, String> {
+    match kind(v) {
+        Kind::Null => Ok(None),
+        Kind::String => serde_json::from_str::<String>(v.get())
+            .map(Some)
+            .map_err(|e| e.to_string()),
+        _ => Ok(Some(v.get().trim().to_string())),
+    }
+}
+
+fn object(v: &RawValue) -> Option<Object<'_>> {
+    (kind(v) == Kind::Object)
+        .then(|| serde_json::from_str(v.get()).ok())
+        .flatten()
+}
+
+/// `name` in `obj`: the exact key, else the same key in another case.
+fn key<'a>(obj: &Object<'a>, name: &str) -> Option<&'a RawValue> {
+    obj.get(name).copied().or_else(|| {
+        obj.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    })
+}
+
+/// The value at a dot path: `Ok(None)` when a key is absent, JSON `null`
+/// when a `null` is met on the way; an error when a step is not an object.
+fn at_path<'a>(obj: &Object<'a>, path: &str) -> Result<Option<&'a RawValue>, String> {
+    let mut parts = path.split('.');
+    let Some(first) = parts.next() else {
+        return Ok(None);
+    };
+    let Some(mut v) = key(obj, first) else {
+        return Ok(None);
+    };
+    let mut walked = first.to_string();
+    for p in parts {
+        if kind(v) == Kind::Null {
+            return Ok(Some(v));
+        }
+        let Some(o) = object(v) else {
+            return Err(format!("{walked} is {}, not an object", short(v)));
+        };
+        match key(&o, p) {
+            Some(next) => v = next,
+            None => return Ok(None),
+        }
+        walked = format!("{walked}.{p}");
+    }
+    Ok(Some(v))
+}
+
+/// A value's JSON text for a message, cut after 40 characters.
+fn short(v: &RawValue) -> String {
+    let t = v.get().trim();
+    match t.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t.to_string(),
+    }
+}
+
+/// One record's payload → parent texts, the array's state and its elements.
+fn read_record(
+    raw: &str,
+    spec: &ExplodeSpec,
+    parents: &[&SourceColumn],
+) -> Result<ReadRecord, String> {
+    let obj: Object = match serde_json::from_str::<&RawValue>(raw) {
+        Ok(v) if kind(v) == Kind::Object => {
+            object(v).ok_or_else(|| "the record is not a readable JSON object".to_string())?
+        }
+        Ok(v) => return Err(format!("the record is not a JSON object: {}", short(v))),
+        Err(e) => return Err(format!("invalid JSON at column {}: {e}", e.column())),
+    };
+    let parent = parents
+        .iter()
+        .map(
+            |c| match at_path(&obj, c.path.as_deref().unwrap_or(&c.name))? {
+                Some(v) => text_of(v).map_err(|e| format!("{}: {e}", c.name)),
+                None => Ok(None),
+            },
+        )
+        .collect::<Result<Vec<_>, String>>()?;
+    let array = at_path(&obj, &spec.path)?;
+    let (state, items): (ArrayState, Vec<&RawValue>) = match array {
+        None => (ArrayState::Missing, vec![]),
+        Some(v) if kind(v) == Kind::Null => (ArrayState::Null, vec![]),
+        Some(v) if kind(v) == Kind::Array => {
+            let items: Vec<&RawValue> =
+                serde_json::from_str(v.get()).map_err(|e| format!("{}: {e}", spec.path))?;
+            let state = if items.is_empty() {
+                ArrayState::Empty
+            } else {
+                ArrayState::Array
+            };
+            (state, items)
+        }
+        Some(v) => return Err(format!("{} is not an array: {}", spec.path, short(v))),
+    };
+    let elements = items
+        .into_iter()
+        .map(|item| read_element(item, &spec.columns))
+        .collect();
+    Ok((parent, state, elements))
+}
+
+/// One element → its declared fields' texts. An element that is not an
+/// object can only be read by a column whose path is `$` (the element itself).
+fn read_element(item: &RawValue, columns: &[SourceColumn]) -> Result<Vec<Option<String>>, String> {
+    let whole = |c: &SourceColumn| c.path.as_deref() == Some("$");
+    let obj = object(item);
+    if obj.is_none() && !columns.iter().all(whole) {
+        return Err(format!(" is not an object: {}", short(item)));
+    }
+    columns
+        .iter()
+        .map(|c| {
+            let v = if whole(c) {
+                Some(item)
+            } else {
+                match &obj {
+                    Some(o) => at_path(o, c.path.as_deref().unwrap_or(&c.name))
+                        .map_err(|e| format!(".{e}"))?,
+                    None => None,
+                }
+            };
+            match v {
+                Some(v) => text_of(v).map_err(|e| format!(".{}: {e}", c.name)),
+                None => Ok(None),
+            }
+        })
+        .collect()
+}
+
+/// The pieces of a spec a quarantine reason of a rule names: `(array path,
+/// position column)`, so a rule failure on an element row says which element.
+pub(crate) fn element_label(spec: Option<&ExplodeSpec>) -> Option<(&str, &str)> {
+    spec.map(|s| (s.path.as_str(), s.position_column.as_str()))
+}
+
+/// Position of row `row` (`[2]`), read from the position column if it is still there.
+pub(crate) fn element_suffix(batch: &RecordBatch, label: (&str, &str), row: usize) -> String {
+    let pos = batch
+        .column_by_name(label.1)
+        .and_then(|c| c.as_any().downcast_ref::<Int32Array>())
+        .filter(|a| a.is_valid(row))
+        .map(|a| a.value(row));
+    match pos {
+        Some(p) => format!(" [element {}[{p}]]", label.0),
+        None => format!(" [no element of {}]", label.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::BronzeMode;
+    use crate::source::{ColumnType, SourceSchema};
+
+    fn spec(value: serde_json::Value) -> ExplodeSpec {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn bronze(mode: BronzeMode) -> BronzeTableDef {
+        BronzeTableDef {
+            name: "orders".into(),
+            source_system: "s".into(),
+            schema: SourceSchema {
+                columns: vec![
+                    SourceColumn::new("order_id", ColumnType::String),
+                    SourceColumn::new("shop", ColumnType::Int).at("meta.shop"),
+                ],
+            },
+            description: String::new(),
+            kafka_topic: None,
+            mode,
+            ingest_options: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_spec_has_defaults_and_round_trips() {
+        let s = spec(serde_json::json!({
+            "path": "lines",
+            "columns": [{"name": "qty", "type": "int"}]
+        }));
+        assert_eq!(s.position_column, "position");
+        assert!(!s.outer && s.parent_columns.is_empty() && s.state_column.is_none());
+        assert_eq!(s.columns[0].data_type, ColumnType::Int);
+        let text = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            text,
+            serde_json::json!({"path": "lines", "parent_columns": [], "position_column": "position",
+                "columns": [{"name": "qty", "type": "INT"}], "outer": false})
+        );
+    }
+
+    #[test]
+    fn definition_errors_name_what_is_wrong() {
+        let b = bronze(BronzeMode::Raw);
+        let bad = |v: serde_json::Value| check_spec(&spec(v), &b).unwrap_err();
+        assert_eq!(
+            bad(serde_json::json!({"path": "lines", "parent_columns": ["id"], "columns": []})),
+            "parent column id is not declared in bronze.orders (declared: order_id, shop)"
+        );
+        assert_eq!(
+            bad(serde_json::json!({"path": "lines", "parent_columns": ["order_id"],
+                "columns": [{"name": "Order_ID", "type": "STRING"}]})),
+            "column Order_ID is named twice (parent, position, state and element columns need distinct names)"
+        );
+        assert_eq!(
+            bad(serde_json::json!({"path": "a..b", "columns": []})),
+            "path \"a..b\" must name the array's key (dot-separated for nested objects: order.lines)"
+        );
+        assert_eq!(
+            bad(
+                serde_json::json!({"path": "lines", "position_column": "_event_id", "columns": []})
+            ),
+            "_event_id is a lineage column; name the column otherwise"
+        );
+        let typed = bronze(BronzeMode::Permissive);
+        assert!(check_spec(&spec(serde_json::json!({"path": "lines", "columns": []})), &typed)
+            .unwrap_err()
+            .starts_with("explode reads the JSON text of raw bronze records, but bronze.orders is stored typed (PERMISSIVE)"));
+    }
+
+    #[test]
+    fn records_are_read_exactly_with_nested_paths_and_scalar_elements() {
+        let b = bronze(BronzeMode::Raw);
+        let s = spec(serde_json::json!({
+            "path": "order.lines",
+            "parent_columns": ["order_id", "shop"],
+            "columns": [
+                {"name": "price", "type": "DECIMAL(38,2)", "path": "p.amount"},
+                {"name": "all", "type": "STRING", "path": "$"}
+            ]
+        }));
+        let parents = check_spec(&s, &b).unwrap();
+        let raw = r#"{"Order_Id": "A\u0031", "meta": {"shop": 7}, "order": {"lines": [{"p": {"amount": 12345678901234567890.10}}, {"p": null}]}}"#;
+        let (parent, state, elements) = read_record(raw, &s, &parents).unwrap();
+        assert_eq!(parent, [Some("A1".to_string()), Some("7".to_string())]);
+        assert_eq!(state, ArrayState::Array);
+        // The number as written (a float would have rounded it), the element as its JSON text.
+        assert_eq!(
+            elements[0],
+            Ok(vec![
+                Some("12345678901234567890.10".to_string()),
+                Some(r#"{"p": {"amount": 12345678901234567890.10}}"#.to_string())
+            ])
+        );
+        assert_eq!(
+            elements[1],
+            Ok(vec![None, Some(r#"{"p": null}"#.to_string())])
+        );
+        // An array of scalars is read through "$".
+        let tags = spec(
+            serde_json::json!({"path": "tags", "columns": [{"name": "tag", "type": "STRING", "path": "$"}]}),
+        );
+        let (_, _, e) = read_record(r#"{"tags": ["a", 5, null]}"#, &tags, &[]).unwrap();
+        assert_eq!(
+            e,
+            [
+                Ok(vec![Some("a".to_string())]),
+                Ok(vec![Some("5".to_string())]),
+                Ok(vec![None])
+            ]
+        );
+        // States, and what is not readable.
+        let state = |raw: &str| read_record(raw, &s, &parents).map(|r| r.1);
+        assert_eq!(state(r#"{"order": {"lines": []}}"#), Ok(ArrayState::Empty));
+        assert_eq!(state(r#"{"order": null}"#), Ok(ArrayState::Null));
+        assert_eq!(state(r#"{"order": {}}"#), Ok(ArrayState::Missing));
+        assert_eq!(state(r#"{}"#), Ok(ArrayState::Missing));
+        assert_eq!(
+            state(r#"{"order": 5}"#),
+            Err("order is 5, not an object".to_string())
+        );
+        assert_eq!(
+            state(r#"{"order": {"lines": {"a": 1}}}"#),
+            Err("order.lines is not an array: {\"a\": 1}".to_string())
+        );
+        assert_eq!(
+            state("[1]"),
+            Err("the record is not a JSON object: [1]".to_string())
+        );
+        assert!(state("{oops")
+            .unwrap_err()
+            .starts_with("invalid JSON at column 2"));
+    }
+}
