@@ -1078,10 +1078,10 @@ fn bind_name<'n>(
 
 /// A JSON object's members, each value as its exact text (a key given twice
 /// keeps its last value, as serde_json, Spark and most JSON readers do).
-type RawObject<'a> = std::collections::BTreeMap<String, &'a RawValue>;
+pub(crate) type RawObject<'a> = std::collections::BTreeMap<String, &'a RawValue>;
 
 /// `text` as a JSON object with raw values, if it is one.
-fn raw_object(text: &str) -> std::result::Result<RawObject<'_>, String> {
+pub(crate) fn raw_object(text: &str) -> std::result::Result<RawObject<'_>, String> {
     match text.trim_start().as_bytes().first() {
         Some(b'{') => serde_json::from_str(text)
             .map_err(|e| format!("invalid JSON at column {}: {e}", e.column())),
@@ -1090,7 +1090,7 @@ fn raw_object(text: &str) -> std::result::Result<RawObject<'_>, String> {
 }
 
 /// The key of `obj` that `name` binds, and its value (see [`bind_name`]).
-fn json_key<'o, 'a>(
+pub(crate) fn json_key<'o, 'a>(
     obj: &'o RawObject<'a>,
     name: &str,
     column: &str,
@@ -1107,7 +1107,7 @@ fn json_key<'o, 'a>(
 /// exactly as the record writes it, so `12345678901234567890.10` keeps
 /// every digit and `[{"qty": 2.00}]` its zeros (a `serde_json::Value`
 /// would hold numbers as `f64`).
-fn raw_text(v: &RawValue) -> std::result::Result<Option<String>, String> {
+pub(crate) fn raw_text(v: &RawValue) -> std::result::Result<Option<String>, String> {
     let text = v.get().trim();
     match text.as_bytes().first() {
         Some(b'"') => serde_json::from_str::<String>(text)
