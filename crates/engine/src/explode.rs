@@ -38,7 +38,6 @@
 //! every readable record, plus one row per record without elements when the
 //! explode is outer, plus one per unreadable record ([`ExplodeStats::rows`]).
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -49,9 +48,12 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::bronze::BatchInfo;
+use crate::bronze::{same_name_ignoring_case, BatchInfo};
 use crate::model::{BronzeTableDef, SilverTableDef};
-use crate::source::{Parsed, ReadAsUtc, Rejected, SourceColumn, LINEAGE_COLUMNS, PARSE_RULE_ID};
+use crate::source::{
+    json_key, raw_text, Parsed, RawObject, ReadAsUtc, Rejected, SourceColumn, LINEAGE_COLUMNS,
+    PARSE_RULE_ID,
+};
 
 /// How a silver table explodes an array of its bronze records (the
 /// `explode` field of a silver table). JSON form:
@@ -245,7 +247,9 @@ fn check_spec<'a>(
     names.push(&spec.position_column);
     names.extend(spec.state_column.as_deref());
     names.extend(spec.columns.iter().map(|c| c.name.as_str()));
-    let mut seen = HashSet::new();
+    // Distinct ignoring case in every script (DataFusion and Spark resolve
+    // column names ignoring case).
+    let mut seen: Vec<&str> = Vec::new();
     for n in names {
         if n.trim().is_empty() {
             return Err("a column name is empty".into());
@@ -255,11 +259,12 @@ fn check_spec<'a>(
                 "{n} is a lineage column; name the column otherwise"
             ));
         }
-        if !seen.insert(n.to_ascii_lowercase()) {
+        if seen.iter().any(|s| same_name_ignoring_case(s, n)) {
             return Err(format!(
                 "column {n} is named twice (parent, position, state and element columns need distinct names)"
             ));
         }
+        seen.push(n);
     }
     Ok(parents)
 }
@@ -511,7 +516,7 @@ fn convert<'a, 'r>(
 }
 
 /// A JSON object with its values as written.
-type Object<'a> = BTreeMap<String, &'a RawValue>;
+type Object<'a> = RawObject<'a>;
 
 /// The JSON kind of a value, by its first character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -533,41 +538,33 @@ fn kind(v: &RawValue) -> Kind {
     }
 }
 
-/// A value as a column text: a string unescaped, a number or boolean as
-/// written, `null` as NULL, an object or array as its JSON text.
-fn text_of(v: &RawValue) -> Result<Option<String>, String> {
-    match kind(v) {
-        Kind::Null => Ok(None),
-        Kind::String => serde_json::from_str::<String>(v.get())
-            .map(Some)
-            .map_err(|e| e.to_string()),
-        _ => Ok(Some(v.get().trim().to_string())),
-    }
-}
-
 fn object(v: &RawValue) -> Option<Object<'_>> {
     (kind(v) == Kind::Object)
         .then(|| serde_json::from_str(v.get()).ok())
         .flatten()
 }
 
-/// `name` in `obj`: the exact key, else the same key in another case.
-fn key<'a>(obj: &Object<'a>, name: &str) -> Option<&'a RawValue> {
-    obj.get(name).copied().or_else(|| {
-        obj.iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| *v)
-    })
+/// `name` in `obj`, bound as a source column binds a key
+/// ([`crate::source::json_key`]): the exact key, else the one key equal
+/// ignoring case; two such keys are an error naming both and `column`.
+fn key<'a>(obj: &Object<'a>, name: &str, column: &str) -> Result<Option<&'a RawValue>, String> {
+    Ok(json_key(obj, name, column)?.map(|(_, v)| v))
 }
 
 /// The value at a dot path: `Ok(None)` when a key is absent, JSON `null`
-/// when a `null` is met on the way; an error when a step is not an object.
-fn at_path<'a>(obj: &Object<'a>, path: &str) -> Result<Option<&'a RawValue>, String> {
+/// when a `null` is met on the way; an error when a step is not an object,
+/// or when a key matches two keys ignoring case (`column` names the
+/// declared column in that message).
+fn at_path<'a>(
+    obj: &Object<'a>,
+    path: &str,
+    column: &str,
+) -> Result<Option<&'a RawValue>, String> {
     let mut parts = path.split('.');
     let Some(first) = parts.next() else {
         return Ok(None);
     };
-    let Some(mut v) = key(obj, first) else {
+    let Some(mut v) = key(obj, first, column)? else {
         return Ok(None);
     };
     let mut walked = first.to_string();
@@ -578,7 +575,7 @@ fn at_path<'a>(obj: &Object<'a>, path: &str) -> Result<Option<&'a RawValue>, Str
         let Some(o) = object(v) else {
             return Err(format!("{walked} is {}, not an object", short(v)));
         };
-        match key(&o, p) {
+        match key(&o, p, column)? {
             Some(next) => v = next,
             None => return Ok(None),
         }
@@ -612,13 +609,13 @@ fn read_record(
     let parent = parents
         .iter()
         .map(
-            |c| match at_path(&obj, c.path.as_deref().unwrap_or(&c.name))? {
-                Some(v) => text_of(v).map_err(|e| format!("{}: {e}", c.name)),
+            |c| match at_path(&obj, c.path.as_deref().unwrap_or(&c.name), &c.name)? {
+                Some(v) => raw_text(v).map_err(|e| format!("{}: {e}", c.name)),
                 None => Ok(None),
             },
         )
         .collect::<Result<Vec<_>, String>>()?;
-    let array = at_path(&obj, &spec.path)?;
+    let array = at_path(&obj, &spec.path, &spec.path)?;
     let (state, items): (ArrayState, Vec<&RawValue>) = match array {
         None => (ArrayState::Missing, vec![]),
         Some(v) if kind(v) == Kind::Null => (ArrayState::Null, vec![]),
@@ -656,13 +653,18 @@ fn read_element(item: &RawValue, columns: &[SourceColumn]) -> Result<Vec<Option<
                 Some(item)
             } else {
                 match &obj {
-                    Some(o) => at_path(o, c.path.as_deref().unwrap_or(&c.name))
-                        .map_err(|e| format!(".{e}"))?,
+                    Some(o) => at_path(o, c.path.as_deref().unwrap_or(&c.name), &c.name)
+                        // A step that is no object names its path (`lines[1].a.b is 5,
+                        // ...`); a key matching two keys is said after the element.
+                        .map_err(|e| match e.starts_with("declared column") {
+                            true => format!(": {e}"),
+                            false => format!(".{e}"),
+                        })?,
                     None => None,
                 }
             };
             match v {
-                Some(v) => text_of(v).map_err(|e| format!(".{}: {e}", c.name)),
+                Some(v) => raw_text(v).map_err(|e| format!(".{}: {e}", c.name)),
                 None => Ok(None),
             }
         })
@@ -823,5 +825,41 @@ mod tests {
         assert!(state("{oops")
             .unwrap_err()
             .starts_with("invalid JSON at column 2"));
+    }
+
+    #[test]
+    fn a_key_matching_two_keys_ignoring_case_is_an_error_not_a_first_pick() {
+        let b = bronze(BronzeMode::Raw);
+        let s = spec(serde_json::json!({
+            "path": "lines",
+            "parent_columns": ["order_id"],
+            "columns": [{"name": "émission", "type": "INT", "path": "ÉMISSION"}]
+        }));
+        let parents = check_spec(&s, &b).unwrap();
+        let (_, _, elements) = read_record(
+            r#"{"order_id": "A", "lines": [{"Émission": 1, "émission": 2}, {"émission": 3}]}"#,
+            &s,
+            &parents,
+        )
+        .unwrap();
+        assert_eq!(
+            elements,
+            [
+                Err(": declared column émission matches 2 source names ignoring case: \"Émission\" and \"émission\"; declare it with the exact name of one of them".to_string()),
+                Ok(vec![Some("3".to_string())])
+            ]
+        );
+        // The parent columns and the array's path too.
+        let err = read_record(r#"{"Order_ID": "A", "order_id": "B", "lines": []}"#, &s, &parents);
+        assert_eq!(err.map(|r| r.0), Ok(vec![Some("B".to_string())]));
+        let err = read_record(r#"{"order_id": "A", "Lines": [], "LINES": []}"#, &s, &parents);
+        assert!(err.unwrap_err().contains("\"LINES\" and \"Lines\""));
+        // Column names are compared ignoring case in every script.
+        let twice = spec(serde_json::json!({"path": "lines",
+            "columns": [{"name": "émission", "type": "INT"}, {"name": "ÉMISSION", "type": "INT"}]}));
+        assert_eq!(
+            check_spec(&twice, &b).unwrap_err(),
+            "column ÉMISSION is named twice (parent, position, state and element columns need distinct names)"
+        );
     }
 }

@@ -16,7 +16,12 @@ use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray, String
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use serde::{Deserialize, Serialize};
 
-use crate::bronze::{csv_reader, BatchInfo, CsvDialect, SourceFormat, SplitFile};
+use serde_json::value::RawValue;
+
+use crate::bronze::{
+    csv_reader, same_name_ignoring_case, BatchInfo, CsvDialect, HeaderRename, SourceFormat,
+    SplitFile,
+};
 use crate::error::Result;
 
 /// Rule id under which unreadable records and unconvertible values are quarantined.
@@ -472,7 +477,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             .column_by_name("_corrupt_reason")
             .and_then(|c| c.as_any().downcast_ref::<StringArray>());
         let csv = info.format == SourceFormat::Csv;
-        let (header_index, ambiguous) = match header_positions(&info.header, schema) {
+        let (header_index, ambiguous) = match header_positions(&info.header, &info.header_renames, schema) {
             Ok(index) => (index, None),
             Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
         };
@@ -724,7 +729,7 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
     let ncols = schema.columns.len();
     let dialect = split.dialect.clone().unwrap_or_else(default_dialect);
     let csv = split.format == SourceFormat::Csv;
-    let (header_index, ambiguous) = match header_positions(&split.header, schema) {
+    let (header_index, ambiguous) = match header_positions(&split.header, &split.header_renames, schema) {
         Ok(index) => (index, None),
         Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
     };
@@ -788,7 +793,7 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
                 None => read_csv_record(&r.text, &dialect, &split.header, &header_index, schema),
             },
             (None, _) => {
-                if let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(&r.text) {
+                if let Ok(obj) = raw_object(&r.text) {
                     // Keys no declared column binds (a column with a path binds its first key).
                     let bound: Vec<&String> = schema
                         .columns
@@ -987,69 +992,132 @@ fn foreign_header_reason(header: &[String], schema: &SourceSchema) -> String {
     )
 }
 
-/// Where each declared column is in a CSV header (see [`bind_name`]). A
-/// declared name that matches two header names ignoring case is an error
-/// naming both (the batch's rows are quarantined with it), never a silent
-/// first pick. Headers are mapped to names unique ignoring case when a file
-/// is split ([`crate::bronze::map_header_names`]), so this only happens for
-/// headers given otherwise.
+/// Where each declared column is in a CSV header (see [`bind_name`]):
+/// `header` holds the names the batch reads the columns by, `renames` the
+/// file's own names where they differ ([`crate::bronze::map_header_names`]).
+/// A declared name that matches two of the file's columns ignoring case
+/// (`ÉMISSION` for `Émission` and `émission`, though the second is read as
+/// `émission_2`) is an error naming both (the batch's rows are quarantined
+/// with it), never a silent first pick.
 fn header_positions<'a>(
     header: &[String],
+    renames: &[HeaderRename],
     schema: &'a SourceSchema,
 ) -> std::result::Result<HashMap<&'a str, Option<usize>>, String> {
+    let names: Vec<(&str, &str)> = header
+        .iter()
+        .enumerate()
+        .map(|(i, read)| {
+            let own = renames
+                .iter()
+                .find(|r| r.position == i)
+                .map_or(read.as_str(), |r| r.original.trim());
+            (read.as_str(), own)
+        })
+        .collect();
     schema
         .columns
         .iter()
         .map(|c| {
-            let pos = bind_name(header.iter().map(String::as_str), &c.name, &c.name)?;
+            let pos = bind_name(names.iter().copied(), &c.name, &c.name)?;
             Ok((c.name.as_str(), pos))
         })
         .collect()
 }
 
-/// Which of `names` (header names, object keys) a declared `name` binds:
-/// the exact name first, else the one name equal ignoring ASCII case (Spark
-/// reads column names case-insensitively too). Two or more names equal
-/// ignoring case and none exact: an error naming them and the declared
-/// column `column`.
+/// Which source column a declared `name` binds. `names` gives, per source
+/// column, the name silver reads it by and the file's own name (the same
+/// for JSON keys and Parquet columns; a CSV header name may be mapped, see
+/// [`crate::bronze::map_header_names`]):
+/// 1. the column read by exactly `name`;
+/// 2. else the one column whose own name is exactly `name`;
+/// 3. else the one column whose name (either) equals `name` ignoring case,
+///    for every script ([`crate::bronze::same_name_ignoring_case`], as
+///    Spark's resolver, Java's `equalsIgnoreCase`, compares).
+///
+/// Two or more columns at step 3: an error naming them and the declared
+/// column `column`, never a silent first pick.
 fn bind_name<'n>(
-    names: impl Iterator<Item = &'n str>,
+    names: impl Iterator<Item = (&'n str, &'n str)>,
     name: &str,
     column: &str,
 ) -> std::result::Result<Option<usize>, String> {
-    let mut folded: Vec<(usize, &str)> = Vec::new();
-    for (i, n) in names.enumerate() {
-        if n == name {
-            return Ok(Some(i));
-        }
-        if n.eq_ignore_ascii_case(name) {
-            folded.push((i, n));
-        }
+    let names: Vec<(&str, &str)> = names.collect();
+    if let Some(i) = names.iter().position(|(read, _)| *read == name) {
+        return Ok(Some(i));
     }
+    let own: Vec<usize> = (0..names.len())
+        .filter(|i| names.get(*i).is_some_and(|(_, own)| *own == name))
+        .collect();
+    if let [i] = own.as_slice() {
+        return Ok(Some(*i));
+    }
+    let folded: Vec<(usize, &str, &str)> = names
+        .iter()
+        .enumerate()
+        .filter(|(_, (read, own))| {
+            same_name_ignoring_case(read, name) || same_name_ignoring_case(own, name)
+        })
+        .map(|(i, (read, own))| (i, *read, *own))
+        .collect();
     match folded.as_slice() {
         [] => Ok(None),
-        [(i, _)] => Ok(Some(*i)),
+        [(i, _, _)] => Ok(Some(*i)),
         many => Err(format!(
             "declared column {column} matches {} source names ignoring case: {}; declare it with the exact name of one of them",
             many.len(),
             many.iter()
-                .map(|(_, n)| format!("\"{n}\""))
+                .map(|(_, read, own)| if read == own {
+                    format!("\"{own}\"")
+                } else {
+                    format!("\"{own}\" (read as {read})")
+                })
                 .collect::<Vec<_>>()
                 .join(" and ")
         )),
     }
 }
 
+/// A JSON object's members, each value as its exact text (a key given twice
+/// keeps its last value, as serde_json, Spark and most JSON readers do).
+pub(crate) type RawObject<'a> = std::collections::BTreeMap<String, &'a RawValue>;
+
+/// `text` as a JSON object with raw values, if it is one.
+pub(crate) fn raw_object(text: &str) -> std::result::Result<RawObject<'_>, String> {
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => serde_json::from_str(text)
+            .map_err(|e| format!("invalid JSON at column {}: {e}", e.column())),
+        _ => Err("JSON value is not an object".to_string()),
+    }
+}
+
 /// The key of `obj` that `name` binds, and its value (see [`bind_name`]).
-fn json_key<'a>(
-    obj: &'a serde_json::Map<String, serde_json::Value>,
+pub(crate) fn json_key<'o, 'a>(
+    obj: &'o RawObject<'a>,
     name: &str,
     column: &str,
-) -> std::result::Result<Option<(&'a String, &'a serde_json::Value)>, String> {
-    if let Some(found) = obj.get_key_value(name) {
-        return Ok(Some(found));
+) -> std::result::Result<Option<(&'o String, &'a RawValue)>, String> {
+    if let Some((k, v)) = obj.get_key_value(name) {
+        return Ok(Some((k, *v)));
     }
-    Ok(bind_name(obj.keys().map(String::as_str), name, column)?.and_then(|i| obj.iter().nth(i)))
+    let found = bind_name(obj.keys().map(|k| (k.as_str(), k.as_str())), name, column)?;
+    Ok(found.and_then(|i| obj.iter().nth(i)).map(|(k, v)| (k, *v)))
+}
+
+/// The text silver reads from a JSON value: a string's characters, `null`
+/// as NULL, anything else (numbers, booleans, nested objects and arrays)
+/// exactly as the record writes it, so `12345678901234567890.10` keeps
+/// every digit and `[{"qty": 2.00}]` its zeros (a `serde_json::Value`
+/// would hold numbers as `f64`).
+pub(crate) fn raw_text(v: &RawValue) -> std::result::Result<Option<String>, String> {
+    let text = v.get().trim();
+    match text.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<String>(text)
+            .map(Some)
+            .map_err(|e| format!("invalid JSON string {text}: {e}")),
+        _ if text == "null" => Ok(None),
+        _ => Ok(Some(text.to_string())),
+    }
 }
 
 /// "a, b, c, d, e, … (18)" for messages.
@@ -1183,44 +1251,40 @@ fn parse_csv_batch<'a>(
     (records.len() == n).then_some(records)
 }
 
-/// One JSON Lines payload → the declared columns' texts. Strings are taken as
-/// they are, numbers and booleans by their JSON text, `null` as NULL, nested
-/// values as their JSON text.
+/// One JSON payload → the declared columns' texts (see [`raw_text`]):
+/// strings are taken as they are, numbers, booleans and nested values by
+/// their exact JSON text, `null` as NULL. A column with a `path` walks
+/// nested objects; a `null` on the way is a missing value (NULL).
 fn read_json_record(
     raw: &str,
     schema: &SourceSchema,
     seen: &mut [bool],
 ) -> std::result::Result<Vec<Option<String>>, String> {
-    let value: serde_json::Value = serde_json::from_str(raw)
-        .map_err(|e| format!("invalid JSON at column {}: {e}", e.column()))?;
-    let obj = value
-        .as_object()
-        .ok_or_else(|| "JSON value is not an object".to_string())?;
-    let key = |o, name: &str, c: &SourceColumn| {
-        json_key(o, name, &c.name).map(|found| found.map(|(_, v)| v))
-    };
-    // A dotted path walks nested objects; a NULL on the way is a missing value.
-    let field = |c: &SourceColumn| -> std::result::Result<Option<&serde_json::Value>, String> {
+    let obj = raw_object(raw)?;
+    let field = |c: &SourceColumn| -> std::result::Result<Option<Option<String>>, String> {
         let path = c.path.as_deref().unwrap_or(&c.name);
         let mut parts = match &c.path {
             Some(_) => path.split('.').collect::<Vec<_>>(),
             None => vec![path],
         }
         .into_iter();
-        let Some(mut v) = key(obj, parts.next().unwrap_or(path), c)? else {
+        let Some((_, mut v)) = json_key(&obj, parts.next().unwrap_or(path), &c.name)? else {
             return Ok(None);
         };
         for p in parts {
-            match v {
-                serde_json::Value::Object(o) => match key(o, p, c)? {
-                    Some(inner) => v = inner,
-                    None => return Ok(None),
-                },
-                serde_json::Value::Null => return Ok(Some(v)),
+            match v.get().trim_start().as_bytes().first() {
+                Some(b'{') => {
+                    let nested = raw_object(v.get())?;
+                    match json_key(&nested, p, &c.name)? {
+                        Some((_, inner)) => v = inner,
+                        None => return Ok(None),
+                    }
+                }
+                Some(b'n') => return Ok(Some(None)),
                 _ => return Ok(None),
             }
         }
-        Ok(Some(v))
+        raw_text(v).map(Some)
     };
     let values = schema
         .columns
@@ -1239,11 +1303,7 @@ fn read_json_record(
         .map(|(i, v)| {
             let v = v?;
             seen[i] = true;
-            match v {
-                serde_json::Value::Null => None,
-                serde_json::Value::String(s) => Some(s.clone()),
-                other => Some(other.to_string()),
-            }
+            v
         })
         .collect())
 }
@@ -1347,7 +1407,7 @@ mod tests {
     #[test]
     fn a_declared_name_binds_the_exact_name_else_one_name_ignoring_case() {
         let names = ["Qty", "qty", "Note"];
-        let bind = |n: &str| bind_name(names.iter().copied(), n, n);
+        let bind = |n: &str| bind_name(names.iter().map(|n| (*n, *n)), n, n);
         assert_eq!(bind("qty"), Ok(Some(1)));
         assert_eq!(bind("NOTE"), Ok(Some(2)));
         assert_eq!(bind("id"), Ok(None));
@@ -1357,7 +1417,7 @@ mod tests {
         );
         // A header given with such names (not mapped by the splitter) is refused for the batch.
         let schema = SourceSchema::new(&[("QTY", ColumnType::Int)]);
-        assert!(header_positions(&["Qty".into(), "qty".into()], &schema).is_err());
+        assert!(header_positions(&["Qty".into(), "qty".into()], &[], &schema).is_err());
         let (mut info, rb) = batch_of("a,b\n1,2\n", "f.csv");
         info.header = vec!["Qty".into(), "qty".into()];
         let parsed = parse_bronze(&schema, &[(info, rb)]).unwrap();
@@ -1365,6 +1425,108 @@ mod tests {
         assert!(parsed.rejected[0]
             .reason
             .starts_with("declared column QTY matches 2"));
+    }
+
+    #[test]
+    fn a_declared_name_matching_two_file_names_ignoring_case_is_an_error_in_any_script() {
+        // The file's own names count, though the second is read as émission_2.
+        let split = split_file("id,Émission,émission\n1,5,6\n".as_bytes(), &Default::default()).unwrap();
+        assert_eq!(split.header, ["id", "Émission", "émission_2"]);
+        let positions = |name: &str| {
+            let schema = SourceSchema::new(&[(name, ColumnType::Int)]);
+            header_positions(&split.header, &split.header_renames, &schema)
+                .map(|index| index.get(name).copied().flatten())
+        };
+        assert_eq!(
+            positions("ÉMISSION"),
+            Err("declared column ÉMISSION matches 2 source names ignoring case: \"Émission\" and \"émission\" (read as émission_2); declare it with the exact name of one of them".to_string())
+        );
+        assert_eq!(positions("Émission"), Ok(Some(1)));
+        assert_eq!(positions("émission"), Ok(Some(2)));
+        assert_eq!(positions("émission_2"), Ok(Some(2)));
+        assert_eq!(positions("ID"), Ok(Some(0)));
+        // JSON keys and nested paths alike.
+        let names = ["Émission", "émission"];
+        assert!(bind_name(names.iter().map(|n| (*n, *n)), "ÉMISSION", "e").is_err());
+        let schema = SourceSchema {
+            columns: vec![SourceColumn::new("e", ColumnType::Int).at("after.ÉMISSION")],
+        };
+        let mut seen = [false];
+        assert!(read_json_record(
+            "{\"after\":{\"Émission\":1,\"émission\":2}}",
+            &schema,
+            &mut seen
+        )
+        .unwrap_err()
+        .contains("\"Émission\" and \"émission\""));
+    }
+
+    #[test]
+    fn json_values_are_read_with_their_exact_text() {
+        let schema = SourceSchema::new(&[
+            ("amount", ColumnType::String),
+            ("big", ColumnType::String),
+            ("lines", ColumnType::String),
+            ("s", ColumnType::String),
+            ("n", ColumnType::String),
+        ]);
+        let mut seen = [false; 5];
+        let values = read_json_record(
+            "{\"amount\": 12345678901234567890.10, \"big\": 9007199254740993, \"lines\": [ {\"qty\": 2.00,\"p\":1e2} ], \"s\": \"a\\\"b\\u00e9\", \"n\": null, \"big\": 9007199254740995}",
+            &schema,
+            &mut seen,
+        )
+        .unwrap();
+        assert_eq!(
+            values,
+            [
+                Some("12345678901234567890.10".to_string()),
+                Some("9007199254740995".to_string()),
+                Some("[ {\"qty\": 2.00,\"p\":1e2} ]".to_string()),
+                Some("a\"bé".to_string()),
+                None
+            ]
+        );
+        // Paths walk nested objects as written; a null on the way is NULL.
+        let schema = SourceSchema {
+            columns: vec![
+                SourceColumn::new("price", ColumnType::String).at("after.price"),
+                SourceColumn::new("lsn", ColumnType::String).at("source.lsn"),
+            ],
+        };
+        let mut seen = [false; 2];
+        assert_eq!(
+            read_json_record(
+                "{\"after\": {\"price\": 0.10000000000000000001}, \"source\": null}",
+                &schema,
+                &mut seen
+            )
+            .unwrap(),
+            [Some("0.10000000000000000001".to_string()), None]
+        );
+        // Typed: a DECIMAL(38,2) and a BIGINT keep every digit.
+        let schema = SourceSchema::new(&[
+            ("amount", ColumnType::Decimal { precision: 38, scale: 2 }),
+            ("big", ColumnType::Bigint),
+        ]);
+        let parsed = parse_bronze(
+            &schema,
+            &[batch_of(
+                "{\"amount\": 12345678901234567890.10, \"big\": 9007199254740993}\n",
+                "f.jsonl",
+            )],
+        )
+        .unwrap();
+        let amount = parsed.rows.column_by_name("amount").unwrap();
+        let amount = datafusion::arrow::compute::cast(amount, &DataType::Utf8).unwrap();
+        let amount = amount.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(amount.value(0), "12345678901234567890.10");
+        let big = parsed.rows.column_by_name("big").unwrap();
+        let big = big
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .unwrap();
+        assert_eq!(big.value(0), 9007199254740993);
     }
 
     #[test]

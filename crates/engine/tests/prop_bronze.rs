@@ -259,3 +259,244 @@ proptest! {
         }
     }
 }
+
+// ---- the header line with an unterminated quote ----
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// An unterminated quote opened at the start of any header field, with
+    /// the dialect, the header line and the lines before it all detected:
+    /// the header line stays the header (no line is taken for a banner), its
+    /// names are the same as without the quote, and every record is the same.
+    #[test]
+    fn an_unterminated_quote_in_the_header_changes_no_record(
+        (rows, at, _fault, crlf) in file(),
+    ) {
+        let width = rows[0].len();
+        let names: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
+        let texts: Vec<String> = rows.iter().map(|r| write_row(r)).collect();
+        let (clean, _) = build(&names.join(","), &texts, crlf);
+        let mut faulty_names = names.clone();
+        let k = at % width;
+        faulty_names[k] = format!("\"{}", names[k]);
+        let (bytes, _) = build(&faulty_names.join(","), &texts, crlf);
+        let s = split_file(&clean, &IngestOptions::default()).unwrap();
+        let f = split_file(&bytes, &IngestOptions::default()).unwrap();
+        prop_assert!(f.skipped.is_empty(), "lines kept aside as a banner: {:?}", f.skipped);
+        prop_assert_eq!(&s.header, &names);
+        prop_assert_eq!(&f.header, &names);
+        check_lines(&bytes, &f)?;
+        prop_assert_eq!(&f.records, &s.records);
+        let note = format!("the header line has an unterminated quote in field {}", k + 1);
+        prop_assert!(f.notes.iter().any(|n| n.starts_with(&note)), "{:?}", f.notes);
+    }
+}
+
+// ---- JSON: a fault in one record changes no other ----
+
+/// A JSON value inside a record: numbers, strings with the characters JSON
+/// structure is made of, nested objects and arrays.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        any::<i64>().prop_map(serde_json::Value::from),
+        proptest::string::string_regex("[a-z ,:{}\\[\\]\"\\\\]{0,6}")
+            .unwrap()
+            .prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(serde_json::Value::Array),
+            proptest::collection::vec(inner, 0..3).prop_map(|values| {
+                serde_json::Value::Object(
+                    values
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, v)| (format!("n{i}"), v))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+}
+
+/// One record: an object with keys `k0`, `k1`, ...
+fn json_object() -> impl Strategy<Value = serde_json::Value> {
+    proptest::collection::vec(json_value(), 0..4).prop_map(|values| {
+        serde_json::Value::Object(
+            values
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (format!("k{i}"), v))
+                .collect(),
+        )
+    })
+}
+
+/// How the records are laid out in the file.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    /// One compact object per line (JSON Lines).
+    Lines,
+    /// Pretty-printed objects one after the other, the whole record indented by `base`.
+    Stream { base: usize, tab: bool },
+    /// `[{...},{...}]` on one line.
+    ArrayOneLine,
+    /// `[`, one compact element per line, `]`.
+    ArrayPerLine,
+    /// `[`, pretty-printed elements indented by 2, `]`.
+    ArrayPretty { tab: bool },
+}
+
+fn layout() -> impl Strategy<Value = Layout> {
+    prop_oneof![
+        Just(Layout::Lines),
+        (0usize..3, any::<bool>()).prop_map(|(b, tab)| Layout::Stream { base: b * 2, tab }),
+        Just(Layout::ArrayOneLine),
+        Just(Layout::ArrayPerLine),
+        any::<bool>().prop_map(|tab| Layout::ArrayPretty { tab }),
+    ]
+}
+
+/// A record's text in `layout`: compact, or pretty-printed with its lines
+/// after the first indented by `base` spaces.
+fn record_text(v: &serde_json::Value, layout: Layout) -> String {
+    let (base, tab) = match layout {
+        Layout::Stream { base, tab } => (base, tab),
+        Layout::ArrayPretty { tab } => (2, tab),
+        _ => return serde_json::to_string(v).unwrap(),
+    };
+    let indent: &[u8] = if tab { b"\t" } else { b"  " };
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        serde_json::ser::PrettyFormatter::with_indent(indent),
+    );
+    serde::Serialize::serialize(v, &mut ser).unwrap();
+    let pretty = String::from_utf8(out).unwrap();
+    pretty.replace('\n', &format!("\n{}", " ".repeat(base)))
+}
+
+/// The file, and the line each record starts on.
+fn json_file(records: &[String], layout: Layout) -> (Vec<u8>, Vec<i64>) {
+    let (open, sep, close, base) = match layout {
+        Layout::Lines => ("", "\n", "\n", 0),
+        Layout::Stream { base, .. } => ("", "\n", "\n", base),
+        Layout::ArrayOneLine => ("[", ",", "]", 0),
+        Layout::ArrayPerLine => ("[\n", ",\n", "\n]\n", 0),
+        Layout::ArrayPretty { .. } => ("[\n", ",\n", "\n]\n", 2),
+    };
+    let mut body = String::from(open);
+    let mut lines = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            body.push_str(sep);
+        }
+        body.push_str(&" ".repeat(base));
+        lines.push(body.matches('\n').count() as i64 + 1);
+        body.push_str(r);
+    }
+    body.push_str(close);
+    (body.into_bytes(), lines)
+}
+
+/// A fault in one record's text.
+#[derive(Debug, Clone)]
+enum JsonFault {
+    /// Remove the n-th closing quote of a string (a key or a value).
+    DropClosingQuote(usize),
+    /// Remove the record's last `}`.
+    DropLastBrace,
+    /// Insert `@` after the n-th `{`, `,` or `:` outside strings.
+    Garbage(usize),
+}
+
+fn json_fault() -> impl Strategy<Value = JsonFault> {
+    prop_oneof![
+        (0usize..16).prop_map(JsonFault::DropClosingQuote),
+        Just(JsonFault::DropLastBrace),
+        (0usize..16).prop_map(JsonFault::Garbage),
+    ]
+}
+
+/// Byte positions of closing quotes, and of `{`, `,`, `:` outside strings.
+fn json_positions(text: &str) -> (Vec<usize>, Vec<usize>) {
+    let (mut closing, mut structural) = (Vec::new(), Vec::new());
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, b) in text.bytes().enumerate() {
+        match (in_string, b) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') => {
+                in_string = false;
+                closing.push(i);
+            }
+            (false, b'"') => in_string = true,
+            (false, b'{' | b',' | b':') => structural.push(i + 1),
+            _ => {}
+        }
+    }
+    (closing, structural)
+}
+
+/// The record's text with the fault, or `None` when it does not apply.
+fn inject_json(text: &str, fault: &JsonFault) -> Option<String> {
+    let (closing, structural) = json_positions(text);
+    let mut t = text.to_string();
+    match fault {
+        JsonFault::DropClosingQuote(n) => {
+            t.remove(*closing.get(n % closing.len().max(1))?);
+        }
+        JsonFault::DropLastBrace => {
+            t.remove(t.rfind('}')?);
+        }
+        JsonFault::Garbage(n) => t.insert(*structural.get(n % structural.len().max(1))?, '@'),
+    }
+    Some(t)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+    /// Random objects (strings holding `{`, `}`, `,`, `:`, quotes; nested
+    /// objects and arrays) in JSON Lines, pretty-printed streams (indented
+    /// or not, spaces or tabs) and arrays (one line, one element per line,
+    /// pretty-printed), with one fault in one record: every other record is
+    /// a record of its own with the same text and line, unflagged, and the
+    /// faulty one is one flagged record at its line. Without the fault:
+    /// exactly the records, none flagged.
+    #[test]
+    fn a_fault_in_one_json_record_changes_no_other(
+        objects in proptest::collection::vec(json_object(), 1..7),
+        layout in layout(),
+        at in 0usize..7,
+        fault in json_fault(),
+    ) {
+        let texts: Vec<String> = objects.iter().map(|o| record_text(o, layout)).collect();
+        let (clean, lines) = json_file(&texts, layout);
+        let s = split_file(&clean, &IngestOptions::default()).unwrap();
+        // (A JSON Lines record is its whole line, indentation included.)
+        let got: Vec<(&str, i64)> = s.records.iter().map(|r| (r.text.trim_start(), r.line)).collect();
+        let want: Vec<(&str, i64)> = texts.iter().map(String::as_str).zip(lines.iter().copied()).collect();
+        prop_assert_eq!(got, want, "{}", String::from_utf8_lossy(&clean));
+        prop_assert!(s.records.iter().all(|r| r.corrupt_reason.is_none()));
+
+        let at = at % texts.len();
+        let Some(faulty) = inject_json(&texts[at], &fault) else {
+            return Ok(());
+        };
+        let mut faulty_texts = texts.clone();
+        faulty_texts[at] = faulty;
+        let (bytes, lines) = json_file(&faulty_texts, layout);
+        let f = split_file(&bytes, &IngestOptions::default()).unwrap();
+        let file = String::from_utf8_lossy(&bytes);
+        prop_assert_eq!(f.records.len(), texts.len(), "{}\n{:#?}", file, f.records);
+        for (i, r) in f.records.iter().enumerate() {
+            prop_assert_eq!(r.line, lines[i], "record {} of {}", i, file);
+            if i == at {
+                prop_assert!(r.corrupt_reason.is_some(), "the faulty record {:?} is not flagged", r.text);
+            } else {
+                prop_assert_eq!(r.text.trim_start(), &texts[i], "record {} changed in {}", i, file);
+                prop_assert_eq!(r.corrupt_reason.as_deref(), None, "record {} flagged in {}", i, file);
+            }
+        }
+    }
+}

@@ -1590,7 +1590,7 @@ async fn rw37_duplicate_and_empty_header_names_lose_no_column() {
     );
     assert_note(
         b,
-        "header names read as: \" qty \" → qty, \"qty\" → qty_2, \"Qty\" → Qty_3, \"\" → _c4",
+        "header names read as: \" qty \" → qty, \"qty\" → qty_2, \"Qty\" → Qty_3, \"\" → _c4 (names are trimmed; an empty name becomes _c<position> and a repeated one <name>_<n>, never a name the header has)",
     );
     let bronze = rows(&mut p, "bronze.t").await;
     assert_eq!(
@@ -1725,6 +1725,270 @@ async fn rw41_duplicate_json_keys_are_warned_and_the_last_value_is_read() {
     assert_eq!(
         col(&bronze, "_warning")[2],
         Some("duplicate key \"customer.name\": the last value is read, as most JSON readers do")
+    );
+}
+
+// Second round (probe of issue 9): the header line with a quote fault, JSON
+// records after a bad one, generated header names, names equal ignoring case
+// beyond ASCII, and JSON numbers read with their exact text.
+
+/// One file ingested alone into `pipeline(columns)`: bronze rows as
+/// `_source_line|raw_payload|_corrupt_reason`, silver rows (the declared
+/// columns, `|`-joined) and the batch log entry.
+async fn bronze_and_silver(
+    columns: &[(&str, &str)],
+    file: &[u8],
+) -> (Vec<String>, Vec<String>, BatchInfo) {
+    let mut p = playground(pipeline(columns, json!([]), &[])).await;
+    let v = ingest(&mut p, "f", file).await;
+    let bronze = rows(&mut p, "bronze.t").await;
+    let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
+    let silver = grid(&rows(&mut p, "silver.t").await, &names);
+    (
+        grid(&bronze, &["_source_line", "raw_payload", "_corrupt_reason"]),
+        silver,
+        last_batch(&v).clone(),
+    )
+}
+
+const CODE_LABEL_W: [(&str, &str); 3] = [("code", "STRING"), ("label", "STRING"), ("w", "INT")];
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn an_unterminated_quote_in_the_header_line_keeps_it_the_header_and_loses_no_record() {
+    let file = b"code,\"label,w\nA7,Bolt,12\nB2,Nut,4\n";
+    let (bronze, silver, b) = bronze_and_silver(&CODE_LABEL_W, file).await;
+    assert!(b.skipped_lines.is_empty(), "{:?}", b.skipped_lines);
+    assert_eq!(b.header, ["code", "label", "w"]);
+    assert_eq!(b.header_text.as_deref(), Some("code,\"label,w"));
+    assert_eq!(bronze, ["2|A7,Bolt,12|NULL", "3|B2,Nut,4|NULL"]);
+    assert_eq!(silver, ["A7|Bolt|12", "B2|Nut|4"]);
+    let renames: Vec<(usize, &str, &str)> = b
+        .header_renames
+        .iter()
+        .map(|r| (r.position, r.original.as_str(), r.name.as_str()))
+        .collect();
+    assert_eq!(renames, [(1, "\"label", "label")]);
+    assert_note(&b, "the header line has an unterminated quote in field 2 (\"label): the quote is never closed, so the header is this line alone, read without that quote and split at every ',' after it: 3 names (code, label, w)");
+    // Typed bronze reads the same header.
+    let mut p = playground(typed_pipeline("permissive", &CODE_LABEL_W)).await;
+    ingest(&mut p, "f.csv", file).await;
+    let bronze = rows(&mut p, "bronze.t").await;
+    assert_eq!(
+        grid(&bronze, &["code", "label", "w", "_corrupt_record"]),
+        ["A7|Bolt|12|NULL", "B2|Nut|4|NULL"]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn unterminated_quotes_in_data_lines_and_banners_still_cost_only_their_line() {
+    let cases: &[(&[u8], &[&str], &[&str])] = &[
+        (
+            b"code,label,w\n\"A7,Bolt,12\nB2,Nut,4\nC9,Washer,3\n",
+            &["2", "3", "4"],
+            &["B2|Nut|4", "C9|Washer|3"],
+        ),
+        (
+            b"code;label;w\nA7;\"Bolt;12\nB2;Nut;4\nC9;\"Washer\";3\nD1;Pin;8\n",
+            &["2", "3", "4", "5"],
+            &["B2|Nut|4", "C9|Washer|3", "D1|Pin|8"],
+        ),
+        (
+            b"code,label,w\rA7,\"Bolt,12\rB2,Nut,4\rC9,Washer,3\r",
+            &["2", "3", "4"],
+            &["B2|Nut|4", "C9|Washer|3"],
+        ),
+        (
+            b"\"Inventory report, Q3\ncode,label,w\nA7,Bolt,12\nB2,\"Nut\",4\nC9,Washer,3\n",
+            &["3", "4", "5"],
+            &["A7|Bolt|12", "B2|Nut|4", "C9|Washer|3"],
+        ),
+        (
+            b"code,\"label,w\r\nA7,\"Bolt,12\r\nB2,Nut,4\r\n",
+            &["2", "3"],
+            &["B2|Nut|4"],
+        ),
+    ];
+    for (file, want_lines, want_silver) in cases {
+        let (bronze, silver, _) = bronze_and_silver(&CODE_LABEL_W, file).await;
+        let lines: Vec<&str> = bronze
+            .iter()
+            .map(|r| r.split('|').next().unwrap_or_default())
+            .collect();
+        assert_eq!(lines, *want_lines, "{}", String::from_utf8_lossy(file));
+        assert_eq!(silver, *want_silver, "{}", String::from_utf8_lossy(file));
+    }
+}
+
+const ID_S: [(&str, &str); 2] = [("id", "INT"), ("s", "STRING")];
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_malformed_indented_json_object_costs_only_itself() {
+    let flat = b"{\n  \"id\": 1,\n  \"s\": \"abc\n}\n{\n  \"id\": 2,\n  \"s\": \"x\"\n}\n{\n  \"id\": 3,\n  \"s\": \"y\"\n}\n";
+    let indented = b"  {\n    \"id\": 1,\n    \"s\": \"abc\n  }\n  {\n    \"id\": 2,\n    \"s\": \"x\"\n  }\n  {\n    \"id\": 3,\n    \"s\": \"y\"\n  }\n";
+    for (file, reason) in [
+        (&flat[..], "invalid JSON at byte 24 (line 3, column 12): control character (\\u0000-\\u001F) found while parsing a string"),
+        (&indented[..], "invalid JSON at byte 30 (line 3, column 14): control character (\\u0000-\\u001F) found while parsing a string"),
+    ] {
+        let (bronze, silver, b) = bronze_and_silver(&ID_S, file).await;
+        assert_eq!((b.records, b.corrupt_records), (3, 1));
+        assert_eq!(silver, ["2|x", "3|y"]);
+        let lines: Vec<&str> = bronze
+            .iter()
+            .map(|r| r.split('|').next().unwrap_or_default())
+            .collect();
+        assert_eq!(lines, ["1", "5", "9"]);
+        assert!(bronze[0].ends_with(reason), "{bronze:?}");
+    }
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_bad_element_of_a_json_array_costs_only_itself() {
+    // Pretty-printed, and on one line.
+    let pretty = b"[\n  {\n    \"id\": 1,\n    \"s\": \"abc\n  },\n  {\n    \"id\": 2,\n    \"s\": \"x\"\n  },\n  {\"id\": 3, \"s\": \"y\"}\n]\n";
+    let (bronze, silver, b) = bronze_and_silver(&ID_S, pretty).await;
+    assert_eq!((b.records, b.corrupt_records), (3, 1));
+    assert_eq!(silver, ["2|x", "3|y"]);
+    assert_eq!(
+        bronze,
+        [
+            "2|{\n    \"id\": 1,\n    \"s\": \"abc\n  }|invalid JSON at byte 32 (line 4, column 14): control character (\\u0000-\\u001F) found while parsing a string",
+            "6|{\n    \"id\": 2,\n    \"s\": \"x\"\n  }|NULL",
+            "10|{\"id\": 3, \"s\": \"y\"}|NULL"
+        ]
+    );
+    let one_line = b"[{\"id\":1,\"s\":\"abc},{\"id\":2,\"s\":\"x\"},{\"id\":3,\"s\":\"y\"}]";
+    let (bronze, silver, _) = bronze_and_silver(&ID_S, one_line).await;
+    assert_eq!(silver, ["2|x", "3|y"]);
+    assert_eq!(
+        bronze,
+        [
+            "1|{\"id\":1,\"s\":\"abc}|invalid JSON at byte 17 (line 1, column 17): EOF while parsing a string",
+            "1|{\"id\":2,\"s\":\"x\"}|NULL",
+            "1|{\"id\":3,\"s\":\"y\"}|NULL"
+        ]
+    );
+    // An array cut short keeps the elements before the cut, and says so.
+    let (bronze, silver, b) = bronze_and_silver(&ID_S, b"[{\"id\":1,\"s\":\"a\"},\n{\"id\":2,").await;
+    assert_eq!(silver, ["1|a"]);
+    assert_eq!(bronze.len(), 2);
+    assert_note(&b, "the JSON array is never closed (no ']' at its end): the file may be cut short; the 2 element(s) before its end are records");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_generated_header_name_never_takes_a_name_the_file_has() {
+    let columns = [("id", "INT"), ("qty", "INT"), ("qty_2", "INT"), ("qty_3", "INT")];
+    let (_, silver, b) = bronze_and_silver(&columns, b"id,qty,qty,qty_2\n1,5,6,7\n").await;
+    assert_eq!(b.header, ["id", "qty", "qty_3", "qty_2"]);
+    assert_eq!(silver, ["1|5|7|6"]);
+    assert_note(&b, "header names read as: \"qty\" → qty_3 (names are trimmed; an empty name becomes _c<position> and a repeated one <name>_<n>, never a name the header has)");
+    let columns = [("a", "INT"), ("_c1", "INT"), ("_c1_2", "INT")];
+    let (_, silver, b) = bronze_and_silver(&columns, b"a,,_c1\n1,2,3\n").await;
+    assert_eq!(b.header, ["a", "_c1_2", "_c1"]);
+    assert_eq!(silver, ["1|3|2"]);
+    // Typed bronze stores them under the same names.
+    let mut p = playground(typed_pipeline("permissive", &columns)).await;
+    ingest(&mut p, "f.csv", b"a,,_c1\n1,2,3\n").await;
+    let bronze = rows(&mut p, "bronze.t").await;
+    assert_eq!(grid(&bronze, &["a", "_c1", "_c1_2"]), ["1|3|2"]);
+}
+
+const EMISSION_BOTH: &str = "declared column ÉMISSION matches 2 source names ignoring case: \"Émission\" and \"émission\"";
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_error() {
+    let columns = [("id", "INT"), ("ÉMISSION", "INT")];
+    for (file, bytes) in [
+        ("a.csv", "id,Émission,émission\n1,5,6\n".as_bytes()),
+        ("a.jsonl", "{\"id\":1,\"Émission\":5,\"émission\":6}\n".as_bytes()),
+    ] {
+        let mut p = playground(pipeline(&columns, json!([]), &[])).await;
+        ingest(&mut p, file, bytes).await;
+        assert!(rows(&mut p, "silver.t").await.rows.is_empty(), "{file}");
+        let q = quarantined(&mut p).await;
+        assert_eq!(q.len(), 1, "{file}: {q:?}");
+        assert!(q[0].contains(EMISSION_BOTH), "{file}: {q:?}");
+    }
+    // The file's own names read exactly; the CSV's second one also by its mapped name.
+    let mut p = playground(pipeline(
+        &[("id", "INT"), ("Émission", "INT"), ("émission", "INT"), ("émission_2", "INT")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    let v = ingest(&mut p, "a.csv", "id,Émission,émission\n1,5,6\n".as_bytes()).await;
+    assert_eq!(last_batch(&v).header, ["id", "Émission", "émission_2"]);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "Émission", "émission", "émission_2"]),
+        ["1|5|6|6"]
+    );
+    // A JSON path, and Parquet columns.
+    let mut def = pipeline(&[("id", "INT"), ("e", "INT")], json!([]), &[]);
+    def.bronze[0].schema.columns[1].path = Some("after.ÉMISSION".into());
+    let mut p = playground(def).await;
+    ingest(&mut p, "cdc.jsonl", "{\"id\":1,\"after\":{\"Émission\":5,\"émission\":6}}\n".as_bytes()).await;
+    let q = quarantined(&mut p).await;
+    assert!(q.len() == 1 && q[0].contains("\"Émission\" and \"émission\""), "{q:?}");
+    use datafusion::arrow::array::{ArrayRef, Int32Array};
+    let batch = datafusion::arrow::record_batch::RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(Int32Array::from(vec![1])) as ArrayRef),
+        ("Émission", Arc::new(Int32Array::from(vec![5])) as ArrayRef),
+        ("émission", Arc::new(Int32Array::from(vec![6])) as ArrayRef),
+    ])
+    .expect("a batch");
+    let parquet = medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
+    let mut p = playground(pipeline(&columns, json!([]), &[])).await;
+    ingest(&mut p, "a.parquet", &parquet).await;
+    let q = quarantined(&mut p).await;
+    assert!(q.len() == 1 && q[0].contains(EMISSION_BOTH), "{q:?}");
+}
+
+const EXACT_COLUMNS: [(&str, &str); 4] = [
+    ("id", "BIGINT"),
+    ("amount", "DECIMAL(38,2)"),
+    ("big", "BIGINT"),
+    ("lines", "STRING"),
+];
+
+const EXACT_SILVER: &str =
+    "1|12345678901234567890.10|9007199254740993|[{\"sku\": \"a\", \"qty\": 2.00}]";
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn json_numbers_and_nested_values_keep_their_exact_text() {
+    let names: Vec<&str> = EXACT_COLUMNS.iter().map(|(n, _)| *n).collect();
+    let file = b"{\"id\": 1, \"amount\": 12345678901234567890.10, \"big\": 9007199254740993, \"lines\": [{\"sku\": \"a\", \"qty\": 2.00}]}\n";
+    let (_, silver, _) = bronze_and_silver(&EXACT_COLUMNS, file).await;
+    assert_eq!(silver, [EXACT_SILVER]);
+    // Typed bronze stores the same values.
+    let mut p = playground(typed_pipeline("permissive", &EXACT_COLUMNS)).await;
+    ingest(&mut p, "f.jsonl", file).await;
+    assert_eq!(grid(&rows(&mut p, "bronze.t").await, &names), [EXACT_SILVER]);
+    assert_eq!(grid(&rows(&mut p, "silver.t").await, &names), [EXACT_SILVER]);
+    // A JSON path reads the nested number as written.
+    let mut def = pipeline(&[("id", "BIGINT"), ("price", "DECIMAL(38,20)")], json!([]), &[]);
+    def.bronze[0].schema.columns[1].path = Some("after.price".into());
+    let mut p = playground(def).await;
+    ingest(&mut p, "cdc.jsonl", b"{\"id\": 1, \"after\": {\"price\": 0.10000000000000000001}}\n").await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "price"]),
+        ["1|0.10000000000000000001"]
+    );
+    // Parquet rows (written as JSON objects) keep Decimal and Int64 digits.
+    use datafusion::arrow::array::{ArrayRef, Decimal128Array, Int64Array};
+    let amount = Decimal128Array::from(vec![1234567890123456789010_i128])
+        .with_precision_and_scale(38, 2)
+        .expect("a decimal");
+    let batch = datafusion::arrow::record_batch::RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
+        ("amount", Arc::new(amount) as ArrayRef),
+        ("big", Arc::new(Int64Array::from(vec![9007199254740993])) as ArrayRef),
+    ])
+    .expect("a batch");
+    let parquet = medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
+    let mut p = playground(pipeline(&EXACT_COLUMNS[..3], json!([]), &[])).await;
+    ingest(&mut p, "a.parquet", &parquet).await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &names[..3]),
+        ["1|12345678901234567890.10|9007199254740993"]
     );
 }
 

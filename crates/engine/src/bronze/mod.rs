@@ -35,8 +35,8 @@ use crate::error::Result;
 
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
-    map_header_names, split_file, CsvDialect, HeaderRename, IngestOptions, RawRecord, SourceFormat,
-    SplitFile, MAX_RECORDS,
+    map_header_names, same_name_ignoring_case, split_file, CsvDialect, HeaderRename,
+    IngestOptions, RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
@@ -369,14 +369,85 @@ mod tests {
         assert_eq!(texts(&s), ["{\"id\": 1,\n   \"a\": \"x\"}", "42"]);
         assert_eq!(s.records[1].line, 4);
         assert_eq!(reasons(&s), [None, Some("not a JSON object: a number 42")]);
-        // An invalid array is kept whole as one flagged record.
-        let bad = split(b"[{\"id\": 1},");
-        assert_eq!(texts(&bad), ["[{\"id\": 1},"]);
+        // An array cut short keeps the elements before the cut, and says so.
+        let cut = split(b"[{\"id\": 1},");
+        assert_eq!(texts(&cut), ["{\"id\": 1}"]);
+        assert_eq!(reasons(&cut), [None]);
+        assert!(
+            cut.notes.iter().any(|n| n
+                == "the JSON array is never closed (no ']' at its end): the file may be cut short; the 1 element(s) before its end are records"),
+            "{:?}",
+            cut.notes
+        );
+    }
+
+    #[test]
+    fn a_bad_array_element_is_its_own_record_and_the_others_are_read() {
+        // Pretty-printed: the next element starts on a line indented like the bad one.
+        let s = split(b"[\n  {\n    \"id\": 1,\n    \"s\": \"abc\n  },\n  {\n    \"id\": 2\n  },\n  {\"id\": 3}\n]\n");
         assert_eq!(
-            reasons(&bad),
-            [Some(
-                "invalid JSON at byte 10 (line 1, column 11): EOF while parsing a value"
-            )]
+            texts(&s),
+            [
+                "{\n    \"id\": 1,\n    \"s\": \"abc\n  }",
+                "{\n    \"id\": 2\n  }",
+                "{\"id\": 3}"
+            ]
+        );
+        assert_eq!(lines(&s), [2, 6, 9]);
+        assert_eq!(
+            reasons(&s),
+            [
+                Some("invalid JSON at byte 32 (line 4, column 14): control character (\\u0000-\\u001F) found while parsing a string"),
+                None,
+                None
+            ]
+        );
+        // One line: the next element starts after a comma.
+        let s = split(b"[{\"id\":1,\"s\":\"abc},{\"id\":2,\"s\":\"x\"},{\"id\":3}]");
+        assert_eq!(
+            texts(&s),
+            ["{\"id\":1,\"s\":\"abc}", "{\"id\":2,\"s\":\"x\"}", "{\"id\":3}"]
+        );
+        assert!(reasons(&s)[0].is_some());
+        assert_eq!(reasons(&s)[1..], [None, None]);
+        // An object inside the bad element is no element of the array.
+        let s = split(b"[{\"id\":1,\"s\":\"a,\"items\":[{\"k\":1},{\"k\":2}]},{\"id\":2}]");
+        assert_eq!(
+            texts(&s),
+            [
+                "{\"id\":1,\"s\":\"a,\"items\":[{\"k\":1},{\"k\":2}]}",
+                "{\"id\":2}"
+            ]
+        );
+        assert_eq!(reasons(&s)[1], None);
+        // Garbage between elements, a missing comma, text after the end.
+        let s = split(b"[{\"id\":1}, oops, {\"id\":2}]");
+        assert_eq!(texts(&s), ["{\"id\":1}", "oops", "{\"id\":2}"]);
+        assert_eq!(
+            reasons(&s),
+            [
+                None,
+                Some("invalid JSON at byte 11 (line 1, column 1): expected value"),
+                None
+            ]
+        );
+        let s = split(b"[{\"id\":1}\n{\"id\":2}, {\"id\":3}]");
+        assert_eq!(texts(&s), ["{\"id\":1}", "{\"id\":2}", "{\"id\":3}"]);
+        assert_eq!(lines(&s), [1, 2, 2]);
+        assert_eq!(
+            reasons(&s),
+            [
+                None,
+                Some("malformed JSON array: no ',' between this element and the one before it; kept as it arrived"),
+                None
+            ]
+        );
+        let s = split(b"[{\"id\":1}]\ntail\n");
+        assert_eq!(texts(&s), ["{\"id\":1}", "tail"]);
+        assert_eq!(lines(&s), [1, 2]);
+        assert_eq!(
+            reasons(&s)[1],
+            Some("text after the end of the JSON array (its closing ']'); kept as it arrived")
         );
     }
 
@@ -460,6 +531,36 @@ mod tests {
                 .split(" (")
                 .next(),
             Some("ingest failed: the file is not a readable Parquet file")
+        );
+    }
+
+    #[test]
+    fn parquet_columns_with_the_same_name_are_read_apart() {
+        use datafusion::arrow::array::Int64Array;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("qty", DataType::Int64, false),
+            Field::new("qty", DataType::Int64, false),
+            Field::new("Qty", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1])),
+                Arc::new(Int64Array::from(vec![2])),
+                Arc::new(Int64Array::from(vec![3])),
+            ],
+        )
+        .unwrap();
+        let bytes = crate::lake::encode_parquet(schema, &[batch]).unwrap();
+        let s = split(&bytes);
+        assert_eq!(s.header, ["qty", "qty_2", "Qty"]);
+        assert_eq!(texts(&s), ["{\"qty\":1,\"qty_2\":2,\"Qty\":3}"]);
+        assert_eq!(s.header_renames.len(), 1);
+        assert!(
+            s.notes.iter().any(|n| n
+                == "Parquet column names read as: \"qty\" (column 2) → qty_2 (a repeated name gets _<n>, an empty one _c<position>, never a name the file has)"),
+            "{:?}",
+            s.notes
         );
     }
 
@@ -594,17 +695,99 @@ mod tests {
         let s = split(b"id, qty ,qty,Qty,,note\n1,5,6,7,x,hello\n");
         assert_eq!(s.header, ["id", "qty", "qty_2", "Qty_3", "_c4", "note"]);
         assert_eq!(s.header_renames.len(), 4);
-        // A generated name that the file already has takes the next free number.
-        let (names, _) = map_header_names(&[
-            "qty".into(),
-            "qty".into(),
-            "QTY_2".into(),
-            "_c3".into(),
-            "".into(),
-        ]);
-        assert_eq!(names, ["qty", "qty_2", "QTY_2_2", "_c3", "_c4"]);
-        let (names, _) = map_header_names(&["".into(), "_c0".into()]);
-        assert_eq!(names, ["_c0", "_c0_2"]);
+        // A generated name never takes a name the header has (anywhere, any
+        // case): the next free number.
+        let names = |h: &[&str]| {
+            map_header_names(&h.iter().map(|n| n.to_string()).collect::<Vec<_>>()).0
+        };
+        assert_eq!(
+            names(&["qty", "qty", "QTY_2", "_c3", ""]),
+            ["qty", "qty_3", "QTY_2", "_c3", "_c4"]
+        );
+        assert_eq!(names(&["id", "qty", "qty", "qty_2"]), ["id", "qty", "qty_3", "qty_2"]);
+        assert_eq!(names(&["a", "", "_c1"]), ["a", "_c1_2", "_c1"]);
+        assert_eq!(names(&["", "_c0"]), ["_c0_2", "_c0"]);
+        assert_eq!(names(&["qty_2", "qty", "qty"]), ["qty_2", "qty", "qty_3"]);
+        // Case is compared in every script.
+        assert_eq!(
+            names(&["Émission", "émission", "ÉMISSION_2"]),
+            ["Émission", "émission_3", "ÉMISSION_2"]
+        );
+    }
+
+    #[test]
+    fn names_are_compared_ignoring_case_in_every_script() {
+        for (a, b) in [
+            ("Émission", "ÉMISSION"),
+            ("émission", "ÉMISSION"),
+            ("straße", "STRAẞE"),
+            ("ΣΊΣΥΦΟΣ", "σίσυφος"),
+            ("ς", "Σ"),
+            ("Qty", "qTY"),
+        ] {
+            assert!(same_name_ignoring_case(a, b), "{a} / {b}");
+        }
+        for (a, b) in [("straße", "STRASSE"), ("qty", "qty_2"), ("e", "é")] {
+            assert!(!same_name_ignoring_case(a, b), "{a} / {b}");
+        }
+    }
+
+    #[test]
+    fn an_unterminated_quote_in_the_header_line_leaves_the_header_there() {
+        let s = split(b"code,\"label,w\nA7,Bolt,12\nB2,Nut,4\n");
+        assert!(s.skipped.is_empty(), "{:?}", s.skipped);
+        assert_eq!(s.header, ["code", "label", "w"]);
+        assert_eq!(s.header_text.as_deref(), Some("code,\"label,w"));
+        assert_eq!(texts(&s), ["A7,Bolt,12", "B2,Nut,4"]);
+        assert_eq!(lines(&s), [2, 3]);
+        assert_eq!(reasons(&s), [None, None]);
+        assert_eq!(
+            s.header_renames,
+            [HeaderRename {
+                position: 1,
+                original: "\"label".into(),
+                name: "label".into()
+            }]
+        );
+        assert!(s.notes.iter().any(|n| n == "the header line has an unterminated quote in field 2 (\"label): the quote is never closed, so the header is this line alone, read without that quote and split at every ',' after it: 3 names (code, label, w)"), "{:?}", s.notes);
+        // In the first field, with ';', and as the only line.
+        let s = split(b"\"code;label;w\nA7;Bolt;12\n");
+        assert_eq!(s.header, ["code", "label", "w"]);
+        assert_eq!(texts(&s), ["A7;Bolt;12"]);
+        let s = split(b"code,\"label,w\n");
+        assert_eq!(s.header, ["code", "label", "w"]);
+        assert!(s.records.is_empty());
+        // A banner with an unterminated quote is still a banner.
+        let s = split(b"\"Inventory report, Q3\ncode,label,w\nA7,Bolt,12\n");
+        assert_eq!(s.skipped, ["\"Inventory report, Q3"]);
+        assert_eq!(s.header, ["code", "label", "w"]);
+    }
+
+    #[test]
+    fn a_malformed_indented_object_in_a_stream_costs_only_itself() {
+        let s = split(b"  {\n    \"id\": 1,\n    \"s\": \"abc\n  }\n  {\n    \"id\": 2,\n    \"s\": \"x\"\n  }\n  {\n    \"id\": 3,\n    \"s\": {\"n\": {\"m\": 1}}\n  }\n");
+        assert_eq!(s.format, SourceFormat::Json);
+        assert_eq!(lines(&s), [1, 5, 9]);
+        assert_eq!(
+            texts(&s)[1..],
+            [
+                "{\n    \"id\": 2,\n    \"s\": \"x\"\n  }",
+                "{\n    \"id\": 3,\n    \"s\": {\"n\": {\"m\": 1}}\n  }"
+            ]
+        );
+        assert_eq!(
+            reasons(&s),
+            [
+                Some("invalid JSON at byte 30 (line 3, column 14): control character (\\u0000-\\u001F) found while parsing a string"),
+                None,
+                None
+            ]
+        );
+        // An object inside the bad one, indented no deeper, is not a record:
+        // it is followed by the rest of its object.
+        let s = split(b"{\n\"id\": 1,\n\"s\": \"abc,\n\"c\":\n{\"k\": 1},\n\"z\": 2\n}\n{\"id\": 2}\n");
+        assert_eq!(s.records.len(), 2, "{:?}", texts(&s));
+        assert_eq!(texts(&s)[1], "{\"id\": 2}");
     }
 
     #[test]

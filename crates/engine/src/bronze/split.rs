@@ -183,37 +183,77 @@ pub struct HeaderRename {
     pub name: String,
 }
 
+/// Are two names equal ignoring case? Compared as Java's
+/// `String.equalsIgnoreCase` (Spark's case-insensitive column resolver)
+/// compares them: character by character, two characters being equal when
+/// they are the same or have the same lower-case or upper-case form, for
+/// every script (`Émission` = `ÉMISSION`, `Straße` = `STRASSE` is not,
+/// `straße` = `STRAẞE` is). Every place that matches names ignoring case
+/// (header mapping, binding a declared column) uses this one rule.
+pub fn same_name_ignoring_case(a: &str, b: &str) -> bool {
+    a == b
+        || (a.chars().count() == b.chars().count()
+            && a.chars().zip(b.chars()).all(|(x, y)| {
+                x == y
+                    || x.to_lowercase().eq(y.to_lowercase())
+                    || x.to_uppercase().eq(y.to_uppercase())
+            }))
+}
+
 /// The names a CSV header's fields are read by, and the ones that differ
 /// from the file's text. Deterministic, so that no column is ever lost:
-/// a name is trimmed; an empty one becomes `_c<position>` (Spark's name for
-/// an unnamed column); a name equal to an earlier one ignoring ASCII case
-/// gets `_<n>`, `n` being its occurrence number of that name (`qty`, `qty`,
-/// `Qty` become `qty`, `qty_2`, `Qty_3`, as pandas' `mangle_dupe_cols` and
-/// Spark's position suffixes keep duplicates apart); if that is taken too,
-/// the next free `_<n>`. The result has no two names equal ignoring case,
-/// so a declared column binds at most one of them.
+/// - a name is trimmed;
+/// - an empty one becomes `_c<position>` (Spark's name for an unnamed column);
+/// - a name equal to an earlier one ignoring case ([`same_name_ignoring_case`])
+///   gets `_<n>`, `n` being its occurrence number of that name (`qty`,
+///   `qty`, `Qty` become `qty`, `qty_2`, `Qty_3`, as pandas'
+///   `mangle_dupe_cols` and Spark's position suffixes keep duplicates apart);
+/// - a generated name never takes a name the header has anywhere (nor one
+///   given already), ignoring case: the next free `_<n>` is taken instead
+///   (`id,qty,qty,qty_2` reads as `id`, `qty`, `qty_3`, `qty_2`; `a,,_c1`
+///   as `a`, `_c1_2`, `_c1`), so a column declared by its own header name
+///   always reads that column.
+///
+/// The result has no two names equal ignoring case. A declared name that
+/// matches two of the file's own names ignoring case is still an error
+/// (see `crate::source`), never a silent first pick.
 pub fn map_header_names(fields: &[String]) -> (Vec<String>, Vec<HeaderRename>) {
-    let mut bases: Vec<String> = Vec::with_capacity(fields.len());
+    map_names(fields, true, same_name_ignoring_case)
+}
+
+/// [`map_header_names`]'s rule with names trimmed or not, and compared by `same`.
+fn map_names(
+    fields: &[String],
+    trim: bool,
+    same: fn(&str, &str) -> bool,
+) -> (Vec<String>, Vec<HeaderRename>) {
+    let trimmed: Vec<&str> = fields
+        .iter()
+        .map(|f| if trim { f.trim() } else { f.as_str() })
+        .collect();
+    let in_file = |name: &str| trimmed.iter().any(|t| same(t, name));
     let mut names: Vec<String> = Vec::with_capacity(fields.len());
     let mut renames = Vec::new();
     for (position, original) in fields.iter().enumerate() {
-        let trimmed = original.trim();
-        let base = if trimmed.is_empty() {
-            format!("_c{position}")
+        let own = trimmed.get(position).copied().unwrap_or_default();
+        let taken = |name: &str, names: &[String]| names.iter().any(|x| same(x, name));
+        let (base, mut n) = if own.is_empty() {
+            (format!("_c{position}"), 1)
         } else {
-            trimmed.to_string()
+            let earlier = trimmed
+                .iter()
+                .take(position)
+                .filter(|t| same(t, own))
+                .count();
+            (own.to_string(), earlier + 1)
         };
-        let mut n = bases
-            .iter()
-            .filter(|b| b.eq_ignore_ascii_case(&base))
-            .count()
-            + 1;
+        let generated = own.is_empty() || n > 1;
         let mut name = if n > 1 {
             format!("{base}_{n}")
         } else {
             base.clone()
         };
-        while names.iter().any(|x| x.eq_ignore_ascii_case(&name)) {
+        while taken(&name, &names) || (generated && in_file(&name)) {
             n += 1;
             name = format!("{base}_{n}");
         }
@@ -224,10 +264,21 @@ pub fn map_header_names(fields: &[String]) -> (Vec<String>, Vec<HeaderRename>) {
                 name: name.clone(),
             });
         }
-        bases.push(base);
         names.push(name);
     }
     (names, renames)
+}
+
+/// What the batch log says about header names read under another name.
+fn renames_note(renames: &[HeaderRename]) -> String {
+    format!(
+        "header names read as: {} (names are trimmed; an empty name becomes _c<position> and a repeated one <name>_<n>, never a name the header has)",
+        renames
+            .iter()
+            .map(|r| format!("{:?} → {}", r.original, r.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// A file split into records, before audit columns are added.
@@ -317,7 +368,9 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
             Some(b'[') => SourceFormat::JsonArray,
             Some(b'{') => {
                 let first_line = body.split(|b| *b == b'\n').find(|l| !is_blank(l));
-                if first_line.is_some_and(|l| serde_json::from_slice::<IgnoredAny>(l).is_ok()) {
+                if first_line.is_some_and(|l| serde_json::from_slice::<IgnoredAny>(l).is_ok())
+                    && !looks_pretty_printed(body)
+                {
                     SourceFormat::JsonLines
                 } else {
                     SourceFormat::Json
@@ -363,6 +416,18 @@ fn not_text_file() -> Result<SplitFile> {
     Err(EngineError::Internal(
         "Parquet is handled before decoding".into(),
     ))
+}
+
+/// Does a JSON file whose first line is a whole value go on with lines of
+/// a pretty-printed value (`{` or `[` alone, a line starting with a key
+/// `"…"`, `}` or `]`)? Then it is a stream of values (a first `{}` is
+/// followed by pretty-printed objects), not JSON Lines, whose records each
+/// start a line with `{` and end on it. The first 1,000 lines are looked at.
+fn looks_pretty_printed(body: &[u8]) -> bool {
+    body.split(|b| *b == b'\n').take(1000).any(|line| {
+        let t = line.trim_ascii();
+        t == b"{" || t == b"[" || matches!(t.first(), Some(b'"' | b'}' | b']'))
+    })
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -494,8 +559,9 @@ enum QuoteProblem {
     /// `backslash`: that quote follows a backslash (`\"`), the usual sign of
     /// a file that escapes quotes with a backslash.
     TextAfterQuote { field: usize, backslash: bool },
-    /// A quoted field (1-based) still open where the record ends.
-    Unterminated { field: usize },
+    /// A quoted field (1-based) still open where the record ends; `open` is
+    /// the byte offset of its opening quote in the record.
+    Unterminated { field: usize, open: usize },
     /// The reader failed (only on I/O, which bytes in memory never do).
     Unreadable(String),
 }
@@ -590,7 +656,7 @@ fn check_quoting(raw: &[u8], d: Dialect) -> Quoting {
         };
     }
     match s {
-        S::Quoted | S::Escaped => q.problem = Some(QuoteProblem::Unterminated { field }),
+        S::Quoted | S::Escaped => q.problem = Some(QuoteProblem::Unterminated { field, open }),
         S::AfterQuote => {
             q.suspicious |= spans && closes_after_separator(raw, open, raw.len() - 1, d);
         }
@@ -774,6 +840,9 @@ impl<'a> CsvScanner<'a> {
                 next_at,
             )
         {
+            if let Some(QuoteProblem::Unterminated { open, .. }) = quoting.problem {
+                fields_without_open_quote(raw, open, self.dialect, &mut self.record);
+            }
             return Some(Found {
                 offset,
                 raw,
@@ -794,13 +863,46 @@ impl<'a> CsvScanner<'a> {
                 .problem
                 .unwrap_or(QuoteProblem::Unterminated {
                     field: self.record.len().max(1),
+                    open: line.len(),
                 });
+        if let QuoteProblem::Unterminated { open, .. } = problem {
+            fields_without_open_quote(line, open, self.dialect, &mut self.record);
+        }
         Some(Found {
             offset,
             raw: line,
             problem: Some(problem),
             recovered: true,
         })
+    }
+}
+
+/// The fields of a line whose quote opened at byte `open` (at a field's
+/// start) is never closed: the fields before it as the csv crate reads them,
+/// then the rest of the line without that quote, split at every delimiter
+/// (no quoting from there on). So the line has the field count it would
+/// have had with the quote closed where the user most likely meant: a
+/// header `code,"label,w` reads as `code`, `label`, `w`, and detection
+/// (delimiter, lines before the header) counts it as a line of 3 fields,
+/// not as a banner of 2.
+fn fields_without_open_quote(line: &[u8], open: usize, d: Dialect, record: &mut csv::ByteRecord) {
+    record.clear();
+    let before = line.get(..open).unwrap_or_default();
+    if !before.is_empty() {
+        let mut fields = csv::ByteRecord::new();
+        if matches!(d.reader(before).read_byte_record(&mut fields), Ok(true)) {
+            // Its last field is the (empty) start of the unterminated one.
+            for f in fields.iter().take(fields.len().saturating_sub(1)) {
+                record.push_field(f);
+            }
+        }
+    }
+    for piece in line
+        .get(open + 1..)
+        .unwrap_or_default()
+        .split(|b| *b == d.delimiter)
+    {
+        record.push_field(piece);
     }
 }
 
@@ -812,11 +914,11 @@ fn quote_reason(problem: &QuoteProblem, header: &[String], recovered: bool) -> S
         None => format!("field {f}"),
     };
     match problem {
-        QuoteProblem::Unterminated { field: f } if recovered => format!(
+        QuoteProblem::Unterminated { field: f, .. } if recovered => format!(
             "unterminated quote in {}: the quote opened on this line is never closed, so the line is kept as it arrived and the next line is read as a new record",
             field(*f)
         ),
-        QuoteProblem::Unterminated { field: f } => format!(
+        QuoteProblem::Unterminated { field: f, .. } => format!(
             "unterminated quote in {}: the quote opened on this line is never closed before the file ends; kept as it arrived",
             field(*f)
         ),
@@ -978,12 +1080,43 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
                     .iter()
                     .map(|f| String::from_utf8_lossy(f).into_owned())
                     .collect();
-                let (names, renames) = map_header_names(&fields);
-                if let Some(p) = &found.problem {
-                    notes.push(format!(
+                let (names, mut renames) = map_header_names(&fields);
+                match &found.problem {
+                    Some(QuoteProblem::Unterminated { field, .. }) => {
+                        // Read without the quote (see `fields_without_open_quote`).
+                        let at = field.saturating_sub(1);
+                        let original = format!(
+                            "{}{}",
+                            dialect.quote as char,
+                            fields.get(at).map(String::as_str).unwrap_or_default()
+                        );
+                        match renames.iter_mut().find(|r| r.position == at) {
+                            Some(r) => r.original = original.clone(),
+                            None => {
+                                let name = names.get(at).cloned().unwrap_or_default();
+                                let i = renames.partition_point(|r| r.position < at);
+                                renames.insert(
+                                    i,
+                                    HeaderRename {
+                                        position: at,
+                                        original: original.clone(),
+                                        name,
+                                    },
+                                );
+                            }
+                        }
+                        notes.push(format!(
+                            "the header line has an unterminated quote in field {field} ({original}): the quote is never closed, so the header is this line alone, read without that quote and split at every '{}' after it: {} names ({})",
+                            dialect.delimiter as char,
+                            names.len(),
+                            names.join(", ")
+                        ));
+                    }
+                    Some(p) => notes.push(format!(
                         "the header line: {}",
                         quote_reason(p, &names, found.recovered)
-                    ));
+                    )),
+                    None => {}
                 }
                 header_renames = renames;
                 header = Some((names, String::from_utf8_lossy(raw).into_owned()));
@@ -1039,14 +1172,7 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
         ));
     }
     if !header_renames.is_empty() {
-        notes.push(format!(
-            "header names read as: {}",
-            header_renames
-                .iter()
-                .map(|r| format!("{:?} → {}", r.original, r.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        notes.push(renames_note(&header_renames));
     }
     let (header, header_text) = header.unwrap_or_default();
     let null_tokens = opts
@@ -1239,20 +1365,25 @@ fn json_check(raw: &[u8], offset: usize, line: i64) -> (Option<String>, Option<S
     };
     let reason = match shape {
         Err(e) => {
-            // serde_json counts lines and columns (1-based) within the record.
-            let col = e.column();
-            let in_line = e.line().max(1);
-            let mut at = 0usize;
-            let mut l = 1;
-            for (i, b) in raw.iter().enumerate() {
-                if l == in_line {
-                    at = i;
-                    break;
-                }
-                if *b == b'\n' {
-                    l += 1;
-                }
+            // serde_json counts lines and columns (1-based) within the record;
+            // column 0 is the line break ending the line before (a string
+            // that runs into it): reported as that line's last column.
+            let (mut in_line, mut col) = (e.line().max(1), e.column());
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(
+                    raw.iter()
+                        .enumerate()
+                        .filter(|(_, b)| **b == b'\n')
+                        .map(|(i, _)| i + 1),
+                )
+                .collect();
+            if col == 0 && in_line > 1 {
+                in_line -= 1;
+                let begin = starts.get(in_line - 1).copied().unwrap_or(0);
+                let end = starts.get(in_line).copied().unwrap_or(raw.len());
+                col = end.saturating_sub(begin);
             }
+            let at = starts.get(in_line - 1).copied().unwrap_or(0);
             let byte = offset + at + col.saturating_sub(1);
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
@@ -1266,19 +1397,21 @@ fn json_check(raw: &[u8], offset: usize, line: i64) -> (Option<String>, Option<S
             "tombstone: the record is JSON null (a Kafka/CDC delete marker), not an object"
                 .to_string(),
         ),
-        Ok(JsonShape::Other) => match serde_json::from_slice::<serde_json::Value>(raw) {
-            Ok(v) => Some(format!(
+        // The value's own text (a number keeps every digit it was written with).
+        Ok(JsonShape::Other) => {
+            let text = String::from_utf8_lossy(raw);
+            let text = text.trim();
+            Some(format!(
                 "not a JSON object: {} {}",
-                match v {
-                    serde_json::Value::Bool(_) => "a boolean",
-                    serde_json::Value::Number(_) => "a number",
-                    serde_json::Value::String(_) => "a string",
-                    _ => "an array",
+                match text.as_bytes().first() {
+                    Some(b't' | b'f') => "a boolean",
+                    Some(b'"') => "a string",
+                    Some(b'[') => "an array",
+                    _ => "a number",
                 },
-                short(&v.to_string())
-            )),
-            Err(e) => Some(format!("invalid JSON: {e}")),
-        },
+                short(text)
+            ))
+        }
     };
     (reason, warning)
 }
@@ -1333,92 +1466,273 @@ fn split_json_lines(body: &[u8]) -> SplitFile {
     empty_json(SourceFormat::JsonLines, records)
 }
 
-fn line_at(body: &[u8], offset: usize) -> i64 {
-    body[..offset.min(body.len())]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count() as i64
-        + 1
+/// Line numbers of byte offsets in a body, counted forward from the last
+/// offset asked (offsets asked in increasing order cost one pass in all).
+struct LineCounter<'a> {
+    body: &'a [u8],
+    at: usize,
+    line: i64,
 }
 
-fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
-    if let Ok(elements) = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(body) {
-        let base = body.as_ptr() as usize;
-        let mut records = Vec::with_capacity(elements.len());
-        let mut line = 1i64;
-        let mut last = 0usize;
-        for el in elements {
-            let text = el.get();
-            let offset = (text.as_ptr() as usize)
-                .saturating_sub(base)
-                .min(body.len());
-            line += body[last..offset].iter().filter(|b| **b == b'\n').count() as i64;
-            last = offset;
-            let (corrupt_reason, warning) = json_check(text.as_bytes(), offset, line);
-            records.push(RawRecord {
-                text: text.to_string(),
-                bytes: None,
-                line,
-                corrupt_reason,
-                warning,
-            });
+impl<'a> LineCounter<'a> {
+    fn new(body: &'a [u8]) -> Self {
+        LineCounter {
+            body,
+            at: 0,
+            line: 1,
         }
-        return empty_json(SourceFormat::JsonArray, records);
     }
-    // Not a valid array: keep the file as one record with the parser's reason.
-    notes.push(
-        "the file starts like a JSON array but is not valid JSON: kept as one corrupt record"
-            .to_string(),
-    );
-    let mut rec = json_record(body, 0, 1);
-    if rec.corrupt_reason.is_none() {
-        rec.corrupt_reason = Some("not a valid JSON array".to_string());
+
+    /// The 1-based line of the byte at `offset`.
+    fn line(&mut self, offset: usize) -> i64 {
+        let offset = offset.min(self.body.len());
+        if offset < self.at {
+            (self.at, self.line) = (0, 1);
+        }
+        self.line += self
+            .body
+            .get(self.at..offset)
+            .unwrap_or_default()
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count() as i64;
+        self.at = offset;
+        self.line
     }
-    empty_json(SourceFormat::JsonArray, vec![rec])
 }
 
-/// Concatenated (often pretty-printed) JSON values. After an invalid value,
-/// reading resumes at the next line that starts with `{`.
-fn split_json_stream(body: &[u8]) -> SplitFile {
-    let mut records = Vec::new();
-    let mut pos = 0usize;
-    while pos < body.len() {
-        let mut stream =
-            serde_json::Deserializer::from_slice(&body[pos..]).into_iter::<IgnoredAny>();
-        loop {
-            let before = stream.byte_offset();
-            let start = pos
-                + before
-                + body[pos + before..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_whitespace())
-                    .count();
-            match stream.next() {
-                None => {
-                    pos = body.len();
-                    break;
-                }
-                Some(Ok(_)) => {
-                    let end = pos + stream.byte_offset();
-                    records.push(json_record(&body[start..end], start, line_at(body, start)));
-                }
-                Some(Err(_)) => {
-                    // The bad value runs to the next line that opens an object.
-                    let next = body[start + 1..]
-                        .windows(2)
-                        .position(|w| w == b"\n{")
-                        .map(|p| start + 1 + p + 1)
-                        .unwrap_or(body.len());
-                    let mut raw = &body[start..next];
-                    while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = raw {
-                        raw = rest;
-                    }
-                    records.push(json_record(raw, start, line_at(body, start)));
-                    pos = next;
-                    break;
-                }
+/// The first byte at or after `at` that is not JSON whitespace.
+fn skip_ws(body: &[u8], at: usize) -> usize {
+    at + body
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count()
+}
+
+/// `raw` without the whitespace at its end.
+fn trim_end_ws(mut raw: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = raw {
+        raw = rest;
+    }
+    raw
+}
+
+/// Where the JSON value starting at `at` ends, if it parses.
+fn json_value_end(body: &[u8], at: usize) -> Option<usize> {
+    let mut stream =
+        serde_json::Deserializer::from_slice(body.get(at..)?).into_iter::<IgnoredAny>();
+    match stream.next() {
+        Some(Ok(_)) => Some(at + stream.byte_offset()),
+        _ => None,
+    }
+}
+
+/// Can a JSON value start with this byte?
+fn starts_value(b: u8) -> bool {
+    matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+}
+
+/// What holds the records of a JSON file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonContainer {
+    /// Values one after the other (pretty-printed or concatenated objects).
+    Stream,
+    /// The elements of one top-level array.
+    Array,
+}
+
+/// Most record starts looked at after a value that does not parse.
+const RESYNC_TRIES: usize = 256;
+
+/// Where reading starts again after a JSON value (starting at `start`) that
+/// does not parse: the first later value start that is where a record of
+/// this file would start, and reads as one. Candidates open the same way as
+/// the bad value (`{`, or `[`; any value after a scalar) and stand
+///   - first on their line, indented no deeper than the bad value (a
+///     pretty-printer indents what is inside a record deeper), or
+///   - in an array, right after a `,` (one-line arrays).
+///
+/// A stream candidate must parse and be followed by another value or the
+/// end (not by `,`, `]`, `}` or `:`, which would make it part of a larger
+/// value). An array candidate must parse and so must the elements after
+/// it, up to [`LOOKAHEAD`] of them or the array's `]` closing the file: a
+/// value inside the bad element is followed by the rest of that element.
+/// `None`: no such start, the bad value runs to the end.
+fn resync(body: &[u8], start: usize, container: JsonContainer) -> Option<usize> {
+    let opener = body.get(start).copied();
+    let fits = |b: u8| match opener {
+        Some(b'{') => b == b'{',
+        Some(b'[') => b == b'[',
+        _ => starts_value(b),
+    };
+    let mut line_start = body
+        .get(..start)
+        .and_then(|before| before.iter().rposition(|b| *b == b'\n'))
+        .map_or(0, |p| p + 1);
+    let indent = start - line_start;
+    let (mut only_blanks, mut last, mut tried) = (false, opener.unwrap_or(b' '), 0usize);
+    for (i, &b) in body.iter().enumerate().skip(start + 1) {
+        if b == b'\n' {
+            (line_start, only_blanks) = (i + 1, true);
+            continue;
+        }
+        if b.is_ascii_whitespace() {
+            continue;
+        }
+        let first_on_line = only_blanks && i - line_start <= indent;
+        let after_comma = container == JsonContainer::Array && last == b',';
+        if fits(b) && (first_on_line || after_comma) {
+            if tried == RESYNC_TRIES {
+                return None;
+            }
+            tried += 1;
+            if record_starts_at(body, i, container) {
+                return Some(i);
             }
         }
+        (only_blanks, last) = (false, b);
+    }
+    None
+}
+
+/// Does a record of this container read from `at` (see [`resync`])?
+fn record_starts_at(body: &[u8], at: usize, container: JsonContainer) -> bool {
+    let mut at = at;
+    for _ in 0..LOOKAHEAD {
+        let Some(end) = json_value_end(body, at) else {
+            return false;
+        };
+        let next = skip_ws(body, end);
+        match (container, body.get(next)) {
+            (_, None) => return true,
+            (JsonContainer::Stream, Some(b)) => return !matches!(b, b',' | b']' | b'}' | b':'),
+            (JsonContainer::Array, Some(b',')) => at = skip_ws(body, next + 1),
+            (JsonContainer::Array, Some(b']')) => return skip_ws(body, next + 1) >= body.len(),
+            (JsonContainer::Array, Some(_)) => return false,
+        }
+    }
+    true
+}
+
+/// One top-level JSON array: each element is a record with its exact text
+/// and line. An element that does not parse (or is not separated from the
+/// one before by a `,`) is a flagged record of its own, and reading goes on
+/// at the next element (see [`resync`]), so one bad element never costs
+/// the others; text after the closing `]` is a flagged record too. An
+/// array that is never closed keeps the elements read and says so in a note.
+fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
+    if body.get(skip_ws(body, 0)) != Some(&b'[') {
+        // Read as an array by option, but it is none: one corrupt record.
+        notes.push(
+            "the file was read as a JSON array but does not start with '[': kept as one corrupt record"
+                .to_string(),
+        );
+        let mut rec = json_record(trim_end_ws(body), 0, 1);
+        if rec.corrupt_reason.is_none() {
+            rec.corrupt_reason = Some("not a JSON array".to_string());
+        }
+        return empty_json(SourceFormat::JsonArray, vec![rec]);
+    }
+    let mut records = Vec::new();
+    let mut lines = LineCounter::new(body);
+    let mut pos = skip_ws(body, 0) + 1;
+    // After `[` or `,` an element comes; after an element, `,` or `]`.
+    let mut expect_element = true;
+    let mut closed = false;
+    // The array's own closing bracket, if the file ends with one.
+    let last_bracket = trim_end_ws(body)
+        .len()
+        .checked_sub(1)
+        .filter(|i| body.get(*i) == Some(&b']'));
+    loop {
+        pos = skip_ws(body, pos);
+        let Some(&b) = body.get(pos) else {
+            break;
+        };
+        if b == b']' {
+            closed = true;
+            pos += 1;
+            break;
+        }
+        if b == b',' && !expect_element {
+            expect_element = true;
+            pos += 1;
+            continue;
+        }
+        if expect_element {
+            if let Some(end) = json_value_end(body, pos) {
+                records.push(json_record(&body[pos..end], pos, lines.line(pos)));
+                (pos, expect_element) = (end, false);
+                continue;
+            }
+        }
+        // A bad element, or an element with no `,` before it: a record up
+        // to where the next element starts (or the array ends).
+        let missing_comma = !expect_element;
+        let stop = resync(body, pos, JsonContainer::Array)
+            .or(last_bracket.filter(|b| *b >= pos))
+            .unwrap_or(body.len());
+        let raw = trim_end_ws(&body[pos..stop]);
+        let raw = trim_end_ws(raw.strip_suffix(b",").unwrap_or(raw));
+        if !raw.is_empty() {
+            let mut rec = json_record(raw, pos, lines.line(pos));
+            if rec.corrupt_reason.is_none() {
+                rec.corrupt_reason = Some(if missing_comma {
+                    "malformed JSON array: no ',' between this element and the one before it; kept as it arrived".to_string()
+                } else {
+                    "malformed JSON array here; kept as it arrived".to_string()
+                });
+            }
+            records.push(rec);
+        }
+        (pos, expect_element) = (stop, true);
+    }
+    let after = skip_ws(body, pos);
+    if closed && after < body.len() {
+        let raw = trim_end_ws(&body[after..]);
+        let (text, bytes, reason) = text_of(raw, after, lines.line(after));
+        records.push(RawRecord {
+            text,
+            bytes,
+            line: lines.line(after),
+            corrupt_reason: reason.or_else(|| {
+                Some("text after the end of the JSON array (its closing ']'); kept as it arrived".to_string())
+            }),
+            warning: None,
+        });
+    }
+    if !closed {
+        notes.push(format!(
+            "the JSON array is never closed (no ']' at its end): the file may be cut short; the {} element(s) before its end are records",
+            records.len()
+        ));
+    }
+    empty_json(SourceFormat::JsonArray, records)
+}
+
+/// Concatenated (often pretty-printed) JSON values, each a record. A value
+/// that does not parse runs to the next line that opens an object no
+/// deeper indented than it (see [`resync`]).
+fn split_json_stream(body: &[u8]) -> SplitFile {
+    let mut records = Vec::new();
+    let mut lines = LineCounter::new(body);
+    let mut pos = skip_ws(body, 0);
+    while pos < body.len() {
+        let next = match json_value_end(body, pos) {
+            Some(end) => {
+                records.push(json_record(&body[pos..end], pos, lines.line(pos)));
+                end
+            }
+            None => {
+                let next = resync(body, pos, JsonContainer::Stream).unwrap_or(body.len());
+                let raw = trim_end_ws(&body[pos..next]);
+                records.push(json_record(raw, pos, lines.line(pos)));
+                next
+            }
+        };
+        pos = skip_ws(body, next);
     }
     empty_json(SourceFormat::Json, records)
 }
@@ -1438,9 +1752,33 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
         return Err(too_many(rows));
     }
     let reader = builder.build().map_err(|e| refuse(e.to_string()))?;
+    // Two columns with the same name would be one JSON key (the last one
+    // read): the later ones get `_<n>` as CSV header names do (names that
+    // differ only by case stay apart; a declared name matching both is an
+    // error, see `crate::source`).
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let (header, header_renames) = map_names(&names, false, |a, b| a == b);
+    let renamed = (!header_renames.is_empty()).then(|| {
+        std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+            schema
+                .fields()
+                .iter()
+                .zip(&header)
+                .map(|(f, name)| f.as_ref().clone().with_name(name))
+                .collect::<Vec<_>>(),
+            schema.metadata().clone(),
+        ))
+    });
     let mut records = Vec::new();
     for batch in reader {
-        let batch = batch.map_err(|e| refuse(e.to_string()))?;
+        let mut batch = batch.map_err(|e| refuse(e.to_string()))?;
+        if let Some(renamed) = &renamed {
+            batch = datafusion::arrow::array::RecordBatch::try_new(
+                renamed.clone(),
+                batch.columns().to_vec(),
+            )
+            .map_err(|e| refuse(e.to_string()))?;
+        }
         let mut buf = Vec::new();
         let mut writer = arrow_json::WriterBuilder::new()
             .with_explicit_nulls(true)
@@ -1461,7 +1799,6 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
             });
         }
     }
-    let header: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let mut notes = vec![format!(
         "Parquet: {} rows; columns {}",
         records.len(),
@@ -1475,13 +1812,23 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
     if records.is_empty() {
         notes.push("no rows: 0 records".to_string());
     }
+    if !header_renames.is_empty() {
+        notes.push(format!(
+            "Parquet column names read as: {} (a repeated name gets _<n>, an empty one _c<position>, never a name the file has)",
+            header_renames
+                .iter()
+                .map(|r| format!("{:?} (column {}) → {}", r.original, r.position + 1, r.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     Ok(SplitFile {
         format: SourceFormat::Parquet,
         dialect: None,
         encoding: "binary".to_string(),
         header,
         header_text: None,
-        header_renames: vec![],
+        header_renames,
         skipped: vec![],
         records,
         notes,
