@@ -263,7 +263,8 @@ pub(crate) async fn prepare(
             "{sql} uses an aggregate, which gives one value for all the rows"
         )));
     }
-    let data_type = expr.get_type(&schema).map_err(df_err)?;
+    let data_type = expr_type(&schema, &expr)?;
+    let (expr, data_type) = in_microseconds(expr, data_type);
     let shape = shape_of(&expr);
     Ok(Prepared {
         sql: sql.to_string(),
@@ -272,6 +273,31 @@ pub(crate) async fn prepare(
         columns: columns_of(&expr, &schema),
         expr: (shape == Shape::RowLocal).then_some(expr),
     })
+}
+
+fn expr_type(schema: &DFSchema, expr: &Expr) -> Result<DataType, String> {
+    expr.get_type(schema).map_err(df_err)
+}
+
+/// A timestamp in seconds, milliseconds or nanoseconds (`to_timestamp_seconds(n)`)
+/// is cast to microseconds, the lake's TIMESTAMP unit: a value outside its
+/// range (about ±292,000 years) is then that row's run-time error, not a
+/// value no reader can show.
+fn in_microseconds(expr: Expr, data_type: DataType) -> (Expr, DataType) {
+    use datafusion::arrow::datatypes::TimeUnit;
+    match data_type {
+        DataType::Timestamp(unit, tz) if unit != TimeUnit::Microsecond => {
+            let to = DataType::Timestamp(TimeUnit::Microsecond, tz);
+            (
+                Expr::Cast(datafusion::logical_expr::Cast::new(
+                    Box::new(expr),
+                    to.clone(),
+                )),
+                to,
+            )
+        }
+        other => (expr, other),
+    }
 }
 
 /// Evaluates the SQL expression `sql` for every row of `batch` (see the
@@ -657,7 +683,8 @@ async fn query_values(
     let out = match collected {
         Ok(out) => out,
         Err(crate::pipeline::CollectError::Query(m))
-            if *data_type == DataType::Boolean && m.contains("subqueries") =>
+            if *data_type == DataType::Boolean
+                && (m.contains("subqueries") || m.contains("logical expression Exists")) =>
         {
             return condition_by_filters(ctx, batch, sql).await;
         }
@@ -689,7 +716,7 @@ async fn condition_by_filters(
     register_rows(ctx, batch)?;
     let mut values: Vec<Option<bool>> = vec![None; n];
     let mut result = Ok(());
-    for (condition, value) in [(format!("({sql})"), true), (format!("NOT ({sql})"), false)] {
+    for (condition, value) in [(format!("({sql})"), true), (negation(sql), false)] {
         let query = format!("SELECT \"{ROW_ID}\" FROM {ROWS_TABLE} WHERE {condition}");
         let ids = match ctx
             .sql_with_options(&query, crate::pipeline::queries_only())
@@ -721,6 +748,48 @@ async fn condition_by_filters(
     Ok(Arc::new(datafusion::arrow::array::BooleanArray::from(
         values,
     )))
+}
+
+/// `NOT (sql)` with the outer negation folded into the expression where it
+/// has one (`NOT x` → `x`, `EXISTS` ↔ `NOT EXISTS`, `IN (SELECT ...)` ↔
+/// `NOT IN (SELECT ...)`): DataFusion turns a subquery into a join only when
+/// it is not under a further NOT. Same three-valued result either way.
+fn negation(sql: &str) -> String {
+    use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, UnaryOperator};
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    let parsed = Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr());
+    let mut expr = match parsed {
+        Ok(e) => e,
+        Err(_) => return format!("NOT ({sql})"),
+    };
+    while let SqlExpr::Nested(inner) = expr {
+        expr = *inner;
+    }
+    match expr {
+        SqlExpr::UnaryOp {
+            op: UnaryOperator::Not,
+            expr,
+        } => format!("({expr})"),
+        SqlExpr::Exists { subquery, negated } => SqlExpr::Exists {
+            subquery,
+            negated: !negated,
+        }
+        .to_string(),
+        SqlExpr::InSubquery {
+            expr,
+            subquery,
+            negated,
+        } => SqlExpr::InSubquery {
+            expr,
+            subquery,
+            negated: !negated,
+        }
+        .to_string(),
+        _ => format!("NOT ({sql})"),
+    }
 }
 
 /// A planning error about an aggregate in a per-row expression gets the hint.

@@ -555,11 +555,7 @@ fn key<'a>(obj: &Object<'a>, name: &str, column: &str) -> Result<Option<&'a RawV
 /// when a `null` is met on the way; an error when a step is not an object,
 /// or when a key matches two keys ignoring case (`column` names the
 /// declared column in that message).
-fn at_path<'a>(
-    obj: &Object<'a>,
-    path: &str,
-    column: &str,
-) -> Result<Option<&'a RawValue>, String> {
+fn at_path<'a>(obj: &Object<'a>, path: &str, column: &str) -> Result<Option<&'a RawValue>, String> {
     let mut parts = path.split('.');
     let Some(first) = parts.next() else {
         return Ok(None);
@@ -850,9 +846,17 @@ mod tests {
             ]
         );
         // The parent columns and the array's path too.
-        let err = read_record(r#"{"Order_ID": "A", "order_id": "B", "lines": []}"#, &s, &parents);
+        let err = read_record(
+            r#"{"Order_ID": "A", "order_id": "B", "lines": []}"#,
+            &s,
+            &parents,
+        );
         assert_eq!(err.map(|r| r.0), Ok(vec![Some("B".to_string())]));
-        let err = read_record(r#"{"order_id": "A", "Lines": [], "LINES": []}"#, &s, &parents);
+        let err = read_record(
+            r#"{"order_id": "A", "Lines": [], "LINES": []}"#,
+            &s,
+            &parents,
+        );
         assert!(err.unwrap_err().contains("\"LINES\" and \"Lines\""));
         // Column names are compared ignoring case in every script.
         let twice = spec(serde_json::json!({"path": "lines",

@@ -1202,10 +1202,29 @@ async fn build_silver(
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
         }
+        // A rule that reads other rows (a window, a subquery over the rows)
+        // sees only the rows still headed for silver: rows an earlier `drop`
+        // rule failed leave first, as filtered rows do, so they are neither
+        // counted nor ranked (`count(*) OVER (...)` after a failed CAST).
+        let reads_others =
+            !drops.is_empty() && crate::eval::uses_other_rows(ctx, &rule.resolved_expression());
+        if reads_others && rule.kind != RuleKind::Expect {
+            current = split_rejected(&current, &mut drops, &mut rejected, element)
+                .map_err(|e| vec![e])?;
+        }
         let checked = current.num_rows();
         if rule.kind == RuleKind::Expect {
-            // Expectations all see the same rows: the output of the last enrichment.
-            let batch = expect_rows.get_or_insert_with(|| current.clone());
+            // Expectations all see the same rows: the output of the last
+            // enrichment (less the dropped ones, for a rule reading other rows).
+            let shared = expect_rows.get_or_insert_with(|| current.clone());
+            let remaining;
+            let batch = if reads_others {
+                remaining = without_dropped(shared, &drops).map_err(|e| vec![e])?;
+                &remaining
+            } else {
+                &*shared
+            };
+            let checked = batch.num_rows();
             match eval_condition(ctx, batch, rule, false).await {
                 Ok(failures) => {
                     if let Some(t) = trace.as_deref_mut() {
@@ -1597,6 +1616,18 @@ fn arrivals(batch: &RecordBatch) -> Vec<i64> {
         })
         .map(|a| a.values().to_vec())
         .unwrap_or_default()
+}
+
+/// The rows of `batch` without drop reasons (nothing moved to the quarantine yet).
+fn without_dropped(
+    batch: &RecordBatch,
+    drops: &BTreeMap<i64, Vec<String>>,
+) -> std::result::Result<RecordBatch, Diagnostic> {
+    let keep: BooleanArray = arrivals(batch)
+        .iter()
+        .map(|a| Some(!drops.contains_key(a)))
+        .collect();
+    filter_record_batch(batch, &keep).map_err(|e| pipeline_diag(e.into()))
 }
 
 /// Moves the rows of `batch` that have drop reasons into `rejected` (one

@@ -477,10 +477,11 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             .column_by_name("_corrupt_reason")
             .and_then(|c| c.as_any().downcast_ref::<StringArray>());
         let csv = info.format == SourceFormat::Csv;
-        let (header_index, ambiguous) = match header_positions(&info.header, &info.header_renames, schema) {
-            Ok(index) => (index, None),
-            Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
-        };
+        let (header_index, ambiguous) =
+            match header_positions(&info.header, &info.header_renames, schema) {
+                Ok(index) => (index, None),
+                Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
+            };
         let dialect = info.dialect.clone().unwrap_or_else(default_dialect);
         // A CSV whose header shares no column with the declared schema is some
         // other data set: its rows are quarantined rather than read as all-NULL rows.
@@ -729,10 +730,11 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
     let ncols = schema.columns.len();
     let dialect = split.dialect.clone().unwrap_or_else(default_dialect);
     let csv = split.format == SourceFormat::Csv;
-    let (header_index, ambiguous) = match header_positions(&split.header, &split.header_renames, schema) {
-        Ok(index) => (index, None),
-        Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
-    };
+    let (header_index, ambiguous) =
+        match header_positions(&split.header, &split.header_renames, schema) {
+            Ok(index) => (index, None),
+            Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
+        };
     // Header columns no declared column binds (see `header_positions`).
     let mut undeclared: Vec<String> = split
         .header
@@ -1430,7 +1432,11 @@ mod tests {
     #[test]
     fn a_declared_name_matching_two_file_names_ignoring_case_is_an_error_in_any_script() {
         // The file's own names count, though the second is read as émission_2.
-        let split = split_file("id,Émission,émission\n1,5,6\n".as_bytes(), &Default::default()).unwrap();
+        let split = split_file(
+            "id,Émission,émission\n1,5,6\n".as_bytes(),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(split.header, ["id", "Émission", "émission_2"]);
         let positions = |name: &str| {
             let schema = SourceSchema::new(&[(name, ColumnType::Int)]);
@@ -1506,7 +1512,13 @@ mod tests {
         );
         // Typed: a DECIMAL(38,2) and a BIGINT keep every digit.
         let schema = SourceSchema::new(&[
-            ("amount", ColumnType::Decimal { precision: 38, scale: 2 }),
+            (
+                "amount",
+                ColumnType::Decimal {
+                    precision: 38,
+                    scale: 2,
+                },
+            ),
             ("big", ColumnType::Bigint),
         ]);
         let parsed = parse_bronze(

@@ -94,6 +94,16 @@ impl Cond {
     }
 }
 
+impl Cond {
+    /// Does a row's value depend on the other rows (a window)?
+    fn reads_other_rows(self) -> bool {
+        matches!(
+            self,
+            Cond::PartitionCount(_) | Cond::FirstOfPartition | Cond::AtLeastAverage
+        )
+    }
+}
+
 fn cond() -> impl Strategy<Value = Cond> {
     prop_oneof![
         (-2i64..3).prop_map(Cond::Greater),
@@ -128,8 +138,9 @@ fn table() -> impl Strategy<Value = Vec<Row>> {
 }
 
 /// Ids of the rows the rules fail, by the rules' semantics: filters (TRUE
-/// fails) over every row, then expectations (not TRUE fails) over the rows
-/// the filters kept; a run-time error fails the row.
+/// fails) over every row, then expectations (not TRUE fails) in order over
+/// the rows the filters kept, a window only over the rows no earlier
+/// expectation failed; a run-time error fails the row.
 fn oracle(rows: &[Row], rules: &[(bool, Cond)]) -> BTreeSet<i64> {
     let mut failed = BTreeSet::new();
     for (_, c) in rules.iter().filter(|(is_filter, _)| *is_filter) {
@@ -145,7 +156,16 @@ fn oracle(rows: &[Row], rules: &[(bool, Cond)]) -> BTreeSet<i64> {
         .cloned()
         .collect();
     for (_, c) in rules.iter().filter(|(is_filter, _)| !*is_filter) {
-        for (r, v) in kept.iter().zip(c.eval(&kept, rows)) {
+        // A window sees only the rows no earlier expectation failed.
+        let seen: Vec<Row> = if c.reads_other_rows() {
+            kept.iter()
+                .filter(|r| !failed.contains(&r.id))
+                .cloned()
+                .collect()
+        } else {
+            kept.clone()
+        };
+        for (r, v) in seen.iter().zip(c.eval(&seen, rows)) {
             if v != Ok(Some(true)) {
                 failed.insert(r.id);
             }

@@ -793,6 +793,130 @@ async fn a_normalization_to_timestamp_counts_values_read_as_utc() {
     );
 }
 
+/// A window after a rule that quarantines rows (a failed CAST, a division by
+/// zero, a failed expectation) counts and ranks only the rows still headed
+/// for silver, as it does after a filter.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_window_after_a_quarantining_rule_does_not_count_the_quarantined_rows() {
+    let mut n1 = rule("N1", "normalize", "amount", "CAST(amount AS INT)");
+    n1["type"] = json!("INT");
+    let mut e1 = rule("E1", "enrich", "per", "100 / amount");
+    e1["action"] = json!("drop");
+    let mut p = playground(pipeline(
+        &[("sku", "STRING"), ("amount", "STRING")],
+        json!([
+            n1,
+            e1,
+            rule(
+                "E2",
+                "enrich",
+                "n_in_sku",
+                "count(*) OVER (PARTITION BY sku)"
+            ),
+            rule(
+                "E3",
+                "enrich",
+                "rank",
+                "row_number() OVER (ORDER BY amount)"
+            ),
+            rule("X1", "expect", "amount", "amount < 50"),
+            rule(
+                "X2",
+                "expect",
+                "sku",
+                "count(*) OVER (PARTITION BY sku) = 2"
+            ),
+        ]),
+        &[],
+    ))
+    .await;
+    let v = ingest(
+        &mut p,
+        "a.csv",
+        b"sku,amount\nA,1\nA,ten\nA,0\nA,4\nB,5\nB,60\nC,7\n",
+    )
+    .await;
+    assert!(v.run.ok, "{:?}", v.run);
+    // ten (N1) and 0 (E1) leave before E2 / E3; 60 fails X1 before X2, so
+    // B is alone when X2 counts and B,5 fails X2 too; C,7 fails X2.
+    assert_eq!(
+        grid(
+            &rows(&mut p, "silver.t").await,
+            &["sku", "amount", "n_in_sku", "rank"]
+        ),
+        ["A|1|2|1", "A|4|2|2"]
+    );
+    let q = quarantined(&mut p).await;
+    assert_eq!(q.len(), 5, "{q:?}");
+    assert!(
+        q.iter().any(|r| r.starts_with("N1") && r.contains("'ten'")),
+        "{q:?}"
+    );
+    assert!(
+        q.iter()
+            .any(|r| r.starts_with("E1") && r.contains("(amount = 0)")),
+        "{q:?}"
+    );
+    assert!(
+        q.iter()
+            .any(|r| r.starts_with("X1") && r.contains("(amount = 60)")),
+        "{q:?}"
+    );
+    assert_eq!(q.iter().filter(|r| r.starts_with("X2")).count(), 2, "{q:?}");
+}
+
+/// `NOT EXISTS (SELECT ...)` as a filter is computed per row like `EXISTS`
+/// and `IN (SELECT ...)`.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_not_exists_subquery_filter_keeps_each_result_on_its_row() {
+    let mut p = playground(with_lookup(
+        &[("sku", "STRING"), ("qty", "INT")],
+        &[("code", "STRING"), ("price", "INT")],
+        json!([rule(
+            "F1",
+            "filter",
+            "sku",
+            "NOT EXISTS (SELECT 1 FROM bronze.lk l WHERE split_part(l.raw_payload, ',', 1) = sku)"
+        )]),
+    ))
+    .await;
+    ingest_to(&mut p, "lk", "lk.csv", b"code,price\nA,10\nB,20\n").await;
+    let v = ingest_to(&mut p, "t", "a.csv", b"sku,qty\nC,1\nA,2\nD,3\nB,4\n").await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["sku", "qty"]),
+        ["A|2", "B|4"]
+    );
+    assert_eq!(quarantined(&mut p).await.len(), 2);
+}
+
+/// A timestamp outside the TIMESTAMP range (microseconds) is that row's
+/// error, never a value no reader can show.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_timestamp_out_of_range_on_one_row_is_quarantined() {
+    let mut e1 = rule("E1", "enrich", "ts", "to_timestamp_seconds(n)");
+    e1["action"] = json!("drop");
+    let mut p = playground(pipeline(
+        &[("id", "STRING"), ("n", "BIGINT")],
+        json!([e1]),
+        &[],
+    ))
+    .await;
+    let v = ingest(&mut p, "a.csv", b"id,n\n1,0\n2,9223372036855\n").await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "ts"]),
+        ["1|1970-01-01 00:00:00"]
+    );
+    let q = quarantined(&mut p).await;
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert!(
+        q[0].starts_with("E1|E1: to_timestamp_seconds(n) failed on this row: ")
+            && q[0].ends_with("(n = 9223372036855)"),
+        "{q:?}"
+    );
+}
+
 // ---- end of rules and rows ----
 
 // ---- integer overflow ----
@@ -1868,7 +1992,8 @@ async fn a_bad_element_of_a_json_array_costs_only_itself() {
         ]
     );
     // An array cut short keeps the elements before the cut, and says so.
-    let (bronze, silver, b) = bronze_and_silver(&ID_S, b"[{\"id\":1,\"s\":\"a\"},\n{\"id\":2,").await;
+    let (bronze, silver, b) =
+        bronze_and_silver(&ID_S, b"[{\"id\":1,\"s\":\"a\"},\n{\"id\":2,").await;
     assert_eq!(silver, ["1|a"]);
     assert_eq!(bronze.len(), 2);
     assert_note(&b, "the JSON array is never closed (no ']' at its end): the file may be cut short; the 2 element(s) before its end are records");
@@ -1876,7 +2001,12 @@ async fn a_bad_element_of_a_json_array_costs_only_itself() {
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn a_generated_header_name_never_takes_a_name_the_file_has() {
-    let columns = [("id", "INT"), ("qty", "INT"), ("qty_2", "INT"), ("qty_3", "INT")];
+    let columns = [
+        ("id", "INT"),
+        ("qty", "INT"),
+        ("qty_2", "INT"),
+        ("qty_3", "INT"),
+    ];
     let (_, silver, b) = bronze_and_silver(&columns, b"id,qty,qty,qty_2\n1,5,6,7\n").await;
     assert_eq!(b.header, ["id", "qty", "qty_3", "qty_2"]);
     assert_eq!(silver, ["1|5|7|6"]);
@@ -1892,14 +2022,18 @@ async fn a_generated_header_name_never_takes_a_name_the_file_has() {
     assert_eq!(grid(&bronze, &["a", "_c1", "_c1_2"]), ["1|3|2"]);
 }
 
-const EMISSION_BOTH: &str = "declared column ÉMISSION matches 2 source names ignoring case: \"Émission\" and \"émission\"";
+const EMISSION_BOTH: &str =
+    "declared column ÉMISSION matches 2 source names ignoring case: \"Émission\" and \"émission\"";
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_error() {
     let columns = [("id", "INT"), ("ÉMISSION", "INT")];
     for (file, bytes) in [
         ("a.csv", "id,Émission,émission\n1,5,6\n".as_bytes()),
-        ("a.jsonl", "{\"id\":1,\"Émission\":5,\"émission\":6}\n".as_bytes()),
+        (
+            "a.jsonl",
+            "{\"id\":1,\"Émission\":5,\"émission\":6}\n".as_bytes(),
+        ),
     ] {
         let mut p = playground(pipeline(&columns, json!([]), &[])).await;
         ingest(&mut p, file, bytes).await;
@@ -1910,7 +2044,12 @@ async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_er
     }
     // The file's own names read exactly; the CSV's second one also by its mapped name.
     let mut p = playground(pipeline(
-        &[("id", "INT"), ("Émission", "INT"), ("émission", "INT"), ("émission_2", "INT")],
+        &[
+            ("id", "INT"),
+            ("Émission", "INT"),
+            ("émission", "INT"),
+            ("émission_2", "INT"),
+        ],
         json!([]),
         &[],
     ))
@@ -1918,16 +2057,27 @@ async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_er
     let v = ingest(&mut p, "a.csv", "id,Émission,émission\n1,5,6\n".as_bytes()).await;
     assert_eq!(last_batch(&v).header, ["id", "Émission", "émission_2"]);
     assert_eq!(
-        grid(&rows(&mut p, "silver.t").await, &["id", "Émission", "émission", "émission_2"]),
+        grid(
+            &rows(&mut p, "silver.t").await,
+            &["id", "Émission", "émission", "émission_2"]
+        ),
         ["1|5|6|6"]
     );
     // A JSON path, and Parquet columns.
     let mut def = pipeline(&[("id", "INT"), ("e", "INT")], json!([]), &[]);
     def.bronze[0].schema.columns[1].path = Some("after.ÉMISSION".into());
     let mut p = playground(def).await;
-    ingest(&mut p, "cdc.jsonl", "{\"id\":1,\"after\":{\"Émission\":5,\"émission\":6}}\n".as_bytes()).await;
+    ingest(
+        &mut p,
+        "cdc.jsonl",
+        "{\"id\":1,\"after\":{\"Émission\":5,\"émission\":6}}\n".as_bytes(),
+    )
+    .await;
     let q = quarantined(&mut p).await;
-    assert!(q.len() == 1 && q[0].contains("\"Émission\" and \"émission\""), "{q:?}");
+    assert!(
+        q.len() == 1 && q[0].contains("\"Émission\" and \"émission\""),
+        "{q:?}"
+    );
     use datafusion::arrow::array::{ArrayRef, Int32Array};
     let batch = datafusion::arrow::record_batch::RecordBatch::try_from_iter(vec![
         ("id", Arc::new(Int32Array::from(vec![1])) as ArrayRef),
@@ -1935,7 +2085,8 @@ async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_er
         ("émission", Arc::new(Int32Array::from(vec![6])) as ArrayRef),
     ])
     .expect("a batch");
-    let parquet = medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
+    let parquet =
+        medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
     let mut p = playground(pipeline(&columns, json!([]), &[])).await;
     ingest(&mut p, "a.parquet", &parquet).await;
     let q = quarantined(&mut p).await;
@@ -1961,13 +2112,28 @@ async fn json_numbers_and_nested_values_keep_their_exact_text() {
     // Typed bronze stores the same values.
     let mut p = playground(typed_pipeline("permissive", &EXACT_COLUMNS)).await;
     ingest(&mut p, "f.jsonl", file).await;
-    assert_eq!(grid(&rows(&mut p, "bronze.t").await, &names), [EXACT_SILVER]);
-    assert_eq!(grid(&rows(&mut p, "silver.t").await, &names), [EXACT_SILVER]);
+    assert_eq!(
+        grid(&rows(&mut p, "bronze.t").await, &names),
+        [EXACT_SILVER]
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &names),
+        [EXACT_SILVER]
+    );
     // A JSON path reads the nested number as written.
-    let mut def = pipeline(&[("id", "BIGINT"), ("price", "DECIMAL(38,20)")], json!([]), &[]);
+    let mut def = pipeline(
+        &[("id", "BIGINT"), ("price", "DECIMAL(38,20)")],
+        json!([]),
+        &[],
+    );
     def.bronze[0].schema.columns[1].path = Some("after.price".into());
     let mut p = playground(def).await;
-    ingest(&mut p, "cdc.jsonl", b"{\"id\": 1, \"after\": {\"price\": 0.10000000000000000001}}\n").await;
+    ingest(
+        &mut p,
+        "cdc.jsonl",
+        b"{\"id\": 1, \"after\": {\"price\": 0.10000000000000000001}}\n",
+    )
+    .await;
     assert_eq!(
         grid(&rows(&mut p, "silver.t").await, &["id", "price"]),
         ["1|0.10000000000000000001"]
@@ -1980,10 +2146,14 @@ async fn json_numbers_and_nested_values_keep_their_exact_text() {
     let batch = datafusion::arrow::record_batch::RecordBatch::try_from_iter(vec![
         ("id", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
         ("amount", Arc::new(amount) as ArrayRef),
-        ("big", Arc::new(Int64Array::from(vec![9007199254740993])) as ArrayRef),
+        (
+            "big",
+            Arc::new(Int64Array::from(vec![9007199254740993])) as ArrayRef,
+        ),
     ])
     .expect("a batch");
-    let parquet = medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
+    let parquet =
+        medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
     let mut p = playground(pipeline(&EXACT_COLUMNS[..3], json!([]), &[])).await;
     ingest(&mut p, "a.parquet", &parquet).await;
     assert_eq!(

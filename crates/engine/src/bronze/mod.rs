@@ -35,8 +35,8 @@ use crate::error::Result;
 
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
-    map_header_names, same_name_ignoring_case, split_file, CsvDialect, HeaderRename,
-    IngestOptions, RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
+    map_header_names, same_name_ignoring_case, split_file, CsvDialect, HeaderRename, IngestOptions,
+    RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
@@ -406,7 +406,11 @@ mod tests {
         let s = split(b"[{\"id\":1,\"s\":\"abc},{\"id\":2,\"s\":\"x\"},{\"id\":3}]");
         assert_eq!(
             texts(&s),
-            ["{\"id\":1,\"s\":\"abc}", "{\"id\":2,\"s\":\"x\"}", "{\"id\":3}"]
+            [
+                "{\"id\":1,\"s\":\"abc}",
+                "{\"id\":2,\"s\":\"x\"}",
+                "{\"id\":3}"
+            ]
         );
         assert!(reasons(&s)[0].is_some());
         assert_eq!(reasons(&s)[1..], [None, None]);
@@ -697,14 +701,16 @@ mod tests {
         assert_eq!(s.header_renames.len(), 4);
         // A generated name never takes a name the header has (anywhere, any
         // case): the next free number.
-        let names = |h: &[&str]| {
-            map_header_names(&h.iter().map(|n| n.to_string()).collect::<Vec<_>>()).0
-        };
+        let names =
+            |h: &[&str]| map_header_names(&h.iter().map(|n| n.to_string()).collect::<Vec<_>>()).0;
         assert_eq!(
             names(&["qty", "qty", "QTY_2", "_c3", ""]),
             ["qty", "qty_3", "QTY_2", "_c3", "_c4"]
         );
-        assert_eq!(names(&["id", "qty", "qty", "qty_2"]), ["id", "qty", "qty_3", "qty_2"]);
+        assert_eq!(
+            names(&["id", "qty", "qty", "qty_2"]),
+            ["id", "qty", "qty_3", "qty_2"]
+        );
         assert_eq!(names(&["a", "", "_c1"]), ["a", "_c1_2", "_c1"]);
         assert_eq!(names(&["", "_c0"]), ["_c0_2", "_c0"]);
         assert_eq!(names(&["qty_2", "qty", "qty"]), ["qty_2", "qty", "qty_3"]);
@@ -785,7 +791,8 @@ mod tests {
         );
         // An object inside the bad one, indented no deeper, is not a record:
         // it is followed by the rest of its object.
-        let s = split(b"{\n\"id\": 1,\n\"s\": \"abc,\n\"c\":\n{\"k\": 1},\n\"z\": 2\n}\n{\"id\": 2}\n");
+        let s =
+            split(b"{\n\"id\": 1,\n\"s\": \"abc,\n\"c\":\n{\"k\": 1},\n\"z\": 2\n}\n{\"id\": 2}\n");
         assert_eq!(s.records.len(), 2, "{:?}", texts(&s));
         assert_eq!(texts(&s)[1], "{\"id\": 2}");
     }

@@ -1531,7 +1531,10 @@ fn json_value_end(body: &[u8], at: usize) -> Option<usize> {
 
 /// Can a JSON value start with this byte?
 fn starts_value(b: u8) -> bool {
-    matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+    matches!(
+        b,
+        b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    )
 }
 
 /// What holds the records of a JSON file.
@@ -1698,7 +1701,10 @@ fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
             bytes,
             line: lines.line(after),
             corrupt_reason: reason.or_else(|| {
-                Some("text after the end of the JSON array (its closing ']'); kept as it arrived".to_string())
+                Some(
+                    "text after the end of the JSON array (its closing ']'); kept as it arrived"
+                        .to_string(),
+                )
             }),
             warning: None,
         });
