@@ -254,9 +254,9 @@ fn check_spec<'a>(
         if n.trim().is_empty() {
             return Err("a column name is empty".into());
         }
-        if LINEAGE_COLUMNS.contains(&n) || n == "_arrival" {
+        if let Some((reserved, meaning)) = crate::bronze::reserved_column(n) {
             return Err(format!(
-                "{n} is a lineage column; name the column otherwise"
+                "{n} is a reserved name ({reserved} is {meaning}); name the column otherwise (an element key of that name is read with \"path\": \"{n}\")"
             ));
         }
         if seen.iter().any(|s| same_name_ignoring_case(s, n)) {
@@ -555,11 +555,7 @@ fn key<'a>(obj: &Object<'a>, name: &str, column: &str) -> Result<Option<&'a RawV
 /// when a `null` is met on the way; an error when a step is not an object,
 /// or when a key matches two keys ignoring case (`column` names the
 /// declared column in that message).
-fn at_path<'a>(
-    obj: &Object<'a>,
-    path: &str,
-    column: &str,
-) -> Result<Option<&'a RawValue>, String> {
+fn at_path<'a>(obj: &Object<'a>, path: &str, column: &str) -> Result<Option<&'a RawValue>, String> {
     let mut parts = path.split('.');
     let Some(first) = parts.next() else {
         return Ok(None);
@@ -755,8 +751,12 @@ mod tests {
             bad(
                 serde_json::json!({"path": "lines", "position_column": "_event_id", "columns": []})
             ),
-            "_event_id is a lineage column; name the column otherwise"
+            "_event_id is a reserved name (_event_id is bronze's id of the record); name the column otherwise (an element key of that name is read with \"path\": \"_event_id\")"
         );
+        // Every reserved name, ignoring case.
+        assert!(bad(serde_json::json!({"path": "lines",
+            "columns": [{"name": "_Warning", "type": "STRING"}]}))
+        .starts_with("_Warning is a reserved name (_warning is bronze's warning about a record)"));
         let typed = bronze(BronzeMode::Permissive);
         assert!(check_spec(&spec(serde_json::json!({"path": "lines", "columns": []})), &typed)
             .unwrap_err()
@@ -850,9 +850,17 @@ mod tests {
             ]
         );
         // The parent columns and the array's path too.
-        let err = read_record(r#"{"Order_ID": "A", "order_id": "B", "lines": []}"#, &s, &parents);
+        let err = read_record(
+            r#"{"Order_ID": "A", "order_id": "B", "lines": []}"#,
+            &s,
+            &parents,
+        );
         assert_eq!(err.map(|r| r.0), Ok(vec![Some("B".to_string())]));
-        let err = read_record(r#"{"order_id": "A", "Lines": [], "LINES": []}"#, &s, &parents);
+        let err = read_record(
+            r#"{"order_id": "A", "Lines": [], "LINES": []}"#,
+            &s,
+            &parents,
+        );
         assert!(err.unwrap_err().contains("\"LINES\" and \"Lines\""));
         // Column names are compared ignoring case in every script.
         let twice = spec(serde_json::json!({"path": "lines",
