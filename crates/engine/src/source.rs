@@ -7,7 +7,8 @@
 //! names the column and the value (`fare_amount: 'abc' is not DOUBLE`): never a
 //! silent NULL. An empty CSV field or a JSON `null` is a missing value (NULL),
 //! not an error. A declared column absent from a batch's header is read as
-//! NULL for that batch and reported as a [`MissingColumn`] notice.
+//! NULL for that batch, noted in the batch log at ingest ([`absent_columns`])
+//! and reported as a [`MissingColumn`] notice.
 
 use std::collections::HashMap;
 use std::sync::Arc;
