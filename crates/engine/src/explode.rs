@@ -254,9 +254,9 @@ fn check_spec<'a>(
         if n.trim().is_empty() {
             return Err("a column name is empty".into());
         }
-        if LINEAGE_COLUMNS.contains(&n) || n == "_arrival" {
+        if let Some((reserved, meaning)) = crate::bronze::reserved_column(n) {
             return Err(format!(
-                "{n} is a lineage column; name the column otherwise"
+                "{n} is a reserved name ({reserved} is {meaning}); name the column otherwise (an element key of that name is read with \"path\": \"{n}\")"
             ));
         }
         if seen.iter().any(|s| same_name_ignoring_case(s, n)) {
@@ -751,8 +751,12 @@ mod tests {
             bad(
                 serde_json::json!({"path": "lines", "position_column": "_event_id", "columns": []})
             ),
-            "_event_id is a lineage column; name the column otherwise"
+            "_event_id is a reserved name (_event_id is bronze's id of the record); name the column otherwise (an element key of that name is read with \"path\": \"_event_id\")"
         );
+        // Every reserved name, ignoring case.
+        assert!(bad(serde_json::json!({"path": "lines",
+            "columns": [{"name": "_Warning", "type": "STRING"}]}))
+        .starts_with("_Warning is a reserved name (_warning is bronze's warning about a record)"));
         let typed = bronze(BronzeMode::Permissive);
         assert!(check_spec(&spec(serde_json::json!({"path": "lines", "columns": []})), &typed)
             .unwrap_err()

@@ -512,6 +512,14 @@ impl Playground {
         let mut split = split;
         let mut notes = notes;
         let mut dropped = 0usize;
+        // A declared column the file lacks is never a silent NULL: the batch log says so.
+        let absent = crate::source::absent_columns(&def.schema, &split);
+        if !absent.is_empty() {
+            notes.push(crate::source::absent_columns_note(
+                &absent,
+                def.mode.is_typed(),
+            ));
+        }
         // Typed bronze: the declared schema is applied here, in the mode the table declares.
         let typed = if def.mode.is_typed() {
             let mut typed = type_records(&def.schema, &split)?;
@@ -584,12 +592,6 @@ impl Playground {
                         split.records.len()
                     ),
                 );
-            }
-            if !typed.missing.is_empty() && !split.records.is_empty() {
-                notes.push(format!(
-                    "declared columns absent from this file (stored as NULL): {}",
-                    typed.missing.join(", ")
-                ));
             }
             if !typed.undeclared.is_empty() {
                 notes.push(format!(

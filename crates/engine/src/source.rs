@@ -7,7 +7,8 @@
 //! names the column and the value (`fare_amount: 'abc' is not DOUBLE`): never a
 //! silent NULL. An empty CSV field or a JSON `null` is a missing value (NULL),
 //! not an error. A declared column absent from a batch's header is read as
-//! NULL for that batch and reported as a [`MissingColumn`] notice.
+//! NULL for that batch, noted in the batch log at ingest ([`absent_columns`])
+//! and reported as a [`MissingColumn`] notice.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -354,9 +355,36 @@ impl SourceSchema {
         }
     }
 
-    /// Checks every column's definition (see [`SourceColumn::validate`]).
+    /// Checks every column's definition (see [`SourceColumn::validate`]),
+    /// that no column takes a name the engine keeps for itself
+    /// ([`crate::bronze::RESERVED_COLUMNS`], ignoring case: it would replace
+    /// the lineage or be replaced by it), and that no two columns have names
+    /// equal ignoring case (both would read the same source column).
     pub fn validate(&self) -> std::result::Result<(), String> {
-        self.columns.iter().try_for_each(SourceColumn::validate)
+        self.columns.iter().try_for_each(SourceColumn::validate)?;
+        for (i, c) in self.columns.iter().enumerate() {
+            if let Some((reserved, meaning)) = crate::bronze::reserved_column(&c.name) {
+                let name = &c.name;
+                let same = if *name == reserved {
+                    String::new()
+                } else {
+                    format!(" (equal to {reserved} ignoring case)")
+                };
+                return Err(format!(
+                    "column {name}: the name is reserved{same}: {reserved} is {meaning}, so a declared column of that name would replace it or be replaced by it. A file's column named {name} is read as {name}_2 (CSV header, Parquet column; the batch log's header renames give the name): declare that; a JSON key {name} is read by a column with another name and \"path\": \"{name}\""
+                ));
+            }
+            if let Some(other) = self.columns[..i]
+                .iter()
+                .find(|o| same_name_ignoring_case(&o.name, &c.name))
+            {
+                return Err(format!(
+                    "columns {} and {} are equal ignoring case (names bind the file's columns ignoring case, as Spark does), so both would read the same column; name them apart (a file's names equal ignoring case are read as <name>_2, <name>_3 in CSV and Parquet; a JSON key is read by a column with another name and a \"path\")",
+                    other.name, c.name
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Declared column names, in order.
@@ -882,6 +910,135 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         missing,
         read_as_utc: read_as_utc_counts(schema, &counts),
     })
+}
+
+/// A declared column a file does not have: silver reads it as NULL for the
+/// file's batch (a typed bronze stores NULL), and the batch log says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbsentColumn {
+    /// The declared column.
+    pub column: String,
+    /// The file's names that come close: equal to the declared name (for a
+    /// column with a `path`, its first key) once spaces, invisible characters
+    /// ([`crate::bronze::INVISIBLE_IN_NAMES`]) and case are ignored. CSV: the
+    /// names the batch reads the columns by; JSON: top-level keys.
+    pub close: Vec<String>,
+}
+
+/// Are `a` and `b` equal once spaces, invisible characters and case are ignored?
+fn close_names(a: &str, b: &str) -> bool {
+    let squeeze = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && !crate::bronze::INVISIBLE_IN_NAMES.contains(c))
+            .collect()
+    };
+    same_name_ignoring_case(&squeeze(a), &squeeze(b))
+}
+
+/// The declared columns of `schema` that the file `split` does not have, so
+/// that no column is a silent NULL. CSV: the columns no header name binds
+/// (none when the header binds no column at all or is ambiguous: then every
+/// record is quarantined with that reason). JSON (and Parquet, Kafka): the
+/// columns no well-formed record has, as silver counts them. Nothing for a
+/// file without records.
+pub fn absent_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<AbsentColumn> {
+    if split.records.is_empty() || schema.columns.is_empty() {
+        return vec![];
+    }
+    let wanted = |c: &SourceColumn| -> String {
+        match &c.path {
+            Some(p) => p.split('.').next().unwrap_or(p).to_string(),
+            None => c.name.clone(),
+        }
+    };
+    if split.format == SourceFormat::Csv {
+        let Ok(index) = header_positions(&split.header, &split.header_renames, schema) else {
+            return vec![];
+        };
+        if !index.values().any(Option::is_some) {
+            return vec![];
+        }
+        return schema
+            .columns
+            .iter()
+            .filter(|c| index.get(c.name.as_str()).copied().flatten().is_none())
+            .map(|c| AbsentColumn {
+                column: c.name.clone(),
+                close: split
+                    .header
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, read)| {
+                        let own = split
+                            .header_renames
+                            .iter()
+                            .find(|r| r.position == *i)
+                            .map_or(read.as_str(), |r| r.original.as_str());
+                        close_names(read, &c.name) || close_names(own, &c.name)
+                    })
+                    .map(|(_, read)| read.clone())
+                    .collect(),
+            })
+            .collect();
+    }
+    let mut seen = vec![false; schema.columns.len()];
+    let mut keys: Vec<String> = Vec::new();
+    for r in split.records.iter().filter(|r| r.corrupt_reason.is_none()) {
+        if seen.iter().all(|s| *s) {
+            break;
+        }
+        let _ = read_json_record(&r.text, schema, &mut seen);
+        if let Ok(obj) = raw_object(&r.text) {
+            for k in obj.keys() {
+                if keys.len() < 1000 && !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+    }
+    schema
+        .columns
+        .iter()
+        .zip(&seen)
+        .filter(|(_, s)| !**s)
+        .map(|(c, _)| AbsentColumn {
+            column: c.name.clone(),
+            close: keys
+                .iter()
+                .filter(|k| close_names(k, &wanted(c)))
+                .cloned()
+                .collect(),
+        })
+        .collect()
+}
+
+/// The batch log's note on [`absent_columns`]; `stored` for a typed bronze
+/// (which stores NULL), else silver reads NULL.
+pub fn absent_columns_note(absent: &[AbsentColumn], stored: bool) -> String {
+    format!(
+        "declared columns absent from this file ({}): {}",
+        if stored {
+            "stored as NULL"
+        } else {
+            "silver reads them as NULL"
+        },
+        absent
+            .iter()
+            .map(|a| match a.close.as_slice() {
+                [] => a.column.clone(),
+                close => format!(
+                    "{} (the file has {}: the same name but for spaces, invisible characters or case)",
+                    a.column,
+                    close
+                        .iter()
+                        .map(|n| format!("{n:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// Silver reading a typed bronze batch: the declared columns are already

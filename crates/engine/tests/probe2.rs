@@ -1469,6 +1469,8 @@ async fn k4_unknown_ingest_option_values_are_refused() {
 }
 
 // ---- kind 5: header names ----
+// Reserved names, invisible characters and declared names equal ignoring case:
+// moved to second_set.rs (bronze reading).
 
 #[tokio::test]
 async fn k5_nbsp_padded_header_names_are_trimmed_and_mapped() {
@@ -1483,53 +1485,6 @@ async fn k5_nbsp_padded_header_names_are_trimmed_and_mapped() {
     .await;
     assert_eq!(s.silver, s2(&["1|5|6"]));
     assert_eq!(last_batch(&s.v).header, s2(&["id", "qty", "qty_2"]));
-}
-
-// FAILS (silent NULL): header q<U+200B>ty does not match declared qty; silver 1|NULL, no batch note.
-#[tokio::test]
-async fn k5_zero_width_space_in_a_header_name_is_not_a_silent_null() {
-    let (_, s) = run(
-        pipeline(&[("id", "INT"), ("qty", "INT")], json!([]), &[]),
-        &["id,q\u{200b}ty\n1,5\n".as_bytes()],
-    )
-    .await;
-    // Right: qty read (the invisible char removed, with a note) or the batch log says the declared qty did not arrive and why.
-    let b = last_batch(&s.v);
-    let noted = b.notes.iter().any(|n| {
-        n.contains("200B")
-            || n.contains("invisible")
-            || n.contains("zero-width")
-            || n.contains("q\u{200b}ty")
-    });
-    assert!(
-        s.silver == s2(&["1|5"]) || noted,
-        "silver {:?} header {:?} notes {:?}",
-        s.silver,
-        b.header,
-        b.notes
-    );
-}
-
-// FAILS (silent NULL): header id,<U+FEFF>qty is mapped as "\u{feff}qty"; declared qty reads NULL, no batch note (NBSP is trimmed, U+FEFF is not).
-#[tokio::test]
-async fn k5_bom_before_a_later_header_name_is_not_a_silent_null() {
-    let (_, s) = run(
-        pipeline(&[("id", "INT"), ("qty", "INT")], json!([]), &[]),
-        &["id,\u{feff}qty\n1,5\n".as_bytes()],
-    )
-    .await;
-    let b = last_batch(&s.v);
-    let noted = b
-        .notes
-        .iter()
-        .any(|n| n.contains("FEFF") || n.contains("BOM") || n.contains("byte order"));
-    assert!(
-        s.silver == s2(&["1|5"]) || noted,
-        "silver {:?} header {:?} notes {:?}",
-        s.silver,
-        b.header,
-        b.notes
-    );
 }
 
 #[tokio::test]
@@ -1571,111 +1526,6 @@ async fn k5_header_names_equal_ignoring_case_beyond_ascii_are_mapped_distinct() 
     .await;
     assert_eq!(last_batch(&s.v).header, s2(&["id", "ÄRA", "ära_2"]));
     assert_eq!(s.silver, s2(&["1|5|6"]));
-}
-
-// FAILS (lost column): raw bronze accepts a declared column _batch_id; silver keeps the lineage _batch_id and the file value FAKE is silently dropped.
-#[tokio::test]
-async fn k5_a_header_name_equal_to_an_audit_column_does_not_replace_lineage() {
-    // Right: refused at load (a declared name that is an audit column), or the lineage column is not FAKE.
-    panic_if_lineage_replaced().await;
-}
-
-async fn panic_if_lineage_replaced() {
-    let mut p0 = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .unwrap();
-    eprintln!(
-        "load: {:?}",
-        p0.load_pipeline(pipeline(
-            &[("id", "INT"), ("_batch_id", "STRING")],
-            json!([]),
-            &[]
-        ))
-        .await
-        .err()
-    );
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .unwrap();
-    if p.load_pipeline(pipeline(
-        &[("id", "INT"), ("_batch_id", "STRING")],
-        json!([]),
-        &[],
-    ))
-    .await
-    .is_err()
-    {
-        return;
-    }
-    ingest(&mut p, "a.csv", b"id,_batch_id\n1,FAKE\n").await;
-    let silver = rows(&mut p, "silver.t").await;
-    let names: Vec<&str> = silver.columns.iter().map(|c| c.name.as_str()).collect();
-    let batch_ids = col(&silver, "_batch_id");
-    assert!(
-        names.iter().filter(|n| **n == "_batch_id").count() == 1 && batch_ids != [Some("FAKE")],
-        "columns {names:?} _batch_id {batch_ids:?}"
-    );
-    // The file's value FAKE must be somewhere (or the pipeline refused): it is not.
-    let has_fake = silver
-        .rows
-        .iter()
-        .any(|r| r.iter().any(|c| c.as_deref() == Some("FAKE")));
-    assert!(
-        has_fake,
-        "declared column _batch_id silently dropped: columns {names:?} rows {:?}",
-        silver.rows
-    );
-}
-
-// FAILS (lineage replaced): typed bronze gets two columns named _source_file; the first reads the file value FAKE.csv, not real.csv.
-#[tokio::test]
-async fn k5_typed_bronze_header_equal_to_an_audit_column() {
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .unwrap();
-    let mut def = pipeline(&[("id", "INT"), ("_source_file", "STRING")], json!([]), &[]);
-    def.bronze[0].mode = serde_json::from_value(json!("permissive")).unwrap();
-    if p.load_pipeline(def).await.is_err() {
-        return;
-    }
-    ingest(&mut p, "real.csv", b"id,_source_file\n1,FAKE.csv\n").await;
-    let b = rows(&mut p, "bronze.t").await;
-    let sf = col(&b, "_source_file");
-    assert_eq!(
-        sf,
-        [Some("real.csv")],
-        "columns {:?}",
-        b.columns.iter().map(|c| &c.name).collect::<Vec<_>>()
-    );
-}
-
-// FAILS (accepted silently): declared columns qty and QTY both load and both read the one qty header: silver 1|5|5.
-#[tokio::test]
-async fn k5_declared_columns_equal_ignoring_case_are_refused() {
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .unwrap();
-    if p.load_pipeline(pipeline(
-        &[("id", "INT"), ("qty", "INT"), ("QTY", "INT")],
-        json!([]),
-        &[],
-    ))
-    .await
-    .is_err()
-    {
-        return;
-    }
-    ingest(&mut p, "a.csv", b"id,qty\n1,5\n").await;
-    let s = data_grid(&rows(&mut p, "silver.t").await);
-    panic!("accepted qty and QTY: silver {s:?}");
 }
 
 #[tokio::test]
@@ -2433,32 +2283,6 @@ async fn k3_infinity_sequence_is_an_order_but_nan_is_not() {
         s.silver,
         s.q
     );
-}
-
-// FAILS (lost column): with typed bronze, silver has columns [id, _event_id, _batch_id]: the declared _source_file column is gone.
-#[tokio::test]
-async fn k5_typed_bronze_header_equal_to_an_audit_column_in_silver() {
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .unwrap();
-    let mut def = pipeline(&[("id", "INT"), ("_source_file", "STRING")], json!([]), &[]);
-    def.bronze[0].mode = serde_json::from_value(json!("permissive")).unwrap();
-    if p.load_pipeline(def).await.is_err() {
-        return;
-    }
-    ingest(&mut p, "real.csv", b"id,_source_file\n1,FAKE.csv\n").await;
-    let silver = rows_or_empty(&mut p, "silver.t").await;
-    let names: Vec<&str> = silver.columns.iter().map(|c| c.name.as_str()).collect();
-    let sf: Vec<Option<&str>> = silver
-        .columns
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.name == "_source_file")
-        .map(|(i, _)| silver.rows.first().and_then(|r| r[i].as_deref()))
-        .collect();
-    assert_eq!(sf, [Some("real.csv")], "columns {names:?}");
 }
 
 #[tokio::test]

@@ -2042,14 +2042,10 @@ async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_er
         assert_eq!(q.len(), 1, "{file}: {q:?}");
         assert!(q[0].contains(EMISSION_BOTH), "{file}: {q:?}");
     }
-    // The file's own names read exactly; the CSV's second one also by its mapped name.
+    // The CSV's columns read by their mapped names (declared names equal
+    // ignoring case are refused: both would read one column).
     let mut p = playground(pipeline(
-        &[
-            ("id", "INT"),
-            ("Émission", "INT"),
-            ("émission", "INT"),
-            ("émission_2", "INT"),
-        ],
+        &[("id", "INT"), ("Émission", "INT"), ("émission_2", "INT")],
         json!([]),
         &[],
     ))
@@ -2059,9 +2055,9 @@ async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_er
     assert_eq!(
         grid(
             &rows(&mut p, "silver.t").await,
-            &["id", "Émission", "émission", "émission_2"]
+            &["id", "Émission", "émission_2"]
         ),
-        ["1|5|6|6"]
+        ["1|5|6"]
     );
     // A JSON path, and Parquet columns.
     let mut def = pipeline(&[("id", "INT"), ("e", "INT")], json!([]), &[]);
@@ -2091,6 +2087,287 @@ async fn a_declared_name_matching_two_names_ignoring_case_in_any_script_is_an_er
     ingest(&mut p, "a.parquet", &parquet).await;
     let q = quarantined(&mut p).await;
     assert!(q.len() == 1 && q[0].contains(EMISSION_BOTH), "{q:?}");
+}
+
+/// The message of a pipeline `load_pipeline` refuses.
+async fn load_refused(def: PipelineDef) -> String {
+    support::yield_to_browser().await;
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .expect("playground");
+    p.load_pipeline(def)
+        .await
+        .expect_err("the pipeline is refused")
+        .to_string()
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_declared_column_with_a_reserved_name_is_refused_naming_it() {
+    // Every bronze column, typed bronze's _corrupt_record and silver's _arrival.
+    let mut reserved: Vec<String> = medallion_engine::bronze::bronze_schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    reserved.extend(["_corrupt_record".to_string(), "_arrival".to_string()]);
+    assert_eq!(
+        reserved.len(),
+        medallion_engine::bronze::RESERVED_COLUMNS.len()
+    );
+    for name in &reserved {
+        for mode in ["raw", "permissive"] {
+            let msg = load_refused(typed_pipeline(mode, &[("id", "INT"), (name, "STRING")])).await;
+            assert!(
+                msg.starts_with(&format!(
+                    "bronze.t: column {name}: the name is reserved: {name} is "
+                )),
+                "{mode}: {msg}"
+            );
+        }
+    }
+    assert_eq!(
+        load_refused(pipeline(&[("id", "INT"), ("_batch_id", "STRING")], json!([]), &[])).await,
+        "bronze.t: column _batch_id: the name is reserved: _batch_id is bronze's id of the batch, so a declared column of that name would replace it or be replaced by it. A file's column named _batch_id is read as _batch_id_2 (CSV header, Parquet column; the batch log's header renames give the name): declare that; a JSON key _batch_id is read by a column with another name and \"path\": \"_batch_id\""
+    );
+    // Ignoring case.
+    let msg = load_refused(pipeline(
+        &[("id", "INT"), ("_Source_File", "STRING")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    assert!(
+        msg.starts_with("bronze.t: column _Source_File: the name is reserved (equal to _source_file ignoring case): _source_file is bronze's name of the file a record came from"),
+        "{msg}"
+    );
+}
+
+const AUDIT_LIKE_FILE: &[u8] = b"id,_batch_id,_Source_File,raw_payload\n1,FAKE,FAKE.csv,text\n";
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_file_column_named_like_an_audit_column_is_read_under_another_name_and_lineage_stays() {
+    let columns = [
+        ("id", "INT"),
+        ("_batch_id_2", "STRING"),
+        ("_source_file_2", "STRING"),
+        ("raw_payload_2", "STRING"),
+    ];
+    for mode in ["raw", "permissive"] {
+        let mut p = playground(typed_pipeline(mode, &columns)).await;
+        let v = ingest(&mut p, "real.csv", AUDIT_LIKE_FILE).await;
+        let b = last_batch(&v);
+        assert_eq!(
+            b.header,
+            ["id", "_batch_id_2", "_Source_File_2", "raw_payload_2"],
+            "{mode}"
+        );
+        assert_eq!(b.header_renames.len(), 3, "{mode}");
+        assert_note(b, "header names read as: \"_batch_id\" → _batch_id_2 (_batch_id is bronze's id of the batch; declare _batch_id_2 to read the file's column), \"_Source_File\" → _Source_File_2 (_source_file is bronze's name of the file a record came from; declare _Source_File_2 to read the file's column), \"raw_payload\" → raw_payload_2 (raw_payload is bronze's copy of the record's text; declare raw_payload_2 to read the file's column) (names are trimmed; an empty name becomes _c<position> and a repeated one <name>_<n>, never a name the header has)");
+        let batch_id = b.batch_id.clone();
+        // The file's values reach silver; the lineage is the real one.
+        let silver = rows(&mut p, "silver.t").await;
+        let names: Vec<&str> = silver.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names.iter().filter(|n| **n == "_batch_id").count(),
+            1,
+            "{mode}: {names:?}"
+        );
+        assert_eq!(
+            grid(
+                &silver,
+                &[
+                    "id",
+                    "_batch_id_2",
+                    "_source_file_2",
+                    "raw_payload_2",
+                    "_batch_id"
+                ]
+            ),
+            [format!("1|FAKE|FAKE.csv|text|{batch_id}")],
+            "{mode}"
+        );
+        // Bronze's own audit columns too (typed bronze stores the file's columns beside them).
+        let bronze = rows(&mut p, "bronze.t").await;
+        assert_eq!(col(&bronze, "_source_file"), [Some("real.csv")], "{mode}");
+        assert_eq!(
+            col(&bronze, "_batch_id"),
+            [Some(batch_id.as_str())],
+            "{mode}"
+        );
+    }
+    // JSON: the key is read with a path; Parquet: the column is mapped as in CSV.
+    let mut def = pipeline(&[("id", "INT"), ("src", "STRING")], json!([]), &[]);
+    def.bronze[0].schema.columns[1].path = Some("_source_file".into());
+    let mut p = playground(def).await;
+    ingest(
+        &mut p,
+        "real.jsonl",
+        b"{\"id\":1,\"_source_file\":\"FAKE.csv\"}\n",
+    )
+    .await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "src"]),
+        ["1|FAKE.csv"]
+    );
+    assert_eq!(
+        col(&rows(&mut p, "bronze.t").await, "_source_file"),
+        [Some("real.jsonl")]
+    );
+    use datafusion::arrow::array::{ArrayRef, Int32Array, StringArray};
+    let batch = datafusion::arrow::record_batch::RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(Int32Array::from(vec![1])) as ArrayRef),
+        (
+            "_source_file",
+            Arc::new(StringArray::from(vec!["FAKE.csv"])) as ArrayRef,
+        ),
+    ])
+    .expect("a batch");
+    let parquet =
+        medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
+    let mut p = playground(pipeline(
+        &[("id", "INT"), ("_source_file_2", "STRING")],
+        json!([]),
+        &[],
+    ))
+    .await;
+    let v = ingest(&mut p, "real.parquet", &parquet).await;
+    assert_eq!(last_batch(&v).header, ["id", "_source_file_2"]);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "_source_file_2"]),
+        ["1|FAKE.csv"]
+    );
+    assert_eq!(
+        col(&rows(&mut p, "bronze.t").await, "_source_file"),
+        [Some("real.parquet")]
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn invisible_characters_in_header_names_are_removed_and_logged() {
+    let columns = [("id", "INT"), ("qty", "INT"), ("note", "STRING")];
+    let file = "id,q\u{200b}ty,\u{feff}no\u{2060}te\n1,5,x\n";
+    for mode in ["raw", "permissive"] {
+        let mut p = playground(typed_pipeline(mode, &columns)).await;
+        let v = ingest(&mut p, "f.csv", file.as_bytes()).await;
+        let b = last_batch(&v);
+        assert_eq!(b.header, ["id", "qty", "note"], "{mode}");
+        let renames: Vec<(usize, &str, &str)> = b
+            .header_renames
+            .iter()
+            .map(|r| (r.position, r.original.as_str(), r.name.as_str()))
+            .collect();
+        assert_eq!(
+            renames,
+            [
+                (1, "q\u{200b}ty", "qty"),
+                (2, "\u{feff}no\u{2060}te", "note")
+            ]
+        );
+        assert_note(b, "header names read as: \"q\\u{200b}ty\" → qty (invisible character U+200B removed), \"\\u{feff}no\\u{2060}te\" → note (invisible characters U+FEFF, U+2060 removed) (names are trimmed; an empty name becomes _c<position> and a repeated one <name>_<n>, never a name the header has)");
+        assert_eq!(
+            grid(&rows(&mut p, "silver.t").await, &["id", "qty", "note"]),
+            ["1|5|x"],
+            "{mode}"
+        );
+    }
+    // ZERO WIDTH (NON-)JOINER, a BOM before a later name, and Parquet column names.
+    let (_, silver, b) = bronze_and_silver(
+        &columns,
+        "id,\u{200c}qty\u{200d},\u{feff}note\n1,5,x\n".as_bytes(),
+    )
+    .await;
+    assert_eq!(b.header, ["id", "qty", "note"]);
+    assert_eq!(silver, ["1|5|x"]);
+    use datafusion::arrow::array::{ArrayRef, Int32Array};
+    let batch = datafusion::arrow::record_batch::RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(Int32Array::from(vec![1])) as ArrayRef),
+        (
+            "q\u{200b}ty",
+            Arc::new(Int32Array::from(vec![5])) as ArrayRef,
+        ),
+    ])
+    .expect("a batch");
+    let parquet =
+        medallion_engine::lake::encode_parquet(batch.schema(), &[batch]).expect("parquet");
+    let (_, silver, b) = bronze_and_silver(&[("id", "INT"), ("qty", "INT")], &parquet).await;
+    assert_eq!(silver, ["1|5"]);
+    assert_note(&b, "Parquet column names read as: \"q\\u{200b}ty\" (column 2) → qty (invisible character U+200B removed) (a repeated name gets _<n>, an empty one _c<position>, never a name the file has)");
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_declared_column_the_file_lacks_is_noted_naming_a_close_name() {
+    let columns = [("id", "INT"), ("qty", "INT")];
+    let close =
+        "qty (the file has \"q ty\": the same name but for spaces, invisible characters or case)";
+    let close_json = "qty (the file has \"q\\u{200b}ty\": the same name but for spaces, invisible characters or case)";
+    for (mode, read) in [
+        ("raw", "silver reads them as NULL"),
+        ("permissive", "stored as NULL"),
+    ] {
+        for (file, bytes, named) in [
+            ("a.csv", "id,q ty\n1,5\n", close),
+            ("b.jsonl", "{\"id\":1,\"q\u{200b}ty\":5}\n", close_json),
+            ("c.csv", "id,other\n1,5\n", "qty"),
+            ("d.jsonl", "{\"id\":1}\n{\"id\":2,\"other\":3}\n", "qty"),
+        ] {
+            let mut p = playground(typed_pipeline(mode, &columns)).await;
+            let v = ingest(&mut p, file, bytes.as_bytes()).await;
+            assert_note(
+                last_batch(&v),
+                &format!("declared columns absent from this file ({read}): {named}"),
+            );
+            let silver = grid(&rows(&mut p, "silver.t").await, &["id", "qty"]);
+            assert_eq!(silver[0], "1|NULL", "{mode} {file}");
+        }
+    }
+    // A column some records have is not absent; a file that has every column gets no note.
+    for bytes in ["{\"id\":1}\n{\"id\":2,\"qty\":3}\n", "id,qty\n1,2\n"] {
+        let mut p = playground(pipeline(&columns, json!([]), &[])).await;
+        let v = ingest(&mut p, "f", bytes.as_bytes()).await;
+        assert!(
+            last_batch(&v)
+                .notes
+                .iter()
+                .all(|n| !n.starts_with("declared columns absent")),
+            "{:?}",
+            last_batch(&v).notes
+        );
+    }
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn declared_columns_equal_ignoring_case_are_refused_naming_both() {
+    assert_eq!(
+        load_refused(pipeline(&[("id", "INT"), ("qty", "INT"), ("QTY", "INT")], json!([]), &[])).await,
+        "bronze.t: columns qty and QTY are equal ignoring case (names bind the file's columns ignoring case, as Spark does), so both would read the same column; name them apart (a file's names equal ignoring case are read as <name>_2, <name>_3 in CSV and Parquet; a JSON key is read by a column with another name and a \"path\")"
+    );
+    for mode in ["raw", "permissive"] {
+        let msg = load_refused(typed_pipeline(
+            mode,
+            &[("Émission", "INT"), ("id", "INT"), ("ÉMISSION", "INT")],
+        ))
+        .await;
+        assert!(
+            msg.starts_with("bronze.t: columns Émission and ÉMISSION are equal ignoring case"),
+            "{msg}"
+        );
+    }
+    // Two JSON keys equal ignoring case are read apart by paths.
+    let mut def = pipeline(
+        &[("id", "INT"), ("lower", "INT"), ("upper", "INT")],
+        json!([]),
+        &[],
+    );
+    def.bronze[0].schema.columns[1].path = Some("qty".into());
+    def.bronze[0].schema.columns[2].path = Some("QTY".into());
+    let mut p = playground(def).await;
+    ingest(&mut p, "f.jsonl", b"{\"id\":1,\"qty\":5,\"QTY\":6}\n").await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "lower", "upper"]),
+        ["1|5|6"]
+    );
 }
 
 const EXACT_COLUMNS: [(&str, &str); 4] = [

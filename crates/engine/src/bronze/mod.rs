@@ -36,7 +36,7 @@ use crate::error::Result;
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
     map_header_names, same_name_ignoring_case, split_file, CsvDialect, HeaderRename, IngestOptions,
-    RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
+    RawRecord, SourceFormat, SplitFile, INVISIBLE_IN_NAMES, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
@@ -47,6 +47,49 @@ pub const AUDIT_COLUMNS: [&str; 5] = [
     "_event_id",
     "_batch_id",
 ];
+
+/// Column names the engine gives its own meaning, with what each holds:
+/// the columns of [`bronze_schema`], typed bronze's `_corrupt_record`, and
+/// `_arrival` (silver's hidden arrival order). A declared source column may
+/// not take one of them, ignoring case (it would replace the lineage or be
+/// replaced by it); a file's column of that name is read under another name
+/// (see [`map_header_names`]).
+pub const RESERVED_COLUMNS: [(&str, &str); 13] = [
+    ("raw_payload", "bronze's copy of the record's text"),
+    ("_ingest_ts", "bronze's time of the batch"),
+    ("_source_system", "bronze's name of the sending system"),
+    (
+        "_source_file",
+        "bronze's name of the file a record came from",
+    ),
+    ("_event_id", "bronze's id of the record"),
+    ("_batch_id", "bronze's id of the batch"),
+    ("_source_line", "bronze's line of the record in its file"),
+    (
+        "_corrupt_reason",
+        "bronze's reason a record is not well-formed",
+    ),
+    ("_warning", "bronze's warning about a record"),
+    (
+        "_raw_bytes",
+        "bronze's original bytes of a record that is not UTF-8",
+    ),
+    ("_producer_ts", "bronze's Kafka producer time"),
+    (
+        "_corrupt_record",
+        "typed bronze's text of a record that did not fit",
+    ),
+    ("_arrival", "silver's hidden arrival order of the rows"),
+];
+
+/// The reserved column (see [`RESERVED_COLUMNS`]) `name` equals ignoring
+/// case ([`same_name_ignoring_case`]), with what the engine keeps in it.
+pub fn reserved_column(name: &str) -> Option<(&'static str, &'static str)> {
+    RESERVED_COLUMNS
+        .iter()
+        .copied()
+        .find(|(r, _)| same_name_ignoring_case(r, name))
+}
 
 fn utc_micros() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
@@ -136,7 +179,8 @@ pub struct BatchInfo {
     /// Exact text of the CSV header record.
     pub header_text: Option<String>,
     /// CSV header names this batch reads under another name than the file
-    /// has (padded, empty or duplicate names; see [`map_header_names`]):
+    /// has (padded, with invisible characters, empty, duplicate, or a
+    /// reserved name such as `_source_file`; see [`map_header_names`]):
     /// e.g. `{"position": 2, "original": "qty", "name": "qty_2"}`.
     #[serde(default)]
     pub header_renames: Vec<HeaderRename>,

@@ -200,19 +200,50 @@ pub fn same_name_ignoring_case(a: &str, b: &str) -> bool {
             }))
 }
 
+/// Invisible format characters a file's column name loses wherever they
+/// stand: the byte order mark U+FEFF (a BOM of a file pasted after another,
+/// or written before each name by some exporters), ZERO WIDTH SPACE U+200B,
+/// ZERO WIDTH NON-JOINER U+200C, ZERO WIDTH JOINER U+200D and WORD JOINER
+/// U+2060 (copied from web pages and word processors). None of them shows
+/// on screen, so a name holding one looks like the declared name and would
+/// silently not match it. They are removed anywhere in the name, not only
+/// at its ends: `q<U+200B>ty` reads as `qty`. A declared name written with
+/// them still binds the file's own text exactly (see `crate::source`), and
+/// the batch log shows every name that changed.
+pub const INVISIBLE_IN_NAMES: [char; 5] =
+    ['\u{feff}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}'];
+
+/// `name` without [`INVISIBLE_IN_NAMES`], then trimmed if `trim`.
+fn clean_name(name: &str, trim: bool) -> String {
+    let visible: String = name
+        .chars()
+        .filter(|c| !INVISIBLE_IN_NAMES.contains(c))
+        .collect();
+    if trim {
+        visible.trim().to_string()
+    } else {
+        visible
+    }
+}
+
 /// The names a CSV header's fields are read by, and the ones that differ
 /// from the file's text. Deterministic, so that no column is ever lost:
-/// - a name is trimmed;
+/// - a name loses its invisible characters ([`INVISIBLE_IN_NAMES`]) and is trimmed;
 /// - an empty one becomes `_c<position>` (Spark's name for an unnamed column);
 /// - a name equal to an earlier one ignoring case ([`same_name_ignoring_case`])
 ///   gets `_<n>`, `n` being its occurrence number of that name (`qty`,
 ///   `qty`, `Qty` become `qty`, `qty_2`, `Qty_3`, as pandas'
 ///   `mangle_dupe_cols` and Spark's position suffixes keep duplicates apart);
+/// - a name equal ignoring case to a column the engine keeps for itself
+///   ([`super::RESERVED_COLUMNS`]: `_source_file`, `_batch_id`, ...) is read
+///   as if that column came first: `_source_file` becomes `_source_file_2`,
+///   so the file's value stays readable and the audit column keeps the
+///   real lineage;
 /// - a generated name never takes a name the header has anywhere (nor one
-///   given already), ignoring case: the next free `_<n>` is taken instead
-///   (`id,qty,qty,qty_2` reads as `id`, `qty`, `qty_3`, `qty_2`; `a,,_c1`
-///   as `a`, `_c1_2`, `_c1`), so a column declared by its own header name
-///   always reads that column.
+///   given already, nor a reserved one), ignoring case: the next free `_<n>`
+///   is taken instead (`id,qty,qty,qty_2` reads as `id`, `qty`, `qty_3`,
+///   `qty_2`; `a,,_c1` as `a`, `_c1_2`, `_c1`), so a column declared by its
+///   own header name always reads that column.
 ///
 /// The result has no two names equal ignoring case. A declared name that
 /// matches two of the file's own names ignoring case is still an error
@@ -221,31 +252,34 @@ pub fn map_header_names(fields: &[String]) -> (Vec<String>, Vec<HeaderRename>) {
     map_names(fields, true, same_name_ignoring_case)
 }
 
-/// [`map_header_names`]'s rule with names trimmed or not, and compared by `same`.
+/// [`map_header_names`]'s rule with names trimmed or not, and compared by
+/// `same` (reserved names are always compared ignoring case).
 fn map_names(
     fields: &[String],
     trim: bool,
     same: fn(&str, &str) -> bool,
 ) -> (Vec<String>, Vec<HeaderRename>) {
-    let trimmed: Vec<&str> = fields
-        .iter()
-        .map(|f| if trim { f.trim() } else { f.as_str() })
-        .collect();
-    let in_file = |name: &str| trimmed.iter().any(|t| same(t, name));
+    let cleaned: Vec<String> = fields.iter().map(|f| clean_name(f, trim)).collect();
+    let in_file = |name: &str| cleaned.iter().any(|t| same(t, name));
+    let reserved = |name: &str| super::reserved_column(name).is_some();
     let mut names: Vec<String> = Vec::with_capacity(fields.len());
     let mut renames = Vec::new();
     for (position, original) in fields.iter().enumerate() {
-        let own = trimmed.get(position).copied().unwrap_or_default();
+        let own = cleaned
+            .get(position)
+            .map(String::as_str)
+            .unwrap_or_default();
         let taken = |name: &str, names: &[String]| names.iter().any(|x| same(x, name));
         let (base, mut n) = if own.is_empty() {
             (format!("_c{position}"), 1)
         } else {
-            let earlier = trimmed
+            let earlier = cleaned
                 .iter()
                 .take(position)
                 .filter(|t| same(t, own))
                 .count();
-            (own.to_string(), earlier + 1)
+            // A reserved name counts as an occurrence before the file's own.
+            (own.to_string(), earlier + 1 + usize::from(reserved(own)))
         };
         let generated = own.is_empty() || n > 1;
         let mut name = if n > 1 {
@@ -253,7 +287,7 @@ fn map_names(
         } else {
             base.clone()
         };
-        while taken(&name, &names) || (generated && in_file(&name)) {
+        while taken(&name, &names) || reserved(&name) || (generated && in_file(&name)) {
             n += 1;
             name = format!("{base}_{n}");
         }
@@ -269,13 +303,52 @@ fn map_names(
     (names, renames)
 }
 
+/// `"original" → name`, with why when the reason is not the general rule's
+/// (invisible characters removed, a name the engine keeps for itself).
+fn describe_rename(r: &HeaderRename, position: bool) -> String {
+    let invisible: Vec<String> = INVISIBLE_IN_NAMES
+        .iter()
+        .filter(|c| r.original.contains(**c))
+        .map(|c| format!("U+{:04X}", *c as u32))
+        .collect();
+    let mut why = Vec::new();
+    if !invisible.is_empty() {
+        why.push(format!(
+            "invisible character{} {} removed",
+            if invisible.len() == 1 { "" } else { "s" },
+            invisible.join(", ")
+        ));
+    }
+    if let Some((column, meaning)) = super::reserved_column(&clean_name(&r.original, true)) {
+        why.push(format!(
+            "{column} is {meaning}; declare {} to read the file's column",
+            r.name
+        ));
+    }
+    format!(
+        "{:?}{} → {}{}",
+        r.original,
+        if position {
+            format!(" (column {})", r.position + 1)
+        } else {
+            String::new()
+        },
+        r.name,
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join("; "))
+        }
+    )
+}
+
 /// What the batch log says about header names read under another name.
 fn renames_note(renames: &[HeaderRename]) -> String {
     format!(
         "header names read as: {} (names are trimmed; an empty name becomes _c<position> and a repeated one <name>_<n>, never a name the header has)",
         renames
             .iter()
-            .map(|r| format!("{:?} → {}", r.original, r.name))
+            .map(|r| describe_rename(r, false))
             .collect::<Vec<_>>()
             .join(", ")
     )
@@ -293,7 +366,8 @@ pub struct SplitFile {
     pub header: Vec<String>,
     /// Exact text of the CSV header record, if any.
     pub header_text: Option<String>,
-    /// CSV header names read under another name (trimmed, empty, duplicate).
+    /// CSV header names read under another name (trimmed, invisible
+    /// characters removed, empty, duplicate, reserved); Parquet column names too.
     pub header_renames: Vec<HeaderRename>,
     /// Exact text of CSV records skipped before the header (banners), in order.
     pub skipped: Vec<String>,
@@ -1761,7 +1835,8 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
     // Two columns with the same name would be one JSON key (the last one
     // read): the later ones get `_<n>` as CSV header names do (names that
     // differ only by case stay apart; a declared name matching both is an
-    // error, see `crate::source`).
+    // error, see `crate::source`); invisible characters are removed and a
+    // reserved name (`_source_file`) is read as `_source_file_2`, as in CSV.
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let (header, header_renames) = map_names(&names, false, |a, b| a == b);
     let renamed = (!header_renames.is_empty()).then(|| {
@@ -1823,7 +1898,7 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
             "Parquet column names read as: {} (a repeated name gets _<n>, an empty one _c<position>, never a name the file has)",
             header_renames
                 .iter()
-                .map(|r| format!("{:?} (column {}) → {}", r.original, r.position + 1, r.name))
+                .map(|r| describe_rename(r, true))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
