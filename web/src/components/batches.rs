@@ -82,7 +82,7 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     if !b.header_renames.is_empty() {
                                         <div class="note header-renames">
                                             { format!("{}: ", t(lang, "header_renames")) }
-                                            <span class="mono">{ b.header_renames.iter().map(|r| format!("\"{}\" → {}", r.original, r.name)).collect::<Vec<_>>().join(", ") }</span>
+                                            <span class="mono">{ b.header_renames.iter().map(|r| format!("{:?} → {}", r.original, r.name)).collect::<Vec<_>>().join(", ") }</span>
                                         </div>
                                     }
                                     { for b.notes.iter().map(|n| html!{ <div class="note">{ n }</div> }) }
