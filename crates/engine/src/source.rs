@@ -477,10 +477,11 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             .column_by_name("_corrupt_reason")
             .and_then(|c| c.as_any().downcast_ref::<StringArray>());
         let csv = info.format == SourceFormat::Csv;
-        let (header_index, ambiguous) = match header_positions(&info.header, &info.header_renames, schema) {
-            Ok(index) => (index, None),
-            Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
-        };
+        let (header_index, ambiguous) =
+            match header_positions(&info.header, &info.header_renames, schema) {
+                Ok(index) => (index, None),
+                Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
+            };
         let dialect = info.dialect.clone().unwrap_or_else(default_dialect);
         // A CSV whose header shares no column with the declared schema is some
         // other data set: its rows are quarantined rather than read as all-NULL rows.
@@ -528,7 +529,12 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 },
                 (None, _) => read_json_record(raw, schema, &mut json_seen),
             };
-            let fields = fields.map(|values| normalize_texts(values, schema, &dialect));
+            // Null tokens and the decimal separator are CSV settings: a JSON
+            // `""` is the empty string (only `null` or an absent key is NULL).
+            let fields = fields.map(|values| match csv {
+                true => normalize_texts(values, schema, &dialect),
+                false => values,
+            });
             match fields {
                 Ok(values) => {
                     for (c, v) in values.into_iter().enumerate() {
@@ -729,10 +735,11 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
     let ncols = schema.columns.len();
     let dialect = split.dialect.clone().unwrap_or_else(default_dialect);
     let csv = split.format == SourceFormat::Csv;
-    let (header_index, ambiguous) = match header_positions(&split.header, &split.header_renames, schema) {
-        Ok(index) => (index, None),
-        Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
-    };
+    let (header_index, ambiguous) =
+        match header_positions(&split.header, &split.header_renames, schema) {
+            Ok(index) => (index, None),
+            Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
+        };
     // Header columns no declared column binds (see `header_positions`).
     let mut undeclared: Vec<String> = split
         .header
@@ -818,10 +825,12 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         };
         match texts {
             Ok(values) => {
-                for (c, v) in normalize_texts(values, schema, &dialect)
-                    .into_iter()
-                    .enumerate()
-                {
+                // CSV settings only (see `parse_bronze`): JSON `""` stays the empty string.
+                let values = match csv {
+                    true => normalize_texts(values, schema, &dialect),
+                    false => values,
+                };
+                for (c, v) in values.into_iter().enumerate() {
                     text_cols[c].push(v);
                 }
                 reasons.push(None);
@@ -1430,7 +1439,11 @@ mod tests {
     #[test]
     fn a_declared_name_matching_two_file_names_ignoring_case_is_an_error_in_any_script() {
         // The file's own names count, though the second is read as émission_2.
-        let split = split_file("id,Émission,émission\n1,5,6\n".as_bytes(), &Default::default()).unwrap();
+        let split = split_file(
+            "id,Émission,émission\n1,5,6\n".as_bytes(),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(split.header, ["id", "Émission", "émission_2"]);
         let positions = |name: &str| {
             let schema = SourceSchema::new(&[(name, ColumnType::Int)]);
@@ -1506,7 +1519,13 @@ mod tests {
         );
         // Typed: a DECIMAL(38,2) and a BIGINT keep every digit.
         let schema = SourceSchema::new(&[
-            ("amount", ColumnType::Decimal { precision: 38, scale: 2 }),
+            (
+                "amount",
+                ColumnType::Decimal {
+                    precision: 38,
+                    scale: 2,
+                },
+            ),
             ("big", ColumnType::Bigint),
         ]);
         let parsed = parse_bronze(
