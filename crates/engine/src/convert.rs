@@ -18,7 +18,12 @@
 //!   microseconds), then optionally an offset `Z`, `+01:00`, `-0500` or
 //!   `+01`. A text with an offset is converted to UTC. Anything else does not
 //!   convert (`ts: '03/01/2024' is not TIMESTAMP`). DATE without formats
-//!   takes Arrow's standard form (`2024-03-01`).
+//!   takes Arrow's standard form (`2024-03-01`), or an ISO timestamp at
+//!   midnight without an offset (`2024-03-01 00:00:00`).
+//! - A DATE is never cut out of a timestamp: a text with a time of day other
+//!   than midnight ([`DATE_WITH_TIME`]) or with an offset, which could shift
+//!   its date ([`DATE_WITH_OFFSET`]), does not convert, with or without
+//!   declared formats; an epoch value converts only on a UTC day boundary.
 //! - With declared formats, only those: a chrono pattern (`%d/%m/%Y %H:%M`),
 //!   a Spark pattern (`MM/dd/yyyy HH:mm`, offsets with `XXX` etc., see
 //!   [`check_formats`]), or `epoch_ms`, `epoch_s`, `epoch_us` (UTC by

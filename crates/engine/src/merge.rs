@@ -39,6 +39,12 @@
 //! before the merge) unless [`MergeSpec::null_safe_keys`] is set: then key
 //! parts compare with NULL = NULL, as SQL's `IS NOT DISTINCT FROM`.
 //!
+//! Sequence values: a NULL or a NaN is refused (quarantined by the pipeline:
+//! NaN is neither before nor after any value, see `is_nan`); numbers that
+//! are equal are one position whatever their bits, so `-0.0` and `0.0` tie
+//! (a group whose rows store `-0.0` and `0.0` differs in that column, and
+//! is ambiguous like any other).
+//!
 //! Snapshots ([`MergeSpec::from_snapshots`]): every row belongs to a full
 //! snapshot of the source table. With `sequence_by` the snapshot version is
 //! that column (`snapshot_date`) and the rows sharing a value form one

@@ -1171,7 +1171,8 @@ fn dialect_reader<'a>(bytes: &'a [u8], dialect: &CsvDialect) -> csv::Reader<&'a 
 }
 
 /// Applies the batch's null tokens (a matching text is NULL) and decimal
-/// separator (`,` becomes `.` in numeric columns) to one record's texts.
+/// separator (`,` becomes `.` in numeric columns) to one CSV record's texts
+/// (never to JSON: a JSON `""` is the empty string, only `null` is NULL).
 fn normalize_texts(
     values: Vec<Option<String>>,
     schema: &SourceSchema,
