@@ -18,7 +18,12 @@
 //!   microseconds), then optionally an offset `Z`, `+01:00`, `-0500` or
 //!   `+01`. A text with an offset is converted to UTC. Anything else does not
 //!   convert (`ts: '03/01/2024' is not TIMESTAMP`). DATE without formats
-//!   takes Arrow's standard form (`2024-03-01`).
+//!   takes Arrow's standard form (`2024-03-01`), or an ISO timestamp at
+//!   midnight without an offset (`2024-03-01 00:00:00`).
+//! - A DATE is never cut out of a timestamp: a text with a time of day other
+//!   than midnight ([`DATE_WITH_TIME`]) or with an offset, which could shift
+//!   its date ([`DATE_WITH_OFFSET`]), does not convert, with or without
+//!   declared formats; an epoch value converts only on a UTC day boundary.
 //! - With declared formats, only those: a chrono pattern (`%d/%m/%Y %H:%M`),
 //!   a Spark pattern (`MM/dd/yyyy HH:mm`, offsets with `XXX` etc., see
 //!   [`check_formats`]), or `epoch_ms`, `epoch_s`, `epoch_us` (UTC by
@@ -209,19 +214,51 @@ fn convert(
             }
             Arc::new(Decimal128Array::from(out).with_precision_and_scale(precision, scale)?)
         }
-        ColumnType::Timestamp | ColumnType::Date
-            if ty == ColumnType::Timestamp || !formats.is_empty() =>
-        {
-            let patterns: Vec<Pattern> = formats
-                .iter()
-                .map(|f| Pattern::new(f))
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|e| EngineError::Request(format!("column {name}: {e}")))?;
-            let listed = if formats.is_empty() {
-                String::new()
-            } else {
-                format!(" (declared formats: {})", formats.join(", "))
+        ColumnType::Date => {
+            let patterns = patterns_of(name, formats)?;
+            let listed = listed_formats(formats);
+            // Without formats, Arrow's reading of the forms without a time part.
+            let fast = match formats.is_empty() {
+                true => Some(arrow_cast(texts, ty)?),
+                false => None,
             };
+            let fast = fast
+                .as_ref()
+                .and_then(|a| a.as_any().downcast_ref::<Date32Array>());
+            let mut timestamps: Vec<(usize, &str)> = Vec::new();
+            let mut days: Vec<Option<i32>> = Vec::with_capacity(n);
+            for row in 0..n {
+                let Some(text) = values(row) else {
+                    days.push(None);
+                    continue;
+                };
+                let read = match fast {
+                    Some(fast) => date_from_text(text, fast.is_valid(row).then(|| fast.value(row))),
+                    None => patterns
+                        .iter()
+                        .find_map(|p| p.parse(text.trim()).map(|r| (r, p.is_epoch())))
+                        .map_or_else(|| Err(DateError::Not(listed.clone())), date_of),
+                };
+                match read {
+                    Ok(d) => days.push(Some(d)),
+                    Err(DateError::Not(detail)) => {
+                        fail(row, detail);
+                        days.push(None)
+                    }
+                    Err(DateError::Timestamp(why)) => {
+                        timestamps.push((row, why));
+                        days.push(None)
+                    }
+                }
+            }
+            for (row, why) in timestamps {
+                errors[row] = Some(format!("{name}: '{}' {why}", texts.value(row)));
+            }
+            Arc::new(Date32Array::from(days))
+        }
+        ColumnType::Timestamp => {
+            let patterns = patterns_of(name, formats)?;
+            let listed = listed_formats(formats);
             let mut folds = Folds::default();
             let mut local_errors: Vec<(usize, String)> = Vec::new();
             let mut micros: Vec<Option<i64>> = Vec::with_capacity(n);
@@ -243,9 +280,9 @@ fn convert(
                     Err(detail) => Err(detail),
                     Ok(Reading::Instant(v)) => Ok(v),
                     Ok(Reading::Local(t)) if t.nanosecond() % 1_000 != 0 => Err(SUB_MICROS.into()),
-                    Ok(Reading::Local(t)) => match local.filter(|_| ty == ColumnType::Timestamp) {
+                    Ok(Reading::Local(t)) => match local {
                         None => {
-                            *utc = ty == ColumnType::Timestamp;
+                            *utc = true;
                             Ok(t.and_utc().timestamp_micros())
                         }
                         Some(lt) => match resolve_local(lt, t, &mut folds) {
@@ -270,16 +307,7 @@ fn convert(
             for (row, why) in local_errors {
                 errors[row] = Some(format!("{name}: '{}' is {why}", texts.value(row)));
             }
-            if ty == ColumnType::Date {
-                const DAY: i64 = 86_400_000_000;
-                Arc::new(Date32Array::from_iter(
-                    micros
-                        .into_iter()
-                        .map(|m| m.map(|m| m.div_euclid(DAY) as i32)),
-                ))
-            } else {
-                Arc::new(TimestampMicrosecondArray::from(micros))
-            }
+            Arc::new(TimestampMicrosecondArray::from(micros))
         }
         _ => {
             let out = arrow_cast(texts, ty)?;
@@ -296,6 +324,75 @@ fn convert(
         errors,
         read_as_utc,
     })
+}
+
+/// The declared formats of column `name`, parsed.
+fn patterns_of(name: &str, formats: &[String]) -> Result<Vec<Pattern>> {
+    formats
+        .iter()
+        .map(|f| Pattern::new(f))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| EngineError::Request(format!("column {name}: {e}")))
+}
+
+/// " (declared formats: a, b)" for a message, or nothing.
+fn listed_formats(formats: &[String]) -> String {
+    if formats.is_empty() {
+        String::new()
+    } else {
+        format!(" (declared formats: {})", formats.join(", "))
+    }
+}
+
+/// Completes "'<text>' …" for a DATE text with a time of day.
+pub const DATE_WITH_TIME: &str =
+    "is a timestamp, not a DATE (declare the column TIMESTAMP, or CAST it in a rule)";
+/// Completes "'<text>' …" for a DATE text with an offset (`Z`, `-05:00`).
+pub const DATE_WITH_OFFSET: &str = "is a timestamp with an offset, not a DATE (its date depends on the time zone; declare the column TIMESTAMP, or CAST it in a rule)";
+
+const DAY_MICROS: i64 = 86_400_000_000;
+
+/// Why a text is not a DATE.
+enum DateError {
+    /// Not a date at all: the detail after "is not DATE".
+    Not(String),
+    /// A timestamp ([`DATE_WITH_TIME`], [`DATE_WITH_OFFSET`]).
+    Timestamp(&'static str),
+}
+
+/// A DATE text without declared formats: Arrow's forms without a time part
+/// (`2024-03-01`, `20240301`, `+10999-12-31`; `arrow` is Arrow's reading),
+/// or an ISO-8601 timestamp at midnight without an offset
+/// (`2024-03-01 00:00:00`), read as the date it writes. A time of day other
+/// than midnight, or any offset, is a timestamp: its date is never cut or
+/// shifted out of it. Days since 1970-01-01.
+fn date_from_text(text: &str, arrow: Option<i32>) -> std::result::Result<i32, DateError> {
+    // Arrow reads a longer text without a sign as a timestamp (and takes its UTC date).
+    if text.len() <= 10 || text.starts_with(['+', '-']) {
+        return arrow.ok_or(DateError::Not(String::new()));
+    }
+    match parse_iso_timestamp(text) {
+        Ok(r) => date_of((r, false)),
+        Err(_) if arrow.is_some() => Err(DateError::Timestamp(DATE_WITH_TIME)),
+        Err(detail) if detail == SUB_MICROS => Err(DateError::Timestamp(DATE_WITH_TIME)),
+        Err(_) => Err(DateError::Not(String::new())),
+    }
+}
+
+/// The date a reading writes (days since 1970-01-01): a local time at
+/// midnight; an epoch value (`epoch`) on a UTC day boundary. Any other time
+/// of day, or an instant read from an offset, is a timestamp.
+fn date_of((reading, epoch): (Reading, bool)) -> std::result::Result<i32, DateError> {
+    let days = match reading {
+        Reading::Local(t) if t.time() == NaiveTime::MIN => {
+            t.and_utc().timestamp().div_euclid(86_400)
+        }
+        Reading::Local(_) => return Err(DateError::Timestamp(DATE_WITH_TIME)),
+        Reading::Instant(v) if epoch && v.rem_euclid(DAY_MICROS) == 0 => v.div_euclid(DAY_MICROS),
+        Reading::Instant(_) if epoch => return Err(DateError::Timestamp(DATE_WITH_TIME)),
+        Reading::Instant(_) => return Err(DateError::Timestamp(DATE_WITH_OFFSET)),
+    };
+    i32::try_from(days).map_err(|_| DateError::Not(" (out of range)".into()))
 }
 
 /// Arrow's cast with NULL for a value that does not convert.
@@ -708,6 +805,11 @@ impl Pattern {
         };
         let zoned = pattern.contains("%z") || pattern.contains("%:z") || pattern.contains("%#z");
         Ok(Pattern::Chrono { pattern, zoned })
+    }
+
+    /// Whole units since the epoch (`epoch_ms` ...): UTC by definition.
+    fn is_epoch(&self) -> bool {
+        matches!(self, Pattern::Epoch(_))
     }
 
     /// What `text` reads as, if it matches.

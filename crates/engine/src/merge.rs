@@ -39,6 +39,12 @@
 //! before the merge) unless [`MergeSpec::null_safe_keys`] is set: then key
 //! parts compare with NULL = NULL, as SQL's `IS NOT DISTINCT FROM`.
 //!
+//! Sequence values: a NULL or a NaN is refused (quarantined by the pipeline:
+//! NaN is neither before nor after any value, see `is_nan`); numbers that
+//! are equal are one position whatever their bits, so `-0.0` and `0.0` tie
+//! (a group whose rows store `-0.0` and `0.0` differs in that column, and
+//! is ambiguous like any other).
+//!
 //! Snapshots ([`MergeSpec::from_snapshots`]): every row belongs to a full
 //! snapshot of the source table. With `sequence_by` the snapshot version is
 //! that column (`snapshot_date`) and the rows sharing a value form one
@@ -79,10 +85,12 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array,
+    Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray, UInt32Array,
 };
 use datafusion::arrow::compute::{cast, concat, concat_batches, take};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{
+    DataType, Field, Float16Type, Float32Type, Float64Type, Schema,
+};
 use datafusion::arrow::row::{RowConverter, Rows, SortField};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde::{Deserialize, Serialize};
@@ -243,7 +251,7 @@ impl MergeState {
         }
         next.sequence_type = Some(s.data_type().clone());
         let key_rows = rows_of(&keys)?;
-        let seq_rows = rows_of(std::slice::from_ref(&s))?;
+        let seq_rows = sequence_rows(&s)?;
         for i in 0..rows.num_rows() {
             let v = seq_rows.row(i).data();
             let slot = next.last.entry(hash(key_rows.row(i).data())).or_default();
@@ -280,7 +288,7 @@ impl MergeState {
             .map(|k| column(rows, k))
             .collect::<Result<Vec<_>, _>>()?;
         let key_rows = rows_of(&keys)?;
-        let seq_rows = rows_of(std::slice::from_ref(&s))?;
+        let seq_rows = sequence_rows(&s)?;
         for i in 0..rows.num_rows() {
             let v = seq_rows.row(i).data();
             let before = if spec.from_snapshots {
@@ -401,16 +409,21 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 describe_key(&spec.keys, &keys, i)
             ));
         }
+        if let Some(i) = (0..n_all).find(|&i| is_nan(c.as_ref(), i)) {
+            return Err(format!(
+                "{name} is NaN in a row ({}): the sequence_by column orders the changes and NaN is not an order",
+                describe_key(&spec.keys, &keys, i)
+            ));
+        }
     }
     let seq_values: Option<ArrayRef> = match (&seq_col, &base_valid_to) {
         (Some(c), Some(to)) => Some(concat(&[c.as_ref(), to.as_ref()]).map_err(|e| e.to_string())?),
         (Some(c), None) => Some(c.clone()),
         (None, _) => None,
     };
-    let seq_rows = seq_values
-        .as_ref()
-        .map(|s| rows_of(std::slice::from_ref(s)))
-        .transpose()?;
+    let seq_rows = seq_values.as_ref().map(sequence_rows).transpose()?;
+    // The values as ordered (-0.0 as 0.0), for the sequence value a tie names.
+    let seq_order = seq_col.as_ref().map(ordered_values);
     let lineage = ["_event_id", "_batch_id"];
     // `all` has `layout`'s columns, in the same order.
     let tracked_names: Vec<&str> = layout
@@ -669,7 +682,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 let reason = tie_reason(
                     spec,
                     &keys,
-                    &seq_col,
+                    &seq_order,
                     (&stored_names, &stored),
                     group,
                     &deleting,
@@ -855,10 +868,7 @@ fn held(
         return Ok((pairs, positions));
     };
     let key_rows = rows_of(&held_keys)?;
-    let seq_rows = held_seq
-        .as_ref()
-        .map(|s| rows_of(std::slice::from_ref(s)))
-        .transpose()?;
+    let seq_rows = held_seq.as_ref().map(sequence_rows).transpose()?;
     let batch_ids = rows
         .column_by_name("_batch_id")
         .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
@@ -949,13 +959,61 @@ fn show(arr: &ArrayRef, i: usize) -> String {
 }
 
 /// `customer_id=C-203` or `warehouse=W1, item=I-1, bin=NULL`.
-fn describe_key(names: &[String], keys: &[ArrayRef], i: usize) -> String {
+pub(crate) fn describe_key(names: &[String], keys: &[ArrayRef], i: usize) -> String {
     names
         .iter()
         .zip(keys)
         .map(|(n, k)| format!("{n}={}", show(k, i)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Is row `i` of `values` a floating-point NaN? A NaN `sequence_by` value
+/// is no order (NaN is neither before nor after any number), so such a
+/// row is quarantined as a NULL one is, never sorted last by its bits.
+pub(crate) fn is_nan(values: &dyn Array, i: usize) -> bool {
+    values.is_valid(i)
+        && match values.data_type() {
+            DataType::Float64 => values.as_primitive::<Float64Type>().value(i).is_nan(),
+            DataType::Float32 => values.as_primitive::<Float32Type>().value(i).is_nan(),
+            DataType::Float16 => values.as_primitive::<Float16Type>().value(i).is_nan(),
+            _ => false,
+        }
+}
+
+/// Sequence values as they are ordered: equal numbers at one position, so
+/// `-0.0` is `0.0` (a tie, never an order by the sign bit).
+fn ordered_values(values: &ArrayRef) -> ArrayRef {
+    // Adding +0.0 turns -0.0 into +0.0 and changes no other value.
+    match values.data_type() {
+        DataType::Float64 => Arc::new(
+            values
+                .as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(|v| v + 0.0),
+        ),
+        DataType::Float32 => Arc::new(
+            values
+                .as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(|v| v + 0.0),
+        ),
+        DataType::Float16 => Arc::new(
+            values
+                .as_primitive::<Float16Type>()
+                .unary::<_, Float16Type>(|v| {
+                    if v.to_f32() == 0.0 {
+                        Default::default()
+                    } else {
+                        v
+                    }
+                }),
+        ),
+        _ => values.clone(),
+    }
+}
+
+/// Comparable bytes of sequence values ([`ordered_values`]), one row each.
+fn sequence_rows(values: &ArrayRef) -> std::result::Result<Rows, String> {
+    rows_of(&[ordered_values(values)])
 }
 
 fn rows_of(columns: &[ArrayRef]) -> std::result::Result<Rows, String> {

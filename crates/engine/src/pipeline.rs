@@ -1356,6 +1356,34 @@ async fn build_silver(
                     }
                 }
             }
+            // A NaN sequence value is no order (neither before nor after a number).
+            let key_values: Option<Vec<ArrayRef>> = m
+                .keys
+                .iter()
+                .map(|k| current.column_by_name(k).cloned())
+                .collect();
+            if let Some(values) = m
+                .sequence_by
+                .as_ref()
+                .and_then(|s| current.column_by_name(s))
+            {
+                let seq = m.sequence_by.as_deref().unwrap_or_default();
+                for (row, a) in arrival.iter().enumerate() {
+                    if crate::merge::is_nan(values.as_ref(), row) {
+                        keep[row] = false;
+                        let key = key_values
+                            .as_ref()
+                            .map(|k| {
+                                format!(" for {}", crate::merge::describe_key(&m.keys, k, row))
+                            })
+                            .unwrap_or_default();
+                        drops.entry(*a).or_default().push(format!(
+                            "merge: {seq} is NaN{key} (the sequence_by column of silver.{}: NaN is not an order, neither before nor after any value)",
+                            def.name
+                        ));
+                    }
+                }
+            }
             let deletes = datafusion::arrow::compute::filter(&deletes, &BooleanArray::from(keep))
                 .map_err(|e| vec![pipeline_diag(e.into())])?
                 .as_any()

@@ -557,7 +557,12 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 },
                 (None, _) => read_json_record(raw, schema, &mut json_seen),
             };
-            let fields = fields.map(|values| normalize_texts(values, schema, &dialect));
+            // Null tokens and the decimal separator are CSV settings: a JSON
+            // `""` is the empty string (only `null` or an absent key is NULL).
+            let fields = fields.map(|values| match csv {
+                true => normalize_texts(values, schema, &dialect),
+                false => values,
+            });
             match fields {
                 Ok(values) => {
                     for (c, v) in values.into_iter().enumerate() {
@@ -848,10 +853,12 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         };
         match texts {
             Ok(values) => {
-                for (c, v) in normalize_texts(values, schema, &dialect)
-                    .into_iter()
-                    .enumerate()
-                {
+                // CSV settings only (see `parse_bronze`): JSON `""` stays the empty string.
+                let values = match csv {
+                    true => normalize_texts(values, schema, &dialect),
+                    false => values,
+                };
+                for (c, v) in values.into_iter().enumerate() {
                     text_cols[c].push(v);
                 }
                 reasons.push(None);
@@ -1321,7 +1328,8 @@ fn dialect_reader<'a>(bytes: &'a [u8], dialect: &CsvDialect) -> csv::Reader<&'a 
 }
 
 /// Applies the batch's null tokens (a matching text is NULL) and decimal
-/// separator (`,` becomes `.` in numeric columns) to one record's texts.
+/// separator (`,` becomes `.` in numeric columns) to one CSV record's texts
+/// (never to JSON: a JSON `""` is the empty string, only `null` is NULL).
 fn normalize_texts(
     values: Vec<Option<String>>,
     schema: &SourceSchema,

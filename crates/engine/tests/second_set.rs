@@ -4345,3 +4345,252 @@ async fn rw49_json_get_of_mixed_type_is_refused_with_the_typed_functions_named()
 }
 
 // ---- end of JSON arrays ----
+
+// ---- Third round (probe 2 of issue 9): JSON "" strings, NaN and -0.0
+// sequences, DATE columns given a timestamp ----
+
+/// Silver `t`'s data rows and the open quarantine (`rule_id|reason`) after
+/// ingesting `files` in order (one run each) into `def`.
+async fn silver_and_quarantine(def: PipelineDef, files: &[&[u8]]) -> (Vec<String>, Vec<String>) {
+    let mut p = playground(def).await;
+    for (i, f) in files.iter().enumerate() {
+        let v = ingest(&mut p, &format!("f{i}"), f).await;
+        assert!(v.run.ok, "{:?}", v.run.errors);
+    }
+    let t = rows(&mut p, "silver.t").await;
+    let names: Vec<&str> = t
+        .columns
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|n| !n.starts_with('_'))
+        .collect();
+    let silver = grid(&t, &names);
+    let q = grid(
+        &rows(&mut p, "silver.quarantine").await,
+        &["rule_id", "reason", "closed_in_run"],
+    )
+    .into_iter()
+    .filter_map(|r| r.strip_suffix("|NULL").map(str::to_string))
+    .collect();
+    (silver, q)
+}
+
+/// Probe 2 (kind 7): JSON `""` in a STRING column was read as NULL (the CSV
+/// null token applied to JSON). Now `""` is the empty string, `null` and a
+/// missing key are NULL, in raw and typed bronze; `""` for an INT does not
+/// convert (as Spark 3 refuses it), and an empty CSV field is still NULL.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn json_empty_string_is_the_empty_string_and_null_is_null() {
+    let cols = [("id", "INT"), ("s", "STRING"), ("n", "INT")];
+    let json: &[u8] = b"{\"id\":1,\"s\":\"\",\"n\":1}\n{\"id\":2,\"s\":null,\"n\":2}\n{\"id\":3,\"n\":3}\n{\"id\":4,\"s\":\"x\",\"n\":\"\"}\n";
+    let csv: &[u8] = b"id,s,n\n5,,5\n";
+    let (silver, q) = silver_and_quarantine(pipeline(&cols, json!([]), &[]), &[json, csv]).await;
+    assert_eq!(silver, ["1||1", "2|NULL|2", "3|NULL|3", "5|NULL|5"]);
+    assert_eq!(q, ["parse|parse: n: '' is not INT"]);
+    let (silver, q) =
+        silver_and_quarantine(typed_pipeline("permissive", &cols), &[json, csv]).await;
+    assert_eq!(silver, ["1||1", "2|NULL|2", "3|NULL|3", "5|NULL|5"]);
+    assert_eq!(q, ["parse|parse: n: '' is not INT"]);
+}
+
+/// Probe 2 (kind 3): with null-safe keys, JSON `null` and `""` are two keys
+/// (before, `""` was read as NULL and one record silently superseded the other).
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_null_safe_key_of_null_and_one_of_empty_string_are_two_keys() {
+    let cols = [
+        ("w", "STRING"),
+        ("bin", "STRING"),
+        ("qty", "INT"),
+        ("ts", "INT"),
+    ];
+    let def = merged(
+        &cols,
+        json!({"keys": ["w", "bin"], "sequence_by": "ts", "null_safe_keys": true}),
+        json!([]),
+        json!([]),
+    );
+    let file: &[u8] = b"{\"w\":\"W1\",\"bin\":null,\"qty\":1,\"ts\":5}\n{\"w\":\"W1\",\"bin\":\"\",\"qty\":2,\"ts\":6}\n";
+    let (silver, q) = silver_and_quarantine(def, &[file]).await;
+    assert_eq!(silver, ["W1|NULL|1|5", "W1||2|6"]);
+    assert!(q.is_empty(), "{q:?}");
+}
+
+/// An exploded element's `""` is the empty string too; `""` for an INT field does not convert.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn an_exploded_elements_empty_string_is_the_empty_string() {
+    let mut p = playground(orders(json!({}), json!([]), &[])).await;
+    let v = ingest(
+        &mut p,
+        "o.jsonl",
+        b"{\"order_id\":\"K-1\",\"lines\":[{\"sku\":\"\",\"qty\":1,\"price\":1.00},{\"sku\":null,\"qty\":2,\"price\":2.00},{\"sku\":\"C\",\"qty\":\"\",\"price\":3.00}]}\n",
+    )
+    .await;
+    assert!(v.run.ok, "{:?}", v.run.errors);
+    let lines = rows(&mut p, "silver.order_lines").await;
+    assert_eq!(
+        grid(&lines, &["order_id", "position", "sku", "qty"]),
+        ["K-1|0||1", "K-1|1|NULL|2"]
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        ["parse|parse: lines[2].qty: '' is not INT"]
+    );
+}
+
+const SEQ_D: [(&str, &str); 3] = [("id", "STRING"), ("tier", "STRING"), ("seq", "DOUBLE")];
+const NAN_REASON: &str = "merge: seq is NaN for id=A (the sequence_by column of silver.t: NaN is not an order, neither before nor after any value)";
+
+/// Probe 2 (kind 3): a NaN `sequence_by` value sorted after every number
+/// (Arrow's total order), so it silently became the latest state (SCD1) or
+/// the current version (SCD2). NaN is no order: the row is quarantined, as a
+/// NULL sequence value is, naming the key and the column; Infinity is an order.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_nan_sequence_value_is_quarantined_never_the_latest() {
+    let scd1 = json!({"keys": ["id"], "sequence_by": "seq"});
+    let scd2 = json!({"keys": ["id"], "sequence_by": "seq", "stored_as": "scd2"});
+    for file in [
+        &b"id,tier,seq\nA,gold,5\nA,silver,NaN\n"[..],
+        &b"id,tier,seq\nA,silver,NaN\nA,gold,5\n"[..],
+    ] {
+        let (silver, q) =
+            silver_and_quarantine(merged(&SEQ_D, scd1.clone(), json!([]), json!([])), &[file])
+                .await;
+        assert_eq!(silver, ["A|gold|5.0"]);
+        assert_eq!(q, [format!("merge|{NAN_REASON}")]);
+        let (silver, q) =
+            silver_and_quarantine(merged(&SEQ_D, scd2.clone(), json!([]), json!([])), &[file])
+                .await;
+        assert_eq!(silver, ["A|gold|5.0|5.0|NULL|true"]);
+        assert_eq!(q, [format!("merge|{NAN_REASON}")]);
+    }
+    let (silver, q) = silver_and_quarantine(
+        merged(&SEQ_D, scd1, json!([]), json!([])),
+        &[b"id,tier,seq\nA,gold,Infinity\nA,silver,NaN\nA,bronze,1e308\n"],
+    )
+    .await;
+    assert_eq!(silver, ["A|gold|inf"]);
+    assert_eq!(q, [format!("merge|{NAN_REASON}")]);
+}
+
+const ZERO_TIE: &str = "merge: ambiguous tie: 2 rows have id=A and seq=0.0, and they differ in tier (gold, silver), seq (-0.0, 0.0); none of them is applied (nothing says which came last) and the key keeps its earlier state";
+
+/// Probe 2 (kind 3): -0.0 sorted before 0.0 (by its sign bit), so the 0.0
+/// row won in either order. They are one sequence value: a tie, ambiguous
+/// when the rows differ, in either order, in one file or an incremental run.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn minus_zero_and_zero_sequence_values_are_a_tie() {
+    let spec = json!({"keys": ["id"], "sequence_by": "seq"});
+    let earlier: &[u8] = b"id,tier,seq\nA,bronze,-1\n";
+    for (a, b) in [
+        ("A,gold,-0.0", "A,silver,0.0"),
+        ("A,silver,0.0", "A,gold,-0.0"),
+    ] {
+        let file = format!("id,tier,seq\n{a}\n{b}\n");
+        let (silver, q) = silver_and_quarantine(
+            merged(&SEQ_D, spec.clone(), json!([]), json!([])),
+            &[earlier, file.as_bytes()],
+        )
+        .await;
+        assert_eq!(silver, ["A|bronze|-1.0"]);
+        assert_eq!(
+            q,
+            [format!("merge|{ZERO_TIE}"), format!("merge|{ZERO_TIE}")]
+        );
+        // The second row of the tie arrives in a later incremental run.
+        let mut p = playground(merged(&SEQ_D, spec.clone(), json!([]), json!([]))).await;
+        set_mode(&mut p, medallion_engine::api::RunMode::Incremental).await;
+        for (i, f) in [format!("id,tier,seq\n{a}\n"), format!("id,tier,seq\n{b}\n")]
+            .iter()
+            .enumerate()
+        {
+            let v = ingest(&mut p, &format!("f{i}"), f.as_bytes()).await;
+            assert!(v.run.ok, "{:?}", v.run.errors);
+        }
+        assert!(rows(&mut p, "silver.t").await.rows.is_empty());
+        assert_eq!(quarantined(&mut p).await.len(), 2);
+    }
+    // 0.0 then 1.0: an order as before.
+    let (silver, _) = silver_and_quarantine(
+        merged(&SEQ_D, spec, json!([]), json!([])),
+        &[b"id,tier,seq\nA,silver,1.0\nA,gold,-0.0\n"],
+    )
+    .await;
+    assert_eq!(silver, ["A|silver|1.0"]);
+}
+
+const DATE_TIME: &str =
+    "is a timestamp, not a DATE (declare the column TIMESTAMP, or CAST it in a rule)";
+const DATE_OFFSET: &str = "is a timestamp with an offset, not a DATE (its date depends on the time zone; declare the column TIMESTAMP, or CAST it in a rule)";
+
+/// Probe 2 (kind 7): a DATE column read `2024-01-01T23:30:00-05:00` as
+/// 2024-01-02 (its UTC date) and `2024-01-01 23:30:00` as 2024-01-01, the
+/// time dropped, both silently. A time of day is not a DATE: quarantined.
+/// Midnight without an offset is the date it writes; an offset never gives
+/// a date (even at midnight: the date depends on the zone). In raw and
+/// typed bronze alike.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_date_column_given_a_timestamp_quarantines_it_never_cuts_or_shifts_it() {
+    let cols = [("id", "STRING"), ("d", "DATE")];
+    let file: &[u8] = b"id,d\n1,2024-01-01T23:30:00-05:00\n2,2024-01-02\n3,2024-01-01 23:30:00\n4,2024-01-03 00:00:00\n5,2024-01-04T00:00:00Z\n6,2024-01-05T00:00\n";
+    let want_q = [
+        format!("parse: d: '2024-01-01T23:30:00-05:00' {DATE_OFFSET}"),
+        format!("parse: d: '2024-01-01 23:30:00' {DATE_TIME}"),
+        format!("parse: d: '2024-01-04T00:00:00Z' {DATE_OFFSET}"),
+    ];
+    let (silver, q) = silver_and_quarantine(pipeline(&cols, json!([]), &[]), &[file]).await;
+    assert_eq!(silver, ["2|2024-01-02", "4|2024-01-03", "6|2024-01-05"]);
+    let want_q = want_q.map(|r| format!("parse|{r}"));
+    assert_eq!(q, want_q);
+    let (silver, q) = silver_and_quarantine(typed_pipeline("permissive", &cols), &[file]).await;
+    assert_eq!(silver, ["2|2024-01-02", "4|2024-01-03", "6|2024-01-05"]);
+    assert_eq!(q, want_q);
+}
+
+/// The same for a DATE with declared formats (a time part in the pattern,
+/// an epoch), a normalization with type DATE and an exploded DATE field.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_date_read_by_format_normalization_or_explode_is_never_cut() {
+    let def = pipeline_json(json!({
+        "title": "dates", "gold": [], "checks": [],
+        "bronze": [{"name": "t", "source_system": "f", "description": "", "schema": {"columns": [
+            {"name": "id", "type": "STRING"},
+            {"name": "d", "type": "DATE", "formats": ["MM/dd/yyyy HH:mm", "epoch_s"]},
+            {"name": "s", "type": "STRING"}]}}],
+        "silver": [{"name": "t", "source": "t", "description": "", "rules": {"rules": [
+            {"id": "N1", "kind": "normalize", "column": "s", "expression": "s", "type": "DATE",
+             "enabled": true, "rationale": ""}]}}]
+    }));
+    let file: &[u8] = b"id,d,s\n1,01/02/2024 00:00,2024-02-01\n2,01/02/2024 10:00,2024-02-01\n3,1704153600,2024-02-01 00:00:00\n4,1704157200,2024-02-01\n5,1704153600,2024-02-01 08:00:00\n";
+    let (silver, q) = silver_and_quarantine(def, &[file]).await;
+    assert_eq!(
+        silver,
+        ["1|2024-01-02|2024-02-01", "3|2024-01-02|2024-02-01"]
+    );
+    assert_eq!(
+        q,
+        [
+            format!("parse|parse: d: '01/02/2024 10:00' {DATE_TIME}"),
+            format!("parse|parse: d: '1704157200' {DATE_TIME}"),
+            format!("N1|N1: s: '2024-02-01 08:00:00' {DATE_TIME}"),
+        ]
+    );
+    let child = json!({"explode": {"columns": [{"name": "sku", "type": "STRING"}, {"name": "day", "type": "DATE"}]}});
+    let mut p = playground(orders(child, json!([]), &[])).await;
+    ingest(
+        &mut p,
+        "o.jsonl",
+        b"{\"order_id\":\"K-1\",\"lines\":[{\"sku\":\"A\",\"day\":\"2024-03-01\"},{\"sku\":\"B\",\"day\":\"2024-03-01T22:00:00-05:00\"}]}\n",
+    )
+    .await;
+    let lines = rows(&mut p, "silver.order_lines").await;
+    assert_eq!(
+        grid(&lines, &["position", "sku", "day"]),
+        ["0|A|2024-03-01"]
+    );
+    assert_eq!(
+        quarantined(&mut p).await,
+        [format!(
+            "parse|parse: lines[1].day: '2024-03-01T22:00:00-05:00' {DATE_OFFSET}"
+        )]
+    );
+}

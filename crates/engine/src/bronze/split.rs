@@ -79,7 +79,8 @@ pub struct IngestOptions {
     pub has_header: Option<bool>,
     /// CSV lines (records) before the header to keep aside, e.g. a report banner.
     pub skip_rows: Option<usize>,
-    /// Field texts silver reads as NULL (default: only the empty field).
+    /// CSV field texts silver reads as NULL (default: only the empty field;
+    /// in JSON only `null` or a missing key is NULL, `""` is the empty string).
     pub null_tokens: Option<Vec<String>>,
     /// Decimal separator silver uses for numeric columns: `.` (default) or `,`.
     pub decimal_separator: Option<char>,
