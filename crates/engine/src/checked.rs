@@ -23,10 +23,13 @@
 //!   without a plan: [`checked_arithmetic`] (and [`checked_logical`] before
 //!   the simplifier, so that a constant such as `9223372036854775807 + 1`
 //!   is not folded to a wrapped literal first);
-//! - `sum` (and `sum(...) OVER (...)`, `sum(DISTINCT ...)`) over integers:
-//!   [`ExactSum`] adds exactly (in 128 bits) and fails when the total does
-//!   not fit the result type (BIGINT), naming the total. Floats and
-//!   decimals are summed exactly as DataFusion does. `avg` of integers is
+//! - `sum` (and `sum(...) OVER (...)`, `sum(DISTINCT ...)`) over integers
+//!   and DECIMAL(p, s): [`ExactSum`] adds exactly (in 128 bits) and fails
+//!   when the total does not fit the result type (BIGINT, or
+//!   DECIMAL(min(38, p + 10), s): DataFusion adds decimals with wrapping
+//!   128-bit arithmetic and keeps totals wider than the precision, shown with
+//!   digits lost), naming the total. Floats are summed as DataFusion does;
+//!   DECIMAL(76) sums and `avg` of decimals are not checked. `avg` of integers is
 //!   computed in DOUBLE by DataFusion and `count` is a BIGINT row count:
 //!   neither wraps.
 //!
@@ -169,6 +172,10 @@ fn as_datum(v: &ColumnarValue) -> Result<Box<dyn Datum>> {
 
 /// The values of an integer array, exactly, as 128-bit integers.
 fn exact_values(array: &ArrayRef) -> Result<Vec<Option<i128>>> {
+    if let DataType::Decimal128(_, _) = array.data_type() {
+        // A decimal's unscaled value: summed at its own scale.
+        return Ok(array.as_primitive::<Decimal128Type>().iter().collect());
+    }
     let wide = cast(array, &DataType::Decimal128(38, 0))?;
     Ok(wide.as_primitive::<Decimal128Type>().iter().collect())
 }
@@ -502,9 +509,10 @@ pub(crate) fn checked_arithmetic(expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn 
         .data)
 }
 
-/// `sum` as DataFusion's, except over integers: the total is computed
-/// exactly (128 bits) and a total outside the result type (BIGINT, or
-/// BIGINT UNSIGNED) is an error naming it, where DataFusion wraps around.
+/// `sum` as DataFusion's, except over integers and DECIMAL(38) values: the
+/// total is computed exactly (128 bits) and a total outside the result type
+/// (BIGINT, BIGINT UNSIGNED, or more digits than the DECIMAL's precision) is
+/// an error naming it, where DataFusion wraps around.
 /// Same name, signature, result type and state as DataFusion's `sum`, so it
 /// replaces it in the session (plain, DISTINCT, GROUP BY, and as a window
 /// `sum(...) OVER (...)`). Spark's ANSI mode fails the same way
@@ -534,7 +542,10 @@ fn column_name(e: &dyn PhysicalExpr) -> Option<String> {
 
 /// Is `dt` a `sum` result type this module sums exactly?
 fn exact_sum_type(dt: &DataType) -> bool {
-    matches!(dt, DataType::Int64 | DataType::UInt64)
+    matches!(
+        dt,
+        DataType::Int64 | DataType::UInt64 | DataType::Decimal128(_, _)
+    )
 }
 
 impl ExactSum {
@@ -627,11 +638,27 @@ impl AggregateUDFImpl for ExactSum {
     }
 }
 
-/// An integer `sum` (optionally DISTINCT, with retraction for window
-/// frames) kept exactly in 128 bits.
+/// The unscaled `v` written with `scale` decimals, whatever its number of
+/// digits (Arrow's formatter cuts digits beyond the precision).
+fn decimal_text(v: i128, scale: i8) -> String {
+    let digits = v.unsigned_abs().to_string();
+    let sign = if v < 0 { "-" } else { "" };
+    let Ok(scale) = usize::try_from(scale) else {
+        return format!("{sign}{digits}e{}", -i32::from(scale));
+    };
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
+}
+
+/// An integer or DECIMAL `sum` (optionally DISTINCT, with retraction for
+/// window frames) kept exactly in 128 bits (a decimal's unscaled value).
 #[derive(Debug)]
 struct ExactIntSum {
-    /// BIGINT or BIGINT UNSIGNED.
+    /// BIGINT, BIGINT UNSIGNED or DECIMAL(p, s) (with the input's scale).
     return_type: DataType,
     /// The column summed, for the message (`x` for an expression).
     column: String,
@@ -654,6 +681,12 @@ impl ExactIntSum {
     }
 
     fn too_large(&self) -> DataFusionError {
+        if let DataType::Decimal128(p, s) = self.return_type {
+            return DataFusionError::Execution(format!(
+                "decimal overflow: sum({}) has more than {p} digits, the most DECIMAL({p}, {s}) holds",
+                self.column
+            ));
+        }
         let (_, _, name) = int_range(&self.return_type).unwrap_or((0, 0, "BIGINT"));
         DataFusionError::Execution(format!(
             "integer overflow: sum is outside the {name} range; {}",
@@ -723,6 +756,19 @@ impl ExactIntSum {
             ))
         };
         Ok(match self.return_type {
+            DataType::Decimal128(p, s) => {
+                // DataFusion would store any i128; a value wider than the
+                // precision would be shown with digits lost.
+                let digits = v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1);
+                if digits > u32::from(p) {
+                    let text = decimal_text(v, s);
+                    return Err(DataFusionError::Execution(format!(
+                        "decimal overflow: sum({}) = {text} has {digits} digits, more than the {p} DECIMAL({p}, {s}) holds",
+                        self.column
+                    )));
+                }
+                ScalarValue::Decimal128(Some(v), p, s)
+            }
             DataType::UInt64 => {
                 ScalarValue::UInt64(Some(u64::try_from(v).map_err(|_| out_of_range())?))
             }

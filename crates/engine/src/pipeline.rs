@@ -546,7 +546,12 @@ fn values_from_other_rows(ctx: &SessionContext, s: &SilverTableDef) -> Vec<Diagn
             .filter_map(|m| m.delete_when.as_ref())
             .map(|x| ("delete_when", x)),
     ) {
-        if crate::eval::uses_other_rows(ctx, sql) {
+        // A select item is an expression with an optional `AS` name.
+        let expr = match what {
+            "select" => select_item(sql).map_or_else(|_| sql.clone(), |(e, _)| e),
+            _ => sql.clone(),
+        };
+        if crate::eval::uses_other_rows(ctx, &expr) {
             out.push(Diagnostic {
                 scope: "pipeline".into(),
                 id: s.name.clone(),
@@ -1538,6 +1543,23 @@ const SELECT_RULE_ID: &str = "select";
 /// with the lineage and arrival columns carried along, rows in the same
 /// order; and the rows whose value of some item could not be computed (a
 /// run-time error), which leave for the quarantine.
+/// One item of a `select` list (`fare * 100 AS cents`): its expression and
+/// its `AS` name, if any. Errors: not one expression with an optional name.
+fn select_item(item: &str) -> std::result::Result<(String, Option<String>), String> {
+    use datafusion::sql::sqlparser::ast::SelectItem;
+    let parsed = Parser::new(&GenericDialect {})
+        .try_with_sql(item)
+        .and_then(|mut p| p.parse_select_item())
+        .map_err(|e| format!("{item}: {e}"))?;
+    match parsed {
+        SelectItem::UnnamedExpr(e) => Ok((e.to_string(), None)),
+        SelectItem::ExprWithAlias { expr, alias } => Ok((expr.to_string(), Some(alias.value))),
+        _ => Err(format!(
+            "{item}: write one column or expression, with an optional AS name"
+        )),
+    }
+}
+
 async fn select_columns(
     ctx: &SessionContext,
     batch: &RecordBatch,
@@ -1549,21 +1571,7 @@ async fn select_columns(
     let arrival = arrivals(batch);
     for item in items {
         check_size(item, MAX_EXPRESSION_TOKENS)?;
-        let dialect = GenericDialect {};
-        let parsed = Parser::new(&dialect)
-            .try_with_sql(item)
-            .and_then(|mut p| p.parse_select_item())
-            .map_err(|e| format!("{item}: {e}"))?;
-        use datafusion::sql::sqlparser::ast::SelectItem;
-        let (expr, alias) = match parsed {
-            SelectItem::UnnamedExpr(e) => (e.to_string(), None),
-            SelectItem::ExprWithAlias { expr, alias } => (expr.to_string(), Some(alias.value)),
-            _ => {
-                return Err(format!(
-                    "{item}: write one column or expression, with an optional AS name"
-                ))
-            }
-        };
+        let (expr, alias) = select_item(item)?;
         let name = alias.unwrap_or_else(|| expr.clone());
         if is_internal(&name) {
             return Err(format!(

@@ -1,7 +1,8 @@
 //! Property test for integer overflow (issue 9: never silently wrong).
 //! Random INT or BIGINT operands, biased to the edges of the type, go
 //! through a rule `a <op> b` (+, -, *, unary minus) and a gold model over
-//! the same arithmetic and `sum`. Rust's checked arithmetic is the oracle:
+//! the same arithmetic and `sum` (and DECIMAL(38, 2) sums near 38 digits).
+//! Rust's checked arithmetic is the oracle:
 //! where it overflows, the row is quarantined with an overflow reason
 //! naming the operands and the exact value (and the gold model fails);
 //! elsewhere the engine's value is exactly Rust's.
@@ -344,6 +345,76 @@ fn gold_case(ty: Ty, op: Op, operands: Vec<(i128, i128)>) -> Result<(), TestCase
     Ok(())
 }
 
+/// `v` hundredths written as a DECIMAL(38, 2) literal (`-5` → `-0.05`).
+fn hundredths(v: i128) -> String {
+    let sign = if v < 0 { "-" } else { "" };
+    let a = v.unsigned_abs();
+    format!("{sign}{}.{:02}", a / 100, a % 100)
+}
+
+/// DECIMAL(38, 2) values, biased to the 38-digit edge, summed by a gold
+/// model: the exact total, or a decimal overflow error when the total (added
+/// in row order, as one partition does) has more than 38 digits.
+fn decimal_sum_case(values: Vec<i128>) -> Result<(), TestCaseError> {
+    let def = serde_json::from_value(json!({
+        "title": "prop",
+        "bronze": [{"name": "t", "source_system": "prop", "description": "",
+                    "schema": {"columns": [{"name": "id", "type": "INT"}, {"name": "a", "type": "DECIMAL(38,2)"}]}}],
+        "silver": [{"name": "t", "source": "t", "rules": {"rules": []}, "description": ""}],
+        "gold": [{"name": "s", "sql": "SELECT sum(a) AS s FROM silver.t", "description": ""}],
+        "checks": []
+    }))
+    .expect("pipeline");
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .expect("playground");
+    futures::executor::block_on(p.load_pipeline(def)).expect("loads");
+    let mut csv = String::from("id,a\n");
+    for (i, v) in values.iter().enumerate() {
+        csv.push_str(&format!("{i},{}\n", hundredths(*v)));
+    }
+    let view = send(
+        &mut p,
+        Request::Ingest {
+            table: "t".into(),
+            file_name: "t.csv".into(),
+            bytes: csv.into_bytes(),
+            options: Default::default(),
+        },
+    );
+    let limit = 10i128.pow(38);
+    let total = values
+        .iter()
+        .try_fold(0i128, |t, v| t.checked_add(*v))
+        .filter(|t| t.unsigned_abs() < limit as u128);
+    let error = view.gold.first().and_then(|g| g.error.clone());
+    match total {
+        Some(t) => {
+            prop_assert!(error.is_none(), "{:?}", error);
+            let s = table_rows(&mut p, "gold.s");
+            prop_assert_eq!(column(&s, "s"), vec![Some(hundredths(t))]);
+        }
+        None => {
+            let e = error.unwrap_or_default();
+            prop_assert!(e.contains("decimal overflow: sum(a)"), "{}", e);
+        }
+    }
+    Ok(())
+}
+
+fn decimal_value() -> BoxedStrategy<i128> {
+    let max = 10i128.pow(38) - 1;
+    prop_oneof![
+        (max - 1000..=max),
+        (-max..=-max + 1000),
+        (-1000i128..1000),
+        (-max..=max),
+    ]
+    .boxed()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -355,5 +426,10 @@ proptest! {
     #[test]
     fn gold_arithmetic_and_sums_are_exact_or_fail((ty, op, operands) in case()) {
         gold_case(ty, op, operands)?;
+    }
+
+    #[test]
+    fn decimal_sums_are_exact_or_fail(values in prop::collection::vec(decimal_value(), 1..5)) {
+        decimal_sum_case(values)?;
     }
 }

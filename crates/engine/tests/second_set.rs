@@ -917,6 +917,43 @@ async fn a_timestamp_out_of_range_on_one_row_is_quarantined() {
     );
 }
 
+/// A window in the select list reads every row too: an incremental run
+/// refuses it, as it refuses window rules, instead of numbering or counting
+/// the new batch alone.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn incremental_runs_refuse_select_list_windows_too() {
+    let mut def = rw29();
+    def.silver[0].select = vec![
+        "sku".into(),
+        "qty".into(),
+        "count(*) OVER (PARTITION BY sku) AS n".into(),
+    ];
+    let mut p = playground(def).await;
+    ingest(&mut p, "a.csv", b"sku,qty\nA,1\nA,2\n").await;
+    send(
+        &mut p,
+        Request::SetRunMode {
+            mode: medallion_engine::api::RunMode::Incremental,
+        },
+    )
+    .await;
+    let v = ingest(&mut p, "b.csv", b"sku,qty\nA,3\n").await;
+    assert!(!v.run.ok, "{:?}", v.run);
+    assert!(
+        v.run.errors.iter().any(|e| e.contains(
+            "silver.t select: count(*) OVER (PARTITION BY sku) AS n uses a window or an aggregate"
+        )),
+        "{:?}",
+        v.run.errors
+    );
+    let v = send(&mut p, Request::Run { full_refresh: true }).await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["sku", "qty", "n"]),
+        ["A|1|3", "A|2|3", "A|3|3"]
+    );
+}
+
 // ---- end of rules and rows ----
 
 // ---- integer overflow ----
@@ -1437,6 +1474,65 @@ async fn overflow_in_a_constant_part_of_a_rule_is_the_rules_error_not_every_rows
         ["1|3", "2|4"]
     );
     assert!(quarantined(&mut p).await.is_empty());
+}
+
+/// DECIMAL sums are exact too: a total with more digits than the result's
+/// precision fails the gold model or the window rule, where DataFusion
+/// wraps around 128 bits or keeps a value it shows with digits lost.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overflow_a_decimal_sum_past_its_precision_fails_instead_of_losing_digits() {
+    let nines = "99999999999999999999999999999999999999";
+    let mut p = playground(pipeline(
+        &[
+            ("id", "STRING"),
+            ("a", "DECIMAL(38,0)"),
+            ("b", "DECIMAL(38,2)"),
+        ],
+        json!([]),
+        &[
+            ("wide", "SELECT sum(a) AS s FROM silver.t"),
+            ("digits", "SELECT sum(b) AS s FROM silver.t"),
+            ("fits", "SELECT sum(b) AS s FROM silver.t WHERE id = '2'"),
+        ],
+    ))
+    .await;
+    let file =
+        format!("id,a,b\n1,{nines},999999999999999999999999999999999999.99\n2,{nines},0.01\n");
+    let v = ingest(&mut p, "a.csv", file.as_bytes()).await;
+    let error = |name: &str| {
+        v.gold
+            .iter()
+            .find(|g| g.model.name == name)
+            .and_then(|g| g.error.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        error("wide").contains(
+            "decimal overflow: sum(a) has more than 38 digits, the most DECIMAL(38, 0) holds"
+        ),
+        "{:?}",
+        v.gold
+    );
+    assert!(
+        error("digits").contains("decimal overflow: sum(b) = 1000000000000000000000000000000000000.00 has 39 digits, more than the 38 DECIMAL(38, 2) holds"),
+        "{:?}",
+        v.gold
+    );
+    assert_eq!(error("fits"), "");
+    assert_eq!(grid(&rows(&mut p, "gold.fits").await, &["s"]), ["0.01"]);
+    // As a window in a rule: the rule's error (a window's value depends on
+    // every row), silver keeps its last good version.
+    let v = with_rules(
+        &mut p,
+        json!([rule("E1", "enrich", "tot", "sum(a) OVER ()")]),
+    )
+    .await;
+    let e = rule_view(&v, "E1").error.clone().unwrap_or_default();
+    assert!(
+        e.contains("decimal overflow: sum(a) has more than 38 digits"),
+        "{e}"
+    );
+    assert_eq!(rows(&mut p, "silver.t").await.rows.len(), 2);
 }
 
 // ---- end of integer overflow ----
