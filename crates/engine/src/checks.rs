@@ -425,11 +425,13 @@ async fn evaluate_one(
             let silver_name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
             let quarantined = quarantined_rows(out, silver_name)?;
             let removed = out.removed.get(silver_table).copied();
+            // Records of a file read again are in bronze twice, in silver once.
+            let reread = out.superseded.get(bronze_table).copied().unwrap_or(0);
             if let Some(e) = out.exploded.get(silver_table) {
                 let (status, text) = reconcile_child(e, silver, quarantined, removed, lang);
                 return Ok((status, text, None));
             }
-            let status = if bronze == silver + quarantined + removed.unwrap_or(0) {
+            let status = if bronze == silver + quarantined + removed.unwrap_or(0) + reread {
                 CheckStatus::Pass
             } else {
                 CheckStatus::Fail
@@ -446,6 +448,10 @@ async fn evaluate_one(
                     (Lang::Ru, None) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined}"),
                     (Lang::En, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + quarantine {quarantined} + removed by merge {r}"),
                     (Lang::Ru, Some(r)) => format!("bronze {bronze} {eq} silver {silver} + карантин {quarantined} + удалено слиянием {r}"),
+                } + &match (lang, reread) {
+                    (_, 0) => String::new(),
+                    (Lang::En, n) => format!(" + read again {n}"),
+                    (Lang::Ru, n) => format!(" + прочитано заново {n}"),
                 },
                 None,
             ))
@@ -458,7 +464,9 @@ async fn evaluate_one(
             // A child table's input is its exploded rows, not bronze records.
             let bronze = match out.exploded.get(silver_table) {
                 Some(e) => e.rows,
-                None => table(out, bronze_table)?.num_rows(),
+                None => table(out, bronze_table)?
+                    .num_rows()
+                    .saturating_sub(out.superseded.get(bronze_table).copied().unwrap_or(0)),
             };
             let silver = table(out, silver_table)?.num_rows();
             // Rows a merge removed (duplicates, older states) were not filtered.

@@ -159,6 +159,9 @@ pub struct RunOutput {
     /// Per child silver table (qualified; one with an `explode`): what its
     /// explode read, counted over every run that built the current table.
     pub exploded: BTreeMap<String, crate::explode::ExplodeStats>,
+    /// Per bronze table (qualified): records of batches read again with
+    /// other options (`BatchInfo::superseded_by`), which silver does not read.
+    pub superseded: BTreeMap<String, usize>,
 }
 
 impl RunOutput {
@@ -205,10 +208,26 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut missing_columns = BTreeMap::new();
     let mut read_as_utc = BTreeMap::new();
     let mut parsed_tables: BTreeMap<String, Parsed> = BTreeMap::new();
+    let mut superseded = BTreeMap::new();
 
     for b in &def.bronze {
-        let batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
-        let rows: Vec<RecordBatch> = batches.iter().map(|(_, rb)| rb.clone()).collect();
+        let all_batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
+        let rows: Vec<RecordBatch> = all_batches.iter().map(|(_, rb)| rb.clone()).collect();
+        // Silver reads a file's latest read only (see `BatchInfo::superseded_by`).
+        let batches: Vec<(BatchInfo, RecordBatch)> = all_batches
+            .iter()
+            .filter(|(i, _)| live(i))
+            .cloned()
+            .collect();
+        let set_aside: usize = all_batches
+            .iter()
+            .filter(|(i, _)| !live(i))
+            .map(|(_, rb)| rb.num_rows())
+            .sum();
+        if set_aside > 0 {
+            superseded.insert(format!("bronze.{}", b.name), set_aside);
+        }
+        let batches = batches.as_slice();
         let all =
             concat_batches(&b.arrow_schema(), &rows).map_err(|e| vec![pipeline_diag(e.into())])?;
         tables.push(TableData {
@@ -246,7 +265,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 .map(|v| {
                     v.iter()
                         .filter(|(i, _)| {
-                            incremental.is_none_or(|(new, _)| new.contains(&i.batch_id))
+                            live(i) && incremental.is_none_or(|(new, _)| new.contains(&i.batch_id))
                         })
                         .cloned()
                         .collect()
@@ -278,7 +297,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                     .get(&s.source)
                     .map(|v| {
                         v.iter()
-                            .filter(|(i, _)| new_batches.contains(&i.batch_id))
+                            .filter(|(i, _)| live(i) && new_batches.contains(&i.batch_id))
                             .cloned()
                             .collect()
                     })
@@ -521,7 +540,13 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         notes,
         gold_reads_bronze,
         exploded: exploded_stats,
+        superseded,
     })
+}
+
+/// Does silver read this batch (it was not read again as another batch)?
+fn live(batch: &BatchInfo) -> bool {
+    batch.superseded_by.is_none()
 }
 
 /// An incremental run refuses expressions whose value for a row depends on

@@ -694,6 +694,7 @@ impl Playground {
             dropped_records: dropped,
             mode: def.mode,
             erased_records: 0,
+            superseded_by: None,
             corrupt_records: split
                 .records
                 .iter()
@@ -828,8 +829,10 @@ impl Playground {
     }
 
     /// Reads a batch's file again from the landing zone with other options
-    /// (a delimiter, an encoding) and appends it as a new batch, then reruns.
-    /// The first batch stays: bronze is append-only.
+    /// (a delimiter, an encoding) and appends it as a new batch, then runs a
+    /// full refresh. The first batch stays (bronze is append-only) but is
+    /// superseded: silver reads the new batch instead (`superseded_by`), and
+    /// reconciliation counts the old records apart.
     /// With `remember`, `options` become the table's settings for later files.
     pub async fn reingest(
         &mut self,
@@ -856,13 +859,36 @@ impl Playground {
             .append(&old.table, &old.file_name, &bytes, options)
             .await;
         self.rereading = false;
-        let info = info?;
+        let mut info = info?;
         if remember {
             if let Some(b) = self.def.bronze.iter_mut().find(|b| b.name == old.table) {
                 b.ingest_options = options.clone();
             }
         }
-        self.run().await;
+        // Silver reads the new read of the file instead of the old one.
+        let note_old = format!(
+            "read again as batch {} with other options: silver reads that batch instead of this one, which stays in bronze",
+            info.batch_id
+        );
+        let note_new = format!(
+            "reads the file of batch {batch_id} again: silver reads this batch instead of that one ({} records set aside)",
+            old.records
+        );
+        let stored = self
+            .batches
+            .iter_mut()
+            .chain(self.bronze.values_mut().flatten().map(|(b, _)| b));
+        for b in stored {
+            if b.batch_id == batch_id {
+                b.superseded_by = Some(info.batch_id.clone());
+                b.notes.push(note_old.clone());
+            } else if b.batch_id == info.batch_id {
+                b.notes.push(note_new.clone());
+            }
+        }
+        info.notes.push(note_new);
+        // Rows of the old read already in silver leave only in a full refresh.
+        self.run_with(false).await;
         Ok(info)
     }
 

@@ -1515,6 +1515,7 @@ mod tests {
             warned_records: 0,
             read_as_utc: vec![],
             erased_records: 0,
+            superseded_by: None,
             bytes: text.len(),
             sha256: String::new(),
             ingest_ts_micros: 0,

@@ -811,11 +811,9 @@ async fn bytes_that_are_not_utf8_are_kept_losslessly() {
     )
     .await;
     assert_eq!(last_batch(&v).encoding, "windows-1252");
+    // Silver reads the new read instead of the first: "ok" once.
     let silver = rows(&mut p, "silver.t").await;
-    assert_eq!(
-        col(&silver, "name"),
-        [Some("ok"), Some("ok"), Some("Müller")]
-    );
+    assert_eq!(col(&silver, "name"), [Some("ok"), Some("Müller")]);
 }
 
 fn many_rows_parquet(n: i64) -> Vec<u8> {

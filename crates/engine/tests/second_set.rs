@@ -1698,17 +1698,29 @@ async fn rw35_backslash_escaped_quotes_are_flagged_then_read_with_escape() {
         "delimiter ',', quote '\"', header line, escape '\\'"
     );
     assert_eq!(again.options.escape, Some('\\'));
+    // The new read supersedes the first for silver: no record twice.
     let silver = rows(&mut p, "silver.t").await;
     assert_eq!(
         grid(&silver, &["id", "title", "path"]),
         [
-            "2|Tab \\\\ bar|x",
-            "3|D:\\\\data\\\\|ends with backslash",
             "1|The \"Quick\" Fox|plain",
             "2|Tab \\ bar|x",
             "3|D:\\data\\|ends with backslash"
         ]
     );
+    assert_eq!(rows(&mut p, "bronze.t").await.rows.len(), 6);
+    let first = v
+        .batches
+        .iter()
+        .find(|x| x.batch_id == b.batch_id)
+        .expect("first batch");
+    assert_eq!(
+        first.superseded_by.as_deref(),
+        Some(again.batch_id.as_str())
+    );
+    assert_note(first, &format!("read again as batch {} with other options: silver reads that batch instead of this one, which stays in bronze", again.batch_id));
+    assert_note(again, &format!("reads the file of batch {} again: silver reads this batch instead of that one (3 records set aside)", b.batch_id));
+    assert!(open_quarantined(&mut p).await.is_empty());
 
     // Typed bronze reads with the escape too.
     let mut p = playground(typed_pipeline("permissive", &columns)).await;

@@ -207,6 +207,12 @@ pub struct BatchInfo {
     /// Records later deleted by a right-to-be-forgotten request.
     #[serde(default)]
     pub erased_records: usize,
+    /// The batch that read this batch's file again with other options
+    /// (`Request::Reingest`): silver reads that batch instead of this one,
+    /// which stays in bronze (append-only) and is counted apart in
+    /// reconciliation, so no record reaches silver twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
     /// Size of the source file in bytes.
     pub bytes: usize,
     /// SHA-256 of the file's bytes, lowercase hex.
