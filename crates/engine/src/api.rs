@@ -286,8 +286,9 @@ pub struct PipelineView {
 /// (no `time_zone` declared): shown on the bronze and silver cards.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadAsUtcView {
-    /// Qualified: `bronze.t`; or `silver.t` for a normalization that
-    /// converts text to TIMESTAMP (then `column` is `ts (N1)`).
+    /// Qualified: `bronze.t`; or `silver.t` for an element column of a
+    /// child table's exploded array, or for a normalization that converts
+    /// text to TIMESTAMP (then `column` is `ts (N1)`).
     pub bronze_table: String,
     pub column: String,
     /// Values without an offset, taken as UTC.

@@ -318,7 +318,8 @@ fn explode_bronze(
 
     // Parent columns, converted once per record; a record whose parent
     // value does not convert is quarantined whole.
-    let (parent_typed, parent_errors, mut read_as_utc) = convert(
+    // Their values read as UTC are counted on the bronze table already.
+    let (parent_typed, parent_errors, _) = convert(
         parents.iter().copied(),
         records.iter().map(|r| r.parent.as_slice()),
         records.len(),
@@ -439,10 +440,10 @@ fn explode_bronze(
             rows,
             rejected,
             missing: vec![],
-            read_as_utc: {
-                read_as_utc.extend(element_utc);
-                read_as_utc
-            },
+            // The element columns' values read as UTC for lack of an offset
+            // (the parent columns' are counted on the bronze table): the
+            // run reports them for the child table.
+            read_as_utc: element_utc,
         },
         stats,
     })

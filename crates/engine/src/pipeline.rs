@@ -162,6 +162,11 @@ pub struct RunOutput {
     /// Per bronze table (qualified): records of batches read again with
     /// other options (`BatchInfo::superseded_by`), which silver does not read.
     pub superseded: BTreeMap<String, usize>,
+    /// Per child silver table (qualified; one with an `explode`): its
+    /// element TIMESTAMP columns (no declared zone) whose values had no
+    /// offset and were taken as UTC, counted over every run that built the
+    /// current table, as [`RunOutput::read_as_utc`] counts source columns.
+    pub exploded_read_as_utc: BTreeMap<String, Vec<ReadAsUtc>>,
 }
 
 impl RunOutput {
@@ -256,6 +261,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut rebuilt = std::collections::HashSet::new();
     let mut silver_done: BTreeMap<String, RecordBatch> = BTreeMap::new();
     let mut exploded_stats = BTreeMap::new();
+    let mut exploded_read_as_utc = BTreeMap::new();
     for s in &def.silver {
         // A child table reads an array of each record instead (crate::explode).
         let exploded = if s.explode.is_some() {
@@ -327,6 +333,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         if let Some(e) = &exploded {
             let before = incremental.and_then(|(_, b)| b.exploded.get(&name));
             exploded_stats.insert(name.clone(), e.stats.plus(before));
+            let before = incremental.and_then(|(_, b)| b.exploded_read_as_utc.get(&name));
+            let counted = read_as_utc_plus(&e.parsed.read_as_utc, before);
+            if !counted.is_empty() {
+                exploded_read_as_utc.insert(name.clone(), counted);
+            }
         }
         let lookups = Lookups {
             bronze: &parsed_tables,
@@ -414,6 +425,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                         match crate::explode::for_silver(s, def.bronze_table(&s.source), batches) {
                             Some(Ok(e)) => {
                                 exploded_stats.insert(name.clone(), e.stats.plus(None));
+                                exploded_read_as_utc.remove(&name);
+                                if !e.parsed.read_as_utc.is_empty() {
+                                    exploded_read_as_utc
+                                        .insert(name.clone(), e.parsed.read_as_utc.clone());
+                                }
                                 parsed = &exploded_all.insert(e).parsed;
                             }
                             Some(Err(m)) => break Err(vec![merge_diag(s, m)]),
@@ -541,12 +557,29 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         gold_reads_bronze,
         exploded: exploded_stats,
         superseded,
+        exploded_read_as_utc,
     })
 }
 
 /// Does silver read this batch (it was not read again as another batch)?
 fn live(batch: &BatchInfo) -> bool {
     batch.superseded_by.is_none()
+}
+
+/// `now`'s counts of values read as UTC plus a previous run's (an
+/// incremental run), per column, in `now`'s order then the previous ones.
+fn read_as_utc_plus(now: &[ReadAsUtc], before: Option<&Vec<ReadAsUtc>>) -> Vec<ReadAsUtc> {
+    let mut all: Vec<ReadAsUtc> = now.to_vec();
+    for b in before.into_iter().flatten() {
+        match all.iter_mut().find(|a| a.column == b.column) {
+            Some(a) => {
+                a.without_offset += b.without_offset;
+                a.values += b.values;
+            }
+            None => all.push(b.clone()),
+        }
+    }
+    all
 }
 
 /// An incremental run refuses expressions whose value for a row depends on

@@ -1433,6 +1433,20 @@ impl Playground {
                         values: r.values,
                     })
                 })
+                // Element columns of exploded arrays (child silver tables).
+                .chain(
+                    self.last_good
+                        .iter()
+                        .flat_map(|o| &o.exploded_read_as_utc)
+                        .flat_map(|(table, cols)| {
+                            cols.iter().map(move |r| ReadAsUtcView {
+                                bronze_table: table.clone(),
+                                column: r.column.clone(),
+                                without_offset: r.without_offset,
+                                values: r.values,
+                            })
+                        }),
+                )
                 // Normalizations that convert text to TIMESTAMP read the same way.
                 .chain(
                     self.last_good

@@ -927,16 +927,19 @@ pub struct AbsentColumn {
     pub column: String,
     /// The file's names that come close: equal to the declared name (for a
     /// column with a `path`, its first key) once spaces, invisible characters
-    /// ([`crate::bronze::INVISIBLE_IN_NAMES`]) and case are ignored. CSV: the
+    /// ([`crate::bronze::is_invisible_in_names`]), Unicode normalization
+    /// (NFC) and case are ignored. CSV: the
     /// names the batch reads the columns by; JSON: top-level keys.
     pub close: Vec<String>,
 }
 
-/// Are `a` and `b` equal once spaces, invisible characters and case are ignored?
+/// Are `a` and `b` equal once spaces, invisible characters, Unicode
+/// normalization and case are ignored ([`same_name_ignoring_case`]
+/// compares under NFC)?
 fn close_names(a: &str, b: &str) -> bool {
     let squeeze = |s: &str| -> String {
         s.chars()
-            .filter(|c| !c.is_whitespace() && !crate::bronze::INVISIBLE_IN_NAMES.contains(c))
+            .filter(|c| !c.is_whitespace() && !crate::bronze::is_invisible_in_names(*c))
             .collect()
     };
     same_name_ignoring_case(&squeeze(a), &squeeze(b))
@@ -1195,22 +1198,38 @@ fn header_positions<'a>(
 /// column, the name silver reads it by and the file's own name (the same
 /// for JSON keys and Parquet columns; a CSV header name may be mapped, see
 /// [`crate::bronze::map_header_names`]):
-/// 1. the column read by exactly `name`;
+/// 1. the column read by exactly `name`, unless another column's name is
+///    the same once both are in Unicode NFC (JSON keys `café` and `cafe` +
+///    U+0301, which look alike: an error naming both; CSV and Parquet names
+///    are mapped apart, `café` and `café_2`, so never there);
 /// 2. else the one column whose own name is exactly `name`;
-/// 3. else the one column whose name (either) equals `name` ignoring case,
-///    for every script ([`crate::bronze::same_name_ignoring_case`], as
-///    Spark's resolver, Java's `equalsIgnoreCase`, compares).
+/// 3. else the one column read by `name` once both are in NFC (a declared
+///    `café` binds a JSON key `cafe` + U+0301);
+/// 4. else the one column whose name (either) equals `name` ignoring case,
+///    for every script, under NFC ([`crate::bronze::same_name_ignoring_case`],
+///    as Spark's resolver, Java's `equalsIgnoreCase`, compares).
 ///
-/// Two or more columns at step 3: an error naming them and the declared
-/// column `column`, never a silent first pick.
+/// Two or more columns at step 1, 3 or 4: an error naming them and the
+/// declared column `column`, never a silent first pick.
 fn bind_name<'n>(
     names: impl Iterator<Item = (&'n str, &'n str)>,
     name: &str,
     column: &str,
 ) -> std::result::Result<Option<usize>, String> {
     let names: Vec<(&str, &str)> = names.collect();
+    let composed = crate::bronze::nfc(name);
+    let same_nfc: Vec<usize> = (0..names.len())
+        .filter(|i| {
+            names
+                .get(*i)
+                .is_some_and(|(read, _)| crate::bronze::nfc(read) == composed)
+        })
+        .collect();
     if let Some(i) = names.iter().position(|(read, _)| *read == name) {
-        return Ok(Some(i));
+        return match same_nfc.as_slice() {
+            [_, _, ..] => Err(ambiguous(&names, &same_nfc, column, true)),
+            _ => Ok(Some(i)),
+        };
     }
     let own: Vec<usize> = (0..names.len())
         .filter(|i| names.get(*i).is_some_and(|(_, own)| *own == name))
@@ -1218,30 +1237,63 @@ fn bind_name<'n>(
     if let [i] = own.as_slice() {
         return Ok(Some(*i));
     }
-    let folded: Vec<(usize, &str, &str)> = names
-        .iter()
-        .enumerate()
-        .filter(|(_, (read, own))| {
-            same_name_ignoring_case(read, name) || same_name_ignoring_case(own, name)
+    match same_nfc.as_slice() {
+        [i] => return Ok(Some(*i)),
+        [_, _, ..] => return Err(ambiguous(&names, &same_nfc, column, true)),
+        [] => {}
+    }
+    let folded: Vec<usize> = (0..names.len())
+        .filter(|i| {
+            names.get(*i).is_some_and(|(read, own)| {
+                same_name_ignoring_case(read, name) || same_name_ignoring_case(own, name)
+            })
         })
-        .map(|(i, (read, own))| (i, *read, *own))
         .collect();
     match folded.as_slice() {
         [] => Ok(None),
-        [(i, _, _)] => Ok(Some(*i)),
-        many => Err(format!(
-            "declared column {column} matches {} source names ignoring case: {}; declare it with the exact name of one of them",
-            many.len(),
-            many.iter()
-                .map(|(_, read, own)| if read == own {
-                    format!("\"{own}\"")
-                } else {
-                    format!("\"{own}\" (read as {read})")
-                })
-                .collect::<Vec<_>>()
-                .join(" and ")
-        )),
+        [i] => Ok(Some(*i)),
+        _ => Err(ambiguous(&names, &folded, column, false)),
     }
+}
+
+/// The error of a declared `column` that binds the source columns `found`
+/// of `names` (see [`bind_name`]); `nfc`: they are equal once in Unicode
+/// NFC, else ignoring case. A name that is not in NFC or holds invisible
+/// characters is shown escaped (`"cafe\u{301}"`), as it would look like
+/// the other.
+fn ambiguous(names: &[(&str, &str)], found: &[usize], column: &str, nfc: bool) -> String {
+    let show = |n: &str| {
+        if crate::bronze::nfc(n) == n && !n.chars().any(crate::bronze::is_invisible_in_names) {
+            format!("\"{n}\"")
+        } else {
+            format!("{n:?}")
+        }
+    };
+    let (how, then) = if nfc {
+        (
+            "that are one name in Unicode normalization form C (they look alike)",
+            "which one is meant cannot be told, so the record is not read",
+        )
+    } else {
+        (
+            "ignoring case",
+            "declare it with the exact name of one of them",
+        )
+    };
+    format!(
+        "declared column {column} matches {} source names {how}: {}; {then}",
+        found.len(),
+        found
+            .iter()
+            .filter_map(|i| names.get(*i))
+            .map(|(read, own)| if read == own {
+                show(own)
+            } else {
+                format!("{} (read as {read})", show(own))
+            })
+            .collect::<Vec<_>>()
+            .join(" and ")
+    )
 }
 
 /// A JSON object's members, each value as its exact text (a key given twice
@@ -1264,7 +1316,14 @@ pub(crate) fn json_key<'o, 'a>(
     column: &str,
 ) -> std::result::Result<Option<(&'o String, &'a RawValue)>, String> {
     if let Some((k, v)) = obj.get_key_value(name) {
-        return Ok(Some((k, *v)));
+        // Another key equal to it in NFC is an error (see `bind_name`).
+        let composed = crate::bronze::nfc(name);
+        if !obj
+            .keys()
+            .any(|o| o != k && crate::bronze::nfc(o) == composed)
+        {
+            return Ok(Some((k, *v)));
+        }
     }
     let found = bind_name(obj.keys().map(|k| (k.as_str(), k.as_str())), name, column)?;
     Ok(found.and_then(|i| obj.iter().nth(i)).map(|(k, v)| (k, *v)))

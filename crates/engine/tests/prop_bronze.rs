@@ -513,20 +513,102 @@ struct NamedColumn {
     reserved: bool,
 }
 
-const INVISIBLE: [char; 5] = ['\u{feff}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}'];
+/// Every format character (general category Cf) of Unicode 16.0, listed
+/// here from the Unicode Character Database (DerivedGeneralCategory.txt),
+/// apart from the engine's own table: BOM, zero-width characters, soft
+/// hyphen, direction marks, embeddings and isolates, invisible operators,
+/// Arabic and Syriac number signs, interlinear annotation, shorthand format
+/// controls, musical symbol beams, Egyptian hieroglyph controls, tags.
+const FORMAT_RANGES: [(u32, u32); 21] = [
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
 
-/// Inserts invisible characters at positions of `name` and pads it with spaces.
+fn format_characters() -> Vec<char> {
+    FORMAT_RANGES
+        .iter()
+        .flat_map(|(a, b)| (*a..=*b).filter_map(char::from_u32))
+        .collect()
+}
+
+/// Every format character is removed from a header name wherever it
+/// stands; a no-break space inside a name, which is not one, is kept.
+#[test]
+fn every_format_character_is_removed_from_header_names() {
+    use medallion_engine::bronze::map_header_names;
+    let all = format_characters();
+    assert_eq!(all.len(), 170);
+    for c in all {
+        let (names, renames) = map_header_names(&[format!("{c}q{c}ty{c}"), "id".into()]);
+        assert_eq!(names, ["qty", "id"], "U+{:04X}", c as u32);
+        assert_eq!(renames.len(), 1, "U+{:04X}", c as u32);
+    }
+    assert_eq!(map_header_names(&["q\u{a0}ty".into()]).0, ["q\u{a0}ty"]);
+}
+
+/// Letters a visible name is made of, with their NFD spelling (base letter
+/// and combining mark) when they have one.
+const LETTERS: [(char, Option<&str>); 8] = [
+    ('a', None),
+    ('k', None),
+    ('x', None),
+    ('\u{e9}', Some("e\u{301}")),
+    ('\u{f1}', Some("n\u{303}")),
+    ('\u{f6}', Some("o\u{308}")),
+    ('\u{e5}', Some("a\u{30a}")),
+    ('\u{107}', Some("c\u{301}")),
+];
+
+/// `name` (NFC) with every letter that has one in its NFD spelling.
+fn nfd(name: &str) -> String {
+    name.chars()
+        .map(|c| match LETTERS.iter().find(|(l, _)| *l == c) {
+            Some((_, Some(d))) => d.to_string(),
+            _ => c.to_string(),
+        })
+        .collect()
+}
+
+/// Inserts format characters at positions of `name`, spells it in NFD or
+/// not, and pads it with spaces or not.
 fn disguise(name: String) -> impl Strategy<Value = String> {
-    let len = name.chars().count();
+    let spelled = nfd(&name);
     (
         proptest::collection::vec(
-            (0..=len, proptest::sample::select(INVISIBLE.to_vec())),
+            (
+                0..=spelled.chars().count(),
+                proptest::sample::select(format_characters()),
+            ),
             0..3,
         ),
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(move |(inserts, pad)| {
-            let mut chars: Vec<char> = name.chars().collect();
+        .prop_map(move |(inserts, decomposed, pad)| {
+            let mut chars: Vec<char> = if decomposed {
+                spelled.chars().collect()
+            } else {
+                name.chars().collect()
+            };
             for (at, c) in inserts.into_iter().rev() {
                 chars.insert(at.min(chars.len()), c);
             }
@@ -540,7 +622,12 @@ fn disguise(name: String) -> impl Strategy<Value = String> {
 }
 
 fn named_column() -> impl Strategy<Value = NamedColumn> {
-    let plain = "[a-z]{1,6}".prop_map(|n| (n, false));
+    let plain = prop_oneof![
+        "[a-z]{1,6}",
+        proptest::collection::vec(proptest::sample::select(LETTERS.to_vec()), 1..6)
+            .prop_map(|l| l.into_iter().map(|(c, _)| c).collect::<String>()),
+    ]
+    .prop_map(|n| (n, false));
     let reserved = proptest::sample::select(
         medallion_engine::bronze::RESERVED_COLUMNS
             .iter()
@@ -658,20 +745,24 @@ fn kind5_run(
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
-    /// Header names (CSV) and keys (JSON Lines) with invisible characters
-    /// inserted anywhere, padding, or a reserved name (`_source_file`,
+    /// Header names (CSV) and keys (JSON Lines) with any format character
+    /// (general category Cf) inserted anywhere, spelled in NFD (`e` +
+    /// U+0301 for `é`) or NFC, padding, or a reserved name (`_source_file`,
     /// `RAW_PAYLOAD`, ...), raw or typed bronze. Every column is declared as
-    /// a user would from what the file shows: its visible name, a reserved
-    /// one as `<name>_2` (CSV) or by a `path` (JSON). Then every declared
-    /// column's values reach silver exactly, or (a JSON key with invisible
-    /// characters, which is data and never renamed) the batch log names the
-    /// column and the key; silver's lineage is always the real one.
+    /// a user would from what the file shows: its visible name (in NFC or,
+    /// with `declare_nfd`, NFD), a reserved one as `<name>_2` (CSV) or by a
+    /// `path` (JSON). Then every declared column's values reach silver
+    /// exactly, or (a JSON key with format characters or padding, which is
+    /// data and never renamed) the batch log names the column and the key;
+    /// silver's lineage is always the real one.
     #[test]
     fn every_declared_column_reaches_silver_or_a_note_says_why(
         cols in named_columns(),
         values in proptest::collection::vec(proptest::collection::vec("[a-z0-9]{1,4}", 5), 1..4),
         typed in any::<bool>(),
+        declare_nfd in any::<bool>(),
     ) {
+        let declared_name = |c: &NamedColumn| if declare_nfd { nfd(&c.visible) } else { c.visible.clone() };
         let mode = if typed { "permissive" } else { "raw" };
         // CSV: the header as written; declared by visible name (a reserved one + "_2").
         let mut csv = cols.iter().map(|c| c.written.clone()).collect::<Vec<_>>().join(",");
@@ -682,7 +773,7 @@ proptest! {
         }
         let declared: Vec<(String, Option<String>)> = cols
             .iter()
-            .map(|c| (if c.reserved { format!("{}_2", c.visible) } else { c.visible.clone() }, None))
+            .map(|c| (if c.reserved { format!("{}_2", c.visible) } else { declared_name(c) }, None))
             .collect();
         let (silver, batch, files) = kind5_run(&declared, mode, "f.csv", csv.clone().into_bytes());
         for (i, (name, _)) in declared.iter().enumerate() {
@@ -707,7 +798,7 @@ proptest! {
         let declared: Vec<(String, Option<String>)> = cols
             .iter()
             .enumerate()
-            .map(|(i, c)| if c.reserved { (format!("c{i}"), Some(c.written.clone())) } else { (c.visible.clone(), None) })
+            .map(|(i, c)| if c.reserved { (format!("c{i}"), Some(c.written.clone())) } else { (declared_name(c), None) })
             .collect();
         // A path with a '.' walks objects: such reserved keys are not generated ('.' never is).
         let (silver, batch, files) = kind5_run(&declared, mode, "f.jsonl", jsonl.clone().into_bytes());
@@ -719,7 +810,7 @@ proptest! {
             }
             // Not read: only a key that differs from the name, and the note says so, naming both.
             let c = &cols[i];
-            prop_assert!(c.written != c.visible, "column {} of {:?} not read", name, jsonl);
+            prop_assert!(c.written != *name, "column {} of {:?} not read", name, jsonl);
             let key = format!("{:?}", c.written);
             prop_assert!(
                 batch.notes.iter().any(|n| n.starts_with("declared columns absent from this file")

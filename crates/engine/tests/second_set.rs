@@ -2547,6 +2547,159 @@ async fn json_numbers_and_nested_values_keep_their_exact_text() {
     );
 }
 
+// Third probe (issue 9, kind 5): every Unicode format character (general
+// category Cf) is removed from header names, and names are read and
+// compared in Unicode NFC.
+
+const NAMES_NOTE_END: &str = " (names are trimmed; an empty name becomes _c<position> and a repeated one <name>_<n>, never a name the header has)";
+
+/// `(position, original, name)` of a batch's header renames.
+fn renames_of(b: &BatchInfo) -> Vec<(usize, &str, &str)> {
+    b.header_renames
+        .iter()
+        .map(|r| (r.position, r.original.as_str(), r.name.as_str()))
+        .collect()
+}
+
+/// RIGHT-TO-LEFT MARK, WORD JOINER and SOFT HYPHEN are removed from header names.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k5_rlm_word_joiner_and_soft_hyphen_are_removed_from_header_names() {
+    let columns = [
+        ("id", "INT"),
+        ("qty", "INT"),
+        ("name", "STRING"),
+        ("price", "INT"),
+    ];
+    let file = "id,qty\u{200f},n\u{2060}ame,pri\u{ad}ce\n1,5,x,7\n";
+    let (_, silver, b) = bronze_and_silver(&columns, file.as_bytes()).await;
+    assert_eq!(b.header, ["id", "qty", "name", "price"]);
+    assert_eq!(
+        renames_of(&b),
+        [
+            (1, "qty\u{200f}", "qty"),
+            (2, "n\u{2060}ame", "name"),
+            (3, "pri\u{ad}ce", "price")
+        ]
+    );
+    assert_note(&b, &format!("header names read as: \"qty\\u{{200f}}\" → qty (invisible character U+200F removed), \"n\\u{{2060}}ame\" → name (invisible character U+2060 removed), \"pri\\u{{ad}}ce\" → price (invisible character U+00AD removed){NAMES_NOTE_END}"));
+    assert_eq!(silver, ["1|5|x|7"]);
+}
+
+/// LEFT-TO-RIGHT MARK and ARABIC LETTER MARK at the end of header names; the
+/// rest of general category Cf (embeddings, isolates, invisible operators,
+/// interlinear annotation, tags) the same.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k5_lrm_and_alm_are_removed_from_header_names() {
+    let columns = [("id", "INT"), ("qty", "INT"), ("name", "STRING")];
+    let file = "id,qty\u{200e},name\u{61c}\n1,5,x\n";
+    let (_, silver, b) = bronze_and_silver(&columns, file.as_bytes()).await;
+    assert_eq!(b.header, ["id", "qty", "name"]);
+    assert_eq!(
+        renames_of(&b),
+        [(1, "qty\u{200e}", "qty"), (2, "name\u{61c}", "name")]
+    );
+    assert_note(&b, &format!("header names read as: \"qty\\u{{200e}}\" → qty (invisible character U+200E removed), \"name\\u{{61c}}\" → name (invisible character U+061C removed){NAMES_NOTE_END}"));
+    assert_eq!(silver, ["1|5|x"]);
+    let file = "\u{202a}id\u{202c},\u{2066}q\u{2064}ty\u{2069},\u{fff9}na\u{e0041}me\u{fffb},\u{180e}\u{600}\n1,5,x,y\n";
+    let (_, silver, b) = bronze_and_silver(&columns, file.as_bytes()).await;
+    assert_eq!(b.header, ["id", "qty", "name", "_c3"]);
+    assert_eq!(silver, ["1|5|x"]);
+    assert_eq!(b.header_renames.len(), 4, "{:?}", b.header_renames);
+}
+
+/// Typed PERMISSIVE bronze: a header name with an RLM is the declared
+/// column, stored with its value, not a NULL column beside a dropped one.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k5_typed_permissive_header_with_an_rlm_is_not_a_silent_null_column() {
+    let mut p = playground(typed_pipeline(
+        "permissive",
+        &[("id", "INT"), ("qty", "INT")],
+    ))
+    .await;
+    let v = ingest(&mut p, "a.csv", "id,qty\u{200f}\n1,5\n".as_bytes()).await;
+    let b = last_batch(&v);
+    assert_eq!(b.header, ["id", "qty"]);
+    assert_eq!(
+        b.notes,
+        [format!("header names read as: \"qty\\u{{200f}}\" → qty (invisible character U+200F removed){NAMES_NOTE_END}")]
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "bronze.t").await, &["id", "qty"]),
+        ["1|5"]
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", "qty"]),
+        ["1|5"]
+    );
+}
+
+const CAFE_NFC: &str = "caf\u{e9}";
+const CAFE_NFD: &str = "cafe\u{301}";
+
+/// A header name written in NFD (`e` + COMBINING ACUTE ACCENT) is read in
+/// NFC, so the declared `café` (NFC) reads it; the batch log says why.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k5_nfd_header_matches_the_nfc_declared_name() {
+    let file = format!("id,{CAFE_NFD}\n1,5\n");
+    let (_, silver, b) =
+        bronze_and_silver(&[("id", "INT"), (CAFE_NFC, "INT")], file.as_bytes()).await;
+    assert_eq!(b.header, ["id", CAFE_NFC]);
+    assert_eq!(renames_of(&b), [(1, CAFE_NFD, CAFE_NFC)]);
+    assert_note(&b, &format!("header names read as: \"cafe\\u{{301}}\" → {CAFE_NFC} (not in Unicode NFC: read in its composed form){NAMES_NOTE_END}"));
+    assert_eq!(silver, ["1|5"]);
+    // A declared name in NFD binds the NFC header name too.
+    let file = format!("id,{CAFE_NFC}\n1,5\n");
+    let (_, silver, b) =
+        bronze_and_silver(&[("id", "INT"), (CAFE_NFD, "INT")], file.as_bytes()).await;
+    assert!(b.header_renames.is_empty());
+    assert_eq!(silver, ["1|5"]);
+}
+
+/// A JSON key in NFD binds the declared NFC name (keys are data: not
+/// renamed); two keys that are one name in NFC are the record's error
+/// naming both; a key with a format character is noted as a close name.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k5_json_key_in_nfd_matches_the_nfc_declared_name() {
+    let columns = [("id", "INT"), (CAFE_NFC, "INT")];
+    let file = format!("{{\"id\":1,\"{CAFE_NFD}\":5}}\n");
+    let (_, silver, b) = bronze_and_silver(&columns, file.as_bytes()).await;
+    assert_eq!(silver, ["1|5"]);
+    assert!(b.notes.is_empty(), "{:?}", b.notes);
+    let file =
+        format!("{{\"id\":1,\"{CAFE_NFC}\":5}}\n{{\"id\":2,\"{CAFE_NFC}\":5,\"{CAFE_NFD}\":6}}\n");
+    let mut p = playground(pipeline(&columns, json!([]), &[])).await;
+    ingest(&mut p, "k.jsonl", file.as_bytes()).await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.t").await, &["id", CAFE_NFC]),
+        ["1|5"]
+    );
+    assert_eq!(
+        grid(&rows(&mut p, "silver.quarantine").await, &["rule_id", "reason"]),
+        [format!("parse|parse: declared column {CAFE_NFC} matches 2 source names that are one name in Unicode normalization form C (they look alike): \"cafe\\u{{301}}\" and \"{CAFE_NFC}\"; which one is meant cannot be told, so the record is not read")]
+    );
+    let file = format!("{{\"id\":1,\"{CAFE_NFD}\u{200f}\":5}}\n");
+    let (_, silver, b) = bronze_and_silver(&columns, file.as_bytes()).await;
+    assert_eq!(silver, ["1|NULL"]);
+    assert_note(&b, &format!("declared columns absent from this file (silver reads them as NULL): {CAFE_NFC} (the file has \"cafe\\u{{301}}\\u{{200f}}\": the same name but for spaces, invisible characters or case)"));
+}
+
+/// NFC and NFD spellings of one name in one header are one name: the
+/// second is read as `café_2`, and the batch log says so.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k5_nfc_and_nfd_spellings_of_one_header_name_are_mapped_distinct() {
+    let cafe_2 = format!("{CAFE_NFC}_2");
+    let file = format!("id,{CAFE_NFC},{CAFE_NFD}\n1,5,6\n");
+    let (_, silver, b) = bronze_and_silver(
+        &[("id", "INT"), (CAFE_NFC, "INT"), (&cafe_2, "INT")],
+        file.as_bytes(),
+    )
+    .await;
+    assert_eq!(b.header, ["id", CAFE_NFC, &cafe_2]);
+    assert_eq!(renames_of(&b), [(2, CAFE_NFD, cafe_2.as_str())]);
+    assert_note(&b, &format!("header names read as: \"cafe\\u{{301}}\" → {cafe_2} (not in Unicode NFC: read in its composed form){NAMES_NOTE_END}"));
+    assert_eq!(silver, ["1|5|6"]);
+}
+
 // ---- end of bronze reading ----
 
 // ---- time zones and offsets: rw-43, rw-45 ----
@@ -4449,6 +4602,55 @@ async fn rw49_json_get_of_mixed_type_is_refused_with_the_typed_functions_named()
     assert_eq!(
         v.gold[0].error.as_deref(),
         Some("gold.g: column first_line holds JSON values of mixed types (what json_get returns), which a table cannot store: use json_get_str, json_get_int, json_get_float, json_get_bool or json_get_json (the value's JSON text) instead")
+    );
+}
+
+/// An element's TIMESTAMP field without an offset is read as UTC and counted
+/// for the child table, as a source column's is (third probe, kind 7); the
+/// parent's columns are counted on the bronze table only.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn k7_explode_child_timestamp_without_offset_is_counted_as_read_as_utc() {
+    let def = orders(
+        json!({"explode": {"columns": [{"name": "sku", "type": "STRING"}, {"name": "at", "type": "TIMESTAMP"}]}}),
+        json!([]),
+        &[],
+    );
+    let mut p = playground(def).await;
+    let file = b"{\"order_id\":\"K-1\",\"lines\":[{\"sku\":\"X\",\"at\":\"2024-01-01 10:00:00\"},{\"sku\":\"Y\",\"at\":\"2024-01-01T10:00:00Z\"}]}\n";
+    let v = ingest(&mut p, "o.jsonl", file).await;
+    assert_eq!(
+        grid(&rows(&mut p, "silver.order_lines").await, &["sku", "at"]),
+        ["X|2024-01-01 10:00:00", "Y|2024-01-01 10:00:00"]
+    );
+    let counted = |v: &PipelineView| -> Vec<(String, String, usize, usize)> {
+        v.read_as_utc
+            .iter()
+            .map(|r| {
+                (
+                    r.bronze_table.clone(),
+                    r.column.clone(),
+                    r.without_offset,
+                    r.values,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        counted(&v),
+        [("silver.order_lines".to_string(), "at".to_string(), 1, 2)]
+    );
+    // Every run counts all of the table's batches once.
+    let v = ingest(&mut p, "o2.jsonl", file).await;
+    assert_eq!(
+        counted(&v),
+        [("silver.order_lines".to_string(), "at".to_string(), 2, 4)]
+    );
+    // An incremental run adds its new batch's counts to the earlier ones.
+    set_mode(&mut p, medallion_engine::api::RunMode::Incremental).await;
+    let v = ingest(&mut p, "o3.jsonl", file).await;
+    assert_eq!(
+        counted(&v),
+        [("silver.order_lines".to_string(), "at".to_string(), 3, 6)]
     );
 }
 

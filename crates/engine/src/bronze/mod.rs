@@ -35,8 +35,8 @@ use crate::error::Result;
 
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
-    map_header_names, same_name_ignoring_case, split_file, CsvDialect, HeaderRename, IngestOptions,
-    RawRecord, SourceFormat, SplitFile, INVISIBLE_IN_NAMES, MAX_RECORDS,
+    is_invisible_in_names, map_header_names, nfc, same_name_ignoring_case, split_file, CsvDialect,
+    HeaderRename, IngestOptions, RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.

@@ -184,55 +184,82 @@ pub struct HeaderRename {
     pub name: String,
 }
 
-/// Are two names equal ignoring case? Compared as Java's
+/// Are two names equal ignoring case? Compared under Unicode NFC ([`nfc`]:
+/// `cafe` + U+0301 COMBINING ACUTE ACCENT is `café`), then as Java's
 /// `String.equalsIgnoreCase` (Spark's case-insensitive column resolver)
 /// compares them: character by character, two characters being equal when
 /// they are the same or have the same lower-case or upper-case form, for
 /// every script (`Émission` = `ÉMISSION`, `Straße` = `STRASSE` is not,
 /// `straße` = `STRAẞE` is). Every place that matches names ignoring case
-/// (header mapping, binding a declared column) uses this one rule.
+/// (header mapping, binding a declared column to a header name or a JSON
+/// key, declared names refused as equal) uses this one rule.
 pub fn same_name_ignoring_case(a: &str, b: &str) -> bool {
-    a == b
-        || (a.chars().count() == b.chars().count()
+    a == b || {
+        let (a, b) = (nfc(a), nfc(b));
+        a.chars().count() == b.chars().count()
             && a.chars().zip(b.chars()).all(|(x, y)| {
                 x == y
                     || x.to_lowercase().eq(y.to_lowercase())
                     || x.to_uppercase().eq(y.to_uppercase())
-            }))
+            })
+    }
 }
 
-/// Invisible format characters a file's column name loses wherever they
-/// stand: the byte order mark U+FEFF (a BOM of a file pasted after another,
-/// or written before each name by some exporters), ZERO WIDTH SPACE U+200B,
-/// ZERO WIDTH NON-JOINER U+200C, ZERO WIDTH JOINER U+200D and WORD JOINER
-/// U+2060 (copied from web pages and word processors). None of them shows
-/// on screen, so a name holding one looks like the declared name and would
-/// silently not match it. They are removed anywhere in the name, not only
-/// at its ends: `q<U+200B>ty` reads as `qty`. A declared name written with
-/// them still binds the file's own text exactly (see `crate::source`), and
-/// the batch log shows every name that changed.
-pub const INVISIBLE_IN_NAMES: [char; 5] =
-    ['\u{feff}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}'];
+/// `name` in Unicode Normalization Form C (composed: `e` + U+0301 becomes
+/// `é`), borrowed when it already is (every ASCII name is).
+pub fn nfc(name: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+    if is_nfc_quick(name.chars()) == IsNormalized::Yes {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned(name.nfc().collect())
+    }
+}
 
-/// `name` without [`INVISIBLE_IN_NAMES`], then trimmed if `trim`.
+/// Is `c` one of the invisible characters a file's column name loses
+/// wherever it stands? Every Unicode format character (general category
+/// Cf, from the tables of the `unicode-properties` crate, Unicode 18.0):
+/// the byte order mark U+FEFF (a BOM of a file pasted after another, or
+/// written before each name by some exporters), the zero-width space,
+/// (non-)joiners and word joiner U+200B-U+200D, U+2060, the soft hyphen
+/// U+00AD, the direction marks and embeddings U+200E, U+200F, U+061C,
+/// U+202A-U+202E, U+2066-U+2069 (copied from web pages, word processors
+/// and right-to-left text), the invisible operators U+2061-U+2064, the
+/// interlinear annotation characters U+FFF9-U+FFFB, the Arabic and Syriac
+/// number signs, tag characters U+E0001-U+E007F and the rest. None of them
+/// shows on screen, so a name holding one looks like the declared name and
+/// would silently not match it. They are removed anywhere in the name, not
+/// only at its ends: `q<U+200B>ty` reads as `qty`. A declared name written
+/// with them still binds the file's own text exactly (see `crate::source`),
+/// and the batch log shows every name that changed.
+pub fn is_invisible_in_names(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    c.general_category() == GeneralCategory::Format
+}
+
+/// `name` without invisible characters ([`is_invisible_in_names`]), in
+/// NFC ([`nfc`]), then trimmed if `trim`.
 fn clean_name(name: &str, trim: bool) -> String {
     let visible: String = name
         .chars()
-        .filter(|c| !INVISIBLE_IN_NAMES.contains(c))
+        .filter(|c| !is_invisible_in_names(*c))
         .collect();
+    let composed = nfc(&visible).into_owned();
     if trim {
-        visible.trim().to_string()
+        composed.trim().to_string()
     } else {
-        visible
+        composed
     }
 }
 
 /// The names a CSV header's fields are read by, and the ones that differ
 /// from the file's text. Deterministic, so that no column is ever lost:
-/// - a name loses its invisible characters ([`INVISIBLE_IN_NAMES`]) and is trimmed;
+/// - a name loses its invisible characters (every format character,
+///   [`is_invisible_in_names`]), is read in Unicode NFC ([`nfc`]: a name
+///   typed as `cafe` + U+0301 reads as `café`) and is trimmed;
 /// - an empty one becomes `_c<position>` (Spark's name for an unnamed column);
-/// - a name equal to an earlier one ignoring case ([`same_name_ignoring_case`])
-///   gets `_<n>`, `n` being its occurrence number of that name (`qty`,
+/// - a name equal to an earlier one ignoring case ([`same_name_ignoring_case`],
+///   after NFC: `café` and `cafe` + U+0301 are one name) gets `_<n>`, `n` being its occurrence number of that name (`qty`,
 ///   `qty`, `Qty` become `qty`, `qty_2`, `Qty_3`, as pandas'
 ///   `mangle_dupe_cols` and Spark's position suffixes keep duplicates apart);
 /// - a name equal ignoring case to a column the engine keeps for itself
@@ -305,13 +332,16 @@ fn map_names(
 }
 
 /// `"original" → name`, with why when the reason is not the general rule's
-/// (invisible characters removed, a name the engine keeps for itself).
+/// (invisible characters removed, a name not in NFC, a name the engine
+/// keeps for itself).
 fn describe_rename(r: &HeaderRename, position: bool) -> String {
-    let invisible: Vec<String> = INVISIBLE_IN_NAMES
-        .iter()
-        .filter(|c| r.original.contains(**c))
-        .map(|c| format!("U+{:04X}", *c as u32))
-        .collect();
+    let mut invisible: Vec<String> = Vec::new();
+    for c in r.original.chars().filter(|c| is_invisible_in_names(*c)) {
+        let code = format!("U+{:04X}", c as u32);
+        if !invisible.contains(&code) {
+            invisible.push(code);
+        }
+    }
     let mut why = Vec::new();
     if !invisible.is_empty() {
         why.push(format!(
@@ -319,6 +349,14 @@ fn describe_rename(r: &HeaderRename, position: bool) -> String {
             if invisible.len() == 1 { "" } else { "s" },
             invisible.join(", ")
         ));
+    }
+    let visible: String = r
+        .original
+        .chars()
+        .filter(|c| !is_invisible_in_names(*c))
+        .collect();
+    if nfc(&visible) != visible.as_str() {
+        why.push("not in Unicode NFC: read in its composed form".to_string());
     }
     if let Some((column, meaning)) = super::reserved_column(&clean_name(&r.original, true)) {
         why.push(format!(
