@@ -846,6 +846,13 @@ impl Playground {
             .find(|b| b.batch_id == batch_id)
             .cloned()
             .ok_or_else(|| EngineError::Request(format!("there is no batch {batch_id}")))?;
+        // One live read per landed file: reading a superseded read again
+        // would bring its records back next to the newer read.
+        if let Some(by) = &old.superseded_by {
+            return Err(EngineError::Request(format!(
+                "batch {batch_id} was read again as batch {by}, which silver reads instead: read batch {by} again"
+            )));
+        }
         let landing = old.landing_path.clone().ok_or_else(|| {
             EngineError::Request(if old.erased_records > 0 {
                 format!("the landed file of batch {batch_id} was deleted by a right-to-be-forgotten request, so it cannot be read again")

@@ -1721,6 +1721,22 @@ async fn rw35_backslash_escaped_quotes_are_flagged_then_read_with_escape() {
     assert_note(first, &format!("read again as batch {} with other options: silver reads that batch instead of this one, which stays in bronze", again.batch_id));
     assert_note(again, &format!("reads the file of batch {} again: silver reads this batch instead of that one (3 records set aside)", b.batch_id));
     assert!(open_quarantined(&mut p).await.is_empty());
+    // The superseded read cannot be read again: its records would come back.
+    assert_eq!(
+        refused(
+            &mut p,
+            Request::Reingest {
+                batch_id: b.batch_id.clone(),
+                options: IngestOptions::default(),
+                remember: false,
+            },
+        )
+        .await,
+        format!(
+            "batch {} was read again as batch {}, which silver reads instead: read batch {} again",
+            b.batch_id, again.batch_id, again.batch_id
+        )
+    );
 
     // Typed bronze reads with the escape too.
     let mut p = playground(typed_pipeline("permissive", &columns)).await;
