@@ -20,7 +20,12 @@ test('backslash-escaped quotes are flagged then read again with escape; duplicat
     await page.click('#reingest-submit');
     await waitForCount(page, 'bronze.nyc_taxi_yellow', 268);
     await waitForCount(page, 'silver.nyc_taxi_yellow', 261);
+    await waitForCount(page, 'silver.quarantine', 6);
     assert.match(await page.locator('#batch-log').innerText(), /escape '\\'/);
+    // The first read stays in bronze, superseded: silver reads the new one, once.
+    const first = page.locator('#batch-log .batch-row', { hasText: 'escaped.csv' }).first();
+    assert.match(await first.locator('.superseded').innerText(), /read again: silver reads batch/);
+    assert.equal(await first.locator('.reread').count(), 0);
     const dup = 'VendorID,fare_amount,FARE_AMOUNT,total_amount\n2,14,15,20.3\n';
     await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'dup_header.csv', mimeType: 'text/csv', buffer: Buffer.from(dup) });
     await waitForCount(page, 'bronze.nyc_taxi_yellow', 269);

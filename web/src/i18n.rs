@@ -147,6 +147,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "size" => ("bytes", "байт"),
         "kept_aside" => ("kept aside", "отложено"),
         "read_again" => ("Read again…", "Прочитать заново…"),
+        "superseded_by" => ("read again: silver reads batch", "прочитан заново: silver читает батч"),
         "read_again_title" => ("Read again:", "Прочитать заново:"),
         "read_again_hint" => (
             "The file as it arrived is kept in the landing zone. Reading it with other settings appends a new batch; the first batch stays (bronze is append-only).",

@@ -76,7 +76,9 @@ pub fn batch_log(p: &LogProps) -> Html {
                                 <td class="mono" title={b.batch_id.clone()}>{ short(&b.batch_id, 8) }</td>
                                 <td class="batch-file" title={b.header_text.clone().unwrap_or_default()}>
                                     { &b.file_name }
-                                    if b.landing_path.is_some() {
+                                    if let Some(by) = &b.superseded_by {
+                                        { " " }<span class="muted superseded" title={by.clone()}>{ format!("{} {}", t(lang, "superseded_by"), short(by, 8)) }</span>
+                                    } else if b.landing_path.is_some() {
                                         { " " }<button class="ghost small reread" onclick={reread}>{ t(lang, "read_again") }</button>
                                     }
                                     if !b.header_renames.is_empty() {
