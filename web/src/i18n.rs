@@ -218,7 +218,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "forget_reason" => ("reason (request id, law)", "причина (номер запроса, закон)"),
         "forget_button" => ("Erase for good", "Удалить навсегда"),
         "forget_plan_button" => ("Show what would be erased", "Показать, что будет удалено"),
-        "forget_plan_head" => ("The condition matches", "Условию соответствуют"),
+        "forget_plan_head" => ("The condition matches", "Совпадений с условием:"),
         "forget_plan_messages" => ("message(s) still in the Kafka topic", "сообщ. ещё в топике Kafka"),
         "forget_plan_files" => ("landed file(s) deleted", "файл(ов) в landing удаляются"),
         "forget_plan_leave" => ("leave", "уходят"),
