@@ -263,7 +263,7 @@ pub(crate) async fn prepare(
             "{sql} uses an aggregate, which gives one value for all the rows"
         )));
     }
-    let data_type = expr_type(&schema, &expr)?;
+    let data_type = expr.get_type(&schema).map_err(df_err)?;
     let (expr, data_type) = in_microseconds(expr, data_type);
     let shape = shape_of(&expr);
     Ok(Prepared {
@@ -273,10 +273,6 @@ pub(crate) async fn prepare(
         columns: columns_of(&expr, &schema),
         expr: (shape == Shape::RowLocal).then_some(expr),
     })
-}
-
-fn expr_type(schema: &DFSchema, expr: &Expr) -> Result<DataType, String> {
-    expr.get_type(schema).map_err(df_err)
 }
 
 /// A timestamp in seconds, milliseconds or nanoseconds (`to_timestamp_seconds(n)`)

@@ -1380,10 +1380,7 @@ async fn build_silver(
     let (current, deletes) = if drops.is_empty() {
         (current, deletes)
     } else {
-        let keep: BooleanArray = arrival
-            .iter()
-            .map(|a| Some(!drops.contains_key(a)))
-            .collect();
+        let keep = not_dropped(&arrival, &drops);
         let deletes = datafusion::arrow::compute::filter(&deletes, &keep)
             .map_err(|e| vec![pipeline_diag(e.into())])?
             .as_any()
@@ -1717,11 +1714,16 @@ fn without_dropped(
     batch: &RecordBatch,
     drops: &BTreeMap<i64, Vec<String>>,
 ) -> std::result::Result<RecordBatch, Diagnostic> {
-    let keep: BooleanArray = arrivals(batch)
+    let keep = not_dropped(&arrivals(batch), drops);
+    filter_record_batch(batch, &keep).map_err(|e| pipeline_diag(e.into()))
+}
+
+/// Per row (by arrival position): has no rule dropped it?
+fn not_dropped(arrival: &[i64], drops: &BTreeMap<i64, Vec<String>>) -> BooleanArray {
+    arrival
         .iter()
         .map(|a| Some(!drops.contains_key(a)))
-        .collect();
-    filter_record_batch(batch, &keep).map_err(|e| pipeline_diag(e.into()))
+        .collect()
 }
 
 /// Moves the rows of `batch` that have drop reasons into `rejected` (one
