@@ -8,12 +8,12 @@ const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 export const count = (page, table) =>
   page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(Number);
 
-export async function waitForCount(page, table, expected) {
+export async function waitForCount(page, table, expected, timeout = 60_000) {
   const sel = `#card-${table.replace('.', '-')} .count`;
   await page.waitForFunction(
     ([s, n]) => document.querySelector(s)?.textContent === String(n),
     [sel, expected],
-    { timeout: 60_000 },
+    { timeout },
   ).catch(async (e) => {
     throw new Error(`${table}: expected ${expected} rows, page shows ${await count(page, table)} (${e.message})`);
   });

@@ -23,6 +23,7 @@ use crate::components::checks::ChecksPanel;
 use crate::components::pipeline::PipelineStrip;
 use crate::components::rules::RulesPanel;
 use crate::components::runbar::RunBar;
+use crate::components::status::EngineStatusBar;
 use crate::components::table::TablePanel;
 use crate::components::trail::TrailDialog;
 use crate::engine::Engine;
@@ -341,77 +342,61 @@ pub fn app() -> Html {
             // A new batch is a new version: show the current one.
             travel.set(None);
             for file in files {
-                let (engine, on_fresh, banner, lang, table, selected) = (
-                    engine.clone(),
+                let (done, banner2, lang, table, selected) = (
                     on_fresh.clone(),
                     banner.clone(),
                     *lang,
                     table.clone(),
                     selected.clone(),
                 );
-                wasm_bindgen_futures::spawn_local(async move {
-                    let name = file.name();
-                    let gf = gloo::file::File::from(file);
-                    match gloo::file::futures::read_as_bytes(&gf).await {
-                        Ok(bytes) => {
-                            let done = on_fresh.clone();
-                            let banner2 = banner.clone();
-                            let name2 = name.clone();
-                            let msg = format!("{name}: {}", t(lang, "ingest_ok"));
-                            let table2 = table.clone();
-                            engine.send(
-                                Request::Ingest {
-                                    table,
-                                    file_name: name,
-                                    bytes,
-                                    options: Default::default(),
-                                },
-                                Callback::from(move |r: Response| match r {
-                                    Response::Snapshot(v) => {
-                                        // Flagged records and repeated bytes are worth a word.
-                                        let mut text = msg.clone();
-                                        if let Some(b) = v.batches.last() {
-                                            if b.corrupt_records > 0 {
-                                                text.push_str(&format!(
-                                                    "; {} / {} {}",
-                                                    b.corrupt_records,
-                                                    b.records,
-                                                    t(lang, "flagged")
-                                                ));
-                                            }
-                                            if let Some(n) = b
-                                                .notes
-                                                .iter()
-                                                .find(|n| n.starts_with("same content"))
-                                            {
-                                                text.push_str(&format!(" ({n})"));
-                                            }
-                                        }
-                                        push_banner(&banner2, Banner { text, error: false });
-                                        selected.set(table2.clone());
-                                        done.emit(Response::Snapshot(v));
-                                    }
-                                    // Name the file: several may be dropped at once.
-                                    Response::Error { message } => push_banner(
-                                        &banner2,
-                                        Banner {
-                                            text: format!("{name2}: {message}"),
-                                            error: true,
-                                        },
-                                    ),
-                                    other => done.emit(other),
-                                }),
-                            );
+                let name = file.name();
+                let name2 = name.clone();
+                let msg = format!("{name}: {}", t(lang, "ingest_ok"));
+                let table2 = table.clone();
+                engine.send_file(
+                    Request::Ingest {
+                        table,
+                        file_name: name,
+                        bytes: vec![],
+                        options: Default::default(),
+                    },
+                    file,
+                    Callback::from(move |r: Response| match r {
+                        Response::Snapshot(v) => {
+                            // Flagged records and repeated bytes are worth a word.
+                            let mut text = msg.clone();
+                            if let Some(b) = v.batches.last() {
+                                if b.corrupt_records > 0 {
+                                    text.push_str(&format!(
+                                        "; {} / {} {}",
+                                        b.corrupt_records,
+                                        b.records,
+                                        t(lang, "flagged")
+                                    ));
+                                }
+                                if let Some(n) = b
+                                    .notes
+                                    .iter()
+                                    .find(|n| n.starts_with("same content"))
+                                {
+                                    text.push_str(&format!(" ({n})"));
+                                }
+                            }
+                            push_banner(&banner2, Banner { text, error: false });
+                            selected.set(table2.clone());
+                            done.emit(Response::Snapshot(v));
                         }
-                        Err(e) => push_banner(
-                            &banner,
+                        // Name the file: several may be dropped at once.
+                        Response::Error { message } => push_banner(
+                            &banner2,
                             Banner {
-                                text: format!("{name}: {e}"),
+                                text: format!("{name2}: {message}"),
                                 error: true,
                             },
                         ),
-                    }
-                });
+                        other => done.emit(other),
+                    }),
+                );
             }
         })
     };
@@ -711,12 +696,22 @@ pub fn app() -> Html {
         Callback::from(move |_| export.set(None))
     };
     let lang_v = *lang;
+    let status_bar = html! {
+        <EngineStatusBar engine={(*engine).clone()} lang={lang_v} on_restored={on_response(false)} />
+    };
+    // The page's skeleton is drawn before the engine has loaded (it runs in a
+    // worker and takes a while to download and compile).
     let Some(v) = (*view).clone() else {
         return html! {
             <div class="app">
-                <header class="topbar"><h1>{ t(lang_v, "app_title") }</h1></header>
-                <div class="loading">{ t(lang_v, "loading") }</div>
+                <header class="topbar">
+                    <h1>{ t(lang_v, "app_title") }</h1>
+                    <span class="tagline">{ t(lang_v, "tagline") }</span>
+                </header>
+                { status_bar }
                 { banner_html(&banner) }
+                <div class="loading" id="loading-example">{ t(lang_v, "loading") }</div>
+                <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div><div></div></div>
             </div>
         };
     };
@@ -759,6 +754,7 @@ pub fn app() -> Html {
                 <button class="ghost" onclick={on_reload}>{ t(lang_v, "reload") }</button>
                 <button class="ghost" id="lang-switch" onclick={on_lang}>{ t(lang_v, "lang_switch") }</button>
             </header>
+            { status_bar }
             { banner_html(&banner) }
             if let Some(n) = &v.notice {
                 <div class="banner warn" id="notice">{ n }</div>

@@ -1,17 +1,90 @@
-//! The UI's handle on the engine. Requests and responses are the engine's
-//! serializable API types, so this bridge could move the engine into a web
-//! worker without any panel changing.
+//! The UI's handle on the engine, which runs in a dedicated Web Worker
+//! (`crates/worker`, started by `static/engine-loader.js`). The page's own
+//! WebAssembly never links DataFusion: it speaks `medallion_protocol` only.
+//!
+//! Requests go to the worker as `{ id, request, file? }` (request as JSON
+//! text, a dropped `File` as itself, never as a JSON array of numbers) and
+//! run there one at a time, in the order sent; answers and progress come
+//! back as [`FromEngine`] JSON text (see `medallion_protocol::wire`).
+//!
+//! **Cancel** terminates the worker, answers every open request with the
+//! cancel note, and starts a new worker that is given again every request
+//! that changed the engine's state and was answered (the journal): the
+//! state the page showed before the cancelled request, without any trace of
+//! it (no partial batch).
 
-use std::rc::Rc;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::{Rc, Weak};
 
-use futures::lock::Mutex;
-use medallion_engine::api::{Request, Response};
-use medallion_engine::Playground;
+use medallion_protocol::wire::{Envelope, FromEngine, Progress, RequestId};
+use medallion_protocol::{Request, Response};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{ErrorEvent, File, MessageEvent, Worker};
 use yew::Callback;
 
-/// Shared engine; requests queue on an async lock and run one at a time.
+/// The script that starts the worker (copied to `dist/` by Trunk); the
+/// page's session seed follows as `?session=<32 hex digits>`.
+const WORKER_SCRIPT: &str = "./engine-loader.js";
+
+/// Random bits chosen once per page load: the worker draws batch and event
+/// ids from them, so a new worker given the session's requests again names
+/// everything as before.
+fn session_seed() -> u128 {
+    (0..4).fold(0u128, |acc, _| {
+        (acc << 32) | (js_sys::Math::random() * 4_294_967_296.0) as u128
+    })
+}
+
+/// What the engine is doing, for the page's status line and progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineStatus {
+    /// Downloading the engine's WebAssembly (bytes; `total` 0 if unknown).
+    Loading { loaded: u64, total: u64 },
+    /// Downloaded; the module is being compiled and started.
+    Starting,
+    /// Ready and idle.
+    Idle,
+    /// Working on requests; `progress` is the latest report of the oldest.
+    Busy { progress: Option<Progress> },
+    /// After a cancel: a new engine is being given the session's requests again.
+    Restoring,
+    /// The engine stopped or could not start; the text says why.
+    Failed(String),
+}
+
+/// A request on its way: not yet posted (the worker is loading) or posted
+/// and not answered.
+struct Pending {
+    id: RequestId,
+    request: Request,
+    file: Option<File>,
+    done: Callback<Response>,
+}
+
+struct Inner {
+    worker: Option<Worker>,
+    on_message: Option<Closure<dyn FnMut(MessageEvent)>>,
+    on_error: Option<Closure<dyn FnMut(ErrorEvent)>>,
+    ready: bool,
+    failed: bool,
+    next_id: RequestId,
+    unsent: Vec<Pending>,
+    sent: BTreeMap<RequestId, Pending>,
+    /// Answered requests that changed the engine's state, oldest first,
+    /// since the last example or pipeline was loaded.
+    journal: Vec<(Request, Option<File>)>,
+    /// Set while a new worker is being given the journal again.
+    restoring: bool,
+    status: Callback<EngineStatus>,
+    last_status: EngineStatus,
+    seed: u128,
+}
+
+/// Shared handle on the engine worker.
 #[derive(Clone)]
-pub struct Engine(Rc<Mutex<Option<Playground>>>);
+pub struct Engine(Rc<RefCell<Inner>>);
 
 impl PartialEq for Engine {
     fn eq(&self, other: &Self) -> bool {
@@ -19,25 +92,328 @@ impl PartialEq for Engine {
     }
 }
 
+/// Does the request change what the engine holds (so a new worker must get it again)?
+fn changes_state(request: &Request) -> bool {
+    !matches!(
+        request,
+        Request::GetTable { .. }
+            | Request::ExportRules { .. }
+            | Request::Trail { .. }
+            | Request::PlanForget { .. }
+            | Request::Snapshot
+    )
+}
+
+/// Does the request replace the whole session (earlier journal entries no longer matter)?
+fn starts_over(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::LoadExample { .. } | Request::LoadPipeline { .. }
+    )
+}
+
 impl Engine {
+    /// Starts the worker.
     pub fn new() -> Self {
-        let pg = Playground::new().ok();
-        Engine(Rc::new(Mutex::new(pg)))
+        let engine = Engine(Rc::new(RefCell::new(Inner {
+            worker: None,
+            on_message: None,
+            on_error: None,
+            ready: false,
+            failed: false,
+            next_id: 1,
+            unsent: vec![],
+            sent: BTreeMap::new(),
+            journal: vec![],
+            restoring: false,
+            status: Callback::noop(),
+            last_status: EngineStatus::Loading {
+                loaded: 0,
+                total: 0,
+            },
+            seed: session_seed(),
+        })));
+        engine.spawn();
+        engine
+    }
+
+    fn spawn(&self) {
+        let weak = Rc::downgrade(&self.0);
+        let url = format!("{WORKER_SCRIPT}?session={:032x}", self.0.borrow().seed);
+        let worker = match Worker::new(&url) {
+            Ok(w) => w,
+            Err(e) => {
+                self.fail(format!("the pipeline engine could not start in this browser: {e:?}"));
+                return;
+            }
+        };
+        let on_message = {
+            let weak = weak.clone();
+            Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+                let Some(inner) = Weak::upgrade(&weak) else {
+                    return;
+                };
+                let engine = Engine(inner);
+                match ev.data().as_string().map(|t| serde_json::from_str::<FromEngine>(&t)) {
+                    Some(Ok(msg)) => engine.on_message(msg),
+                    Some(Err(e)) => engine.fail(format!("the engine sent a message the page cannot read: {e}")),
+                    None => engine.fail("the engine sent a message that is not text".into()),
+                }
+            })
+        };
+        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |ev: ErrorEvent| {
+            ev.prevent_default();
+            if let Some(inner) = Weak::upgrade(&weak) {
+                Engine(inner).fail(format!(
+                    "the pipeline engine stopped after an internal error: {}",
+                    ev.message()
+                ));
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        let mut inner = self.0.borrow_mut();
+        inner.worker = Some(worker);
+        inner.on_message = Some(on_message);
+        inner.on_error = Some(on_error);
+        inner.ready = false;
+        inner.failed = false;
     }
 
     /// Runs `request` and hands the response to `done`.
     pub fn send(&self, request: Request, done: Callback<Response>) {
-        let inner = self.0.clone();
-        wasm_bindgen_futures::spawn_local(async move {
-            let mut guard = inner.lock().await;
-            let response = match guard.as_mut() {
-                Some(pg) => pg.handle(request).await,
-                None => Response::Error {
-                    message: "the pipeline engine could not start in this browser".into(),
-                },
-            };
-            drop(guard);
-            done.emit(response);
-        });
+        self.enqueue(request, None, done);
     }
+
+    /// Runs an ingest whose bytes are `file`'s (read in the worker).
+    pub fn send_file(&self, request: Request, file: File, done: Callback<Response>) {
+        self.enqueue(request, Some(file), done);
+    }
+
+    fn enqueue(&self, request: Request, file: Option<File>, done: Callback<Response>) {
+        let failed = {
+            let mut inner = self.0.borrow_mut();
+            let id = inner.next_id;
+            inner.next_id += 1;
+            let pending = Pending {
+                id,
+                request,
+                file,
+                done,
+            };
+            if inner.failed {
+                Some(pending.done)
+            } else {
+                inner.unsent.push(pending);
+                None
+            }
+        };
+        if let Some(done) = failed {
+            done.emit(Response::Error {
+                message: "the pipeline engine has stopped; press Restart".into(),
+            });
+            return;
+        }
+        self.flush();
+    }
+
+    /// Posts the requests waiting for the worker, if it is ready.
+    fn flush(&self) {
+        let (errors, status) = {
+            let mut inner = self.0.borrow_mut();
+            if !inner.ready {
+                return;
+            }
+            let Some(worker) = inner.worker.clone() else {
+                return;
+            };
+            let mut errors = Vec::new();
+            for p in std::mem::take(&mut inner.unsent) {
+                match post(&worker, &p) {
+                    Ok(()) => {
+                        inner.sent.insert(p.id, p);
+                    }
+                    Err(message) => errors.push((p.done, message)),
+                }
+            }
+            (errors, inner.busy_status())
+        };
+        self.status(status);
+        for (done, message) in errors {
+            done.emit(Response::Error { message });
+        }
+    }
+
+    fn on_message(&self, msg: FromEngine) {
+        match msg {
+            FromEngine::Loading {
+                loaded_bytes,
+                total_bytes,
+            } => self.status(if total_bytes > 0 && loaded_bytes >= total_bytes {
+                EngineStatus::Starting
+            } else {
+                EngineStatus::Loading {
+                    loaded: loaded_bytes,
+                    total: total_bytes,
+                }
+            }),
+            FromEngine::Ready => {
+                self.0.borrow_mut().ready = true;
+                self.flush();
+            }
+            FromEngine::Failed { message } => self.fail(message),
+            FromEngine::Progress { id, progress } => {
+                let oldest = self.0.borrow().sent.keys().next().copied();
+                if oldest == Some(id) {
+                    let restoring = self.0.borrow().restoring;
+                    self.status(if restoring {
+                        EngineStatus::Restoring
+                    } else {
+                        EngineStatus::Busy {
+                            progress: Some(progress),
+                        }
+                    });
+                }
+            }
+            FromEngine::Done { id, response } => {
+                let (done, status) = {
+                    let mut inner = self.0.borrow_mut();
+                    let Some(p) = inner.sent.remove(&id) else {
+                        return;
+                    };
+                    if changes_state(&p.request) && !matches!(response, Response::Error { .. }) {
+                        if starts_over(&p.request) {
+                            inner.journal.clear();
+                        }
+                        inner.journal.push((p.request, p.file));
+                    }
+                    if inner.sent.is_empty() && inner.unsent.is_empty() {
+                        inner.restoring = false;
+                    }
+                    (p.done, inner.busy_status())
+                };
+                self.status(status);
+                done.emit(response);
+            }
+        }
+    }
+
+    /// Stops whatever the engine is doing: every open request is answered
+    /// with `note` (an error), and a new worker gets the journal again;
+    /// `restored` hears the answer to its last request (the state before the
+    /// cancelled work).
+    pub fn cancel(&self, note: String, restored: Callback<Response>) {
+        let open = {
+            let mut inner = self.0.borrow_mut();
+            if let Some(w) = inner.worker.take() {
+                w.terminate();
+            }
+            inner.on_message = None;
+            inner.on_error = None;
+            inner.ready = false;
+            inner.restoring = true;
+            let mut open: Vec<Pending> = std::mem::take(&mut inner.sent).into_values().collect();
+            open.append(&mut inner.unsent);
+            open
+        };
+        for p in open {
+            p.done.emit(Response::Error {
+                message: note.clone(),
+            });
+        }
+        self.status(EngineStatus::Restoring);
+        self.spawn();
+        let journal = std::mem::take(&mut self.0.borrow_mut().journal);
+        if journal.is_empty() {
+            self.send(Request::Snapshot, restored);
+            return;
+        }
+        let last = journal.len() - 1;
+        for (i, (request, file)) in journal.into_iter().enumerate() {
+            let done = if i == last {
+                restored.clone()
+            } else {
+                Callback::noop()
+            };
+            self.enqueue(request, file, done);
+        }
+    }
+
+    /// After a failure: the same as a cancel (a new engine with the journal).
+    pub fn restart(&self, restored: Callback<Response>) {
+        self.cancel("the pipeline engine was restarted".into(), restored);
+    }
+
+    fn fail(&self, message: String) {
+        let open = {
+            let mut inner = self.0.borrow_mut();
+            inner.failed = true;
+            inner.ready = false;
+            let mut open: Vec<Pending> = std::mem::take(&mut inner.sent).into_values().collect();
+            open.append(&mut inner.unsent);
+            // A failed request stays out of the journal; the others can run again.
+            open
+        };
+        self.status(EngineStatus::Failed(message.clone()));
+        for p in open {
+            p.done.emit(Response::Error {
+                message: message.clone(),
+            });
+        }
+    }
+
+    /// From now on `status` hears every change of [`EngineStatus`] (the current one first).
+    pub fn listen(&self, status: Callback<EngineStatus>) {
+        let current = {
+            let mut inner = self.0.borrow_mut();
+            inner.status = status.clone();
+            inner.last_status.clone()
+        };
+        status.emit(current);
+    }
+
+    fn status(&self, status: EngineStatus) {
+        let cb = {
+            let mut inner = self.0.borrow_mut();
+            if inner.last_status == status {
+                return;
+            }
+            inner.last_status = status.clone();
+            inner.status.clone()
+        };
+        cb.emit(status);
+    }
+}
+
+impl Inner {
+    fn busy_status(&self) -> EngineStatus {
+        if self.sent.is_empty() && self.unsent.is_empty() {
+            EngineStatus::Idle
+        } else if self.restoring {
+            EngineStatus::Restoring
+        } else {
+            EngineStatus::Busy { progress: None }
+        }
+    }
+}
+
+/// Posts one request to the worker: `{ id, request: <JSON text>, file? }`.
+fn post(worker: &Worker, p: &Pending) -> Result<(), String> {
+    let text = serde_json::to_string(&Envelope {
+        id: p.id,
+        request: p.request.clone(),
+    })
+    .map_err(|e| format!("the request could not be encoded: {e}"))?;
+    let msg = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&msg, &JsValue::from_str(k), v);
+    set("id", &JsValue::from_f64(p.id as f64))
+        .and_then(|_| set("request", &JsValue::from_str(&text)))
+        .and_then(|_| match &p.file {
+            Some(f) => set("file", f.as_ref()),
+            None => Ok(true),
+        })
+        .map_err(|e| format!("the request could not be sent to the engine: {e:?}"))?;
+    worker
+        .post_message(&msg)
+        .map_err(|e| format!("the request could not be sent to the engine: {e:?}"))
 }

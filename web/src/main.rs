@@ -17,7 +17,7 @@ fn show_crash_notice(info: &std::panic::PanicHookInfo<'_>) {
     el.set_id("crash-notice");
     el.set_class_name("crash");
     el.set_text_content(Some(&format!(
-        "The pipeline engine stopped after an internal error and cannot continue. Reload the page to start again \
+        "Medallion Playground stopped after an internal error and cannot continue. Reload the page to start again \
          (this is a bug in Medallion Playground; the details are in the browser console).\n\n{info}"
     )));
     if let Some(body) = doc.body() {

@@ -16,6 +16,7 @@
 //! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
 //! - [`trail`]: row lineage, from a silver / quarantine / gold row back to bronze.
 //! - [`api`]: serializable requests and views for the UI and JavaScript.
+//! - [`progress`]: how far a long request got (read by the Web Worker).
 //! - `checked` (internal): integer arithmetic and `sum` that fail on overflow instead of wrapping.
 
 pub mod api;
@@ -34,6 +35,7 @@ pub mod merge;
 pub mod model;
 pub mod pipeline;
 pub mod playground;
+pub mod progress;
 pub mod rules;
 pub mod scenarios;
 pub mod source;

@@ -195,6 +195,8 @@ pub struct RunInput<'a> {
     /// watermark, seed 000 §5) go through the rules, and their rows are
     /// appended / merged into `previous`'s silver tables.
     pub new_batches: Option<&'a std::collections::HashSet<String>>,
+    /// Hears which rule and which gold model the run is at.
+    pub progress: crate::progress::Reporter<'a>,
 }
 
 /// Runs silver and gold. Returns the output tables (written to the lake), or
@@ -364,7 +366,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             let base = incremental
                 .filter(|_| !whole)
                 .and_then(|(_, b)| b.table(&name));
-            let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats, None).await;
+            let built = build_silver(ctx, s, parsed, &lookups, &mut rule_stats, None, input.progress).await;
             for st in &mut rule_stats[first_stat..] {
                 st.silver_table = s.name.clone();
             }
@@ -537,7 +539,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             return Err(vec![pipeline_diag(e)]);
         }
     }
-    let gold = build_gold(ctx, def, input.previous).await?;
+    let gold = build_gold(ctx, def, input.previous, input.progress).await?;
     tables.extend(gold.tables);
     diagnostics.extend(gold.errors);
     let gold_reads_bronze = gold.reads_bronze;
@@ -635,11 +637,17 @@ pub(crate) async fn build_gold(
     ctx: &SessionContext,
     def: &PipelineDef,
     previous: Option<&RunOutput>,
+    progress: crate::progress::Reporter<'_>,
 ) -> std::result::Result<GoldBuild, Vec<Diagnostic>> {
     let mut tables = Vec::new();
     let mut diagnostics = Vec::new();
     let mut gold_reads_bronze = BTreeMap::new();
-    for g in &def.gold {
+    for (i, g) in def.gold.iter().enumerate() {
+        progress.report(crate::progress::Progress::Model {
+            table: format!("gold.{}", g.name),
+            n: i as u32 + 1,
+            of: def.gold.len() as u32,
+        });
         match run_gold(ctx, &g.name, &g.sql, def.anti_patterns.gold_reads_bronze).await {
             Ok((batch, bronze_read)) => {
                 if !bronze_read.is_empty() {
@@ -1206,8 +1214,20 @@ async fn build_silver(
     lookups: &Lookups<'_>,
     stats: &mut Vec<RuleStat>,
     mut trace: Option<&mut Vec<TraceEntry>>,
+    progress: crate::progress::Reporter<'_>,
 ) -> std::result::Result<SilverRows, Vec<Diagnostic>> {
     let mut diags = Vec::new();
+    let enabled = def.rules.rules.iter().filter(|r| r.enabled).count() as u32;
+    let mut at = 0u32;
+    let mut report = |rule: &Rule| {
+        at += 1;
+        progress.report(crate::progress::Progress::Rule {
+            table: format!("silver.{}", def.name),
+            rule: rule.id.clone(),
+            n: at,
+            of: enabled,
+        });
+    };
     for id in def.rules.duplicate_ids() {
         diags.push(Diagnostic::rule(
             &id,
@@ -1233,6 +1253,7 @@ async fn build_silver(
         .iter()
         .filter(|r| r.enabled && r.kind == RuleKind::Filter)
     {
+        report(rule);
         if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
@@ -1261,6 +1282,7 @@ async fn build_silver(
         .into_iter()
         .filter(|r| r.enabled && r.kind != RuleKind::Filter)
     {
+        report(rule);
         if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
             diags.push(Diagnostic::rule(&rule.id, m));
             continue;
@@ -1564,7 +1586,15 @@ pub(crate) async fn trace_silver(
 ) -> std::result::Result<(Vec<(String, TraceEntry)>, Vec<Rejected>), String> {
     let mut entries = Vec::new();
     let mut stats = Vec::new();
-    let built = build_silver(ctx, def, parsed, lookups, &mut stats, Some(&mut entries))
+    let built = build_silver(
+        ctx,
+        def,
+        parsed,
+        lookups,
+        &mut stats,
+        Some(&mut entries),
+        crate::progress::Reporter::NONE,
+    )
         .await
         .map_err(|d| {
             d.into_iter()

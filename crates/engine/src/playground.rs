@@ -73,6 +73,8 @@ pub struct Playground {
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
     run_history: Vec<crate::api::RunRecord>,
+    /// Hears how far a long request got (see [`Playground::set_progress`]).
+    progress: Option<Box<dyn Fn(crate::progress::Progress)>>,
 }
 
 /// A DataFusion session fit for the browser: one partition (nothing is
@@ -164,7 +166,19 @@ impl Playground {
                 runs: 0,
                 errors: vec![],
             },
+            progress: None,
         })
+    }
+
+    /// From now on `listener` hears how far each long request got: bytes and
+    /// records of a file being read, the rule and gold model a run is at,
+    /// the table being written. `None`: nobody listens (the default).
+    pub fn set_progress(&mut self, listener: Option<Box<dyn Fn(crate::progress::Progress)>>) {
+        self.progress = listener;
+    }
+
+    fn reporter(&self) -> crate::progress::Reporter<'_> {
+        crate::progress::Reporter::new(self.progress.as_deref())
     }
 
     /// Carries out a request. Never panics; failures come back as [`Response::Error`].
@@ -469,7 +483,17 @@ impl Playground {
             .map(|b| b.ingest_options.clone())
             .unwrap_or_default());
         // Everything is prepared before the first write, so a refusal leaves no trace.
+        let reading = |bytes_read: usize, records: usize| {
+            self.reporter().report(crate::progress::Progress::Reading {
+                file: file_name.to_string(),
+                bytes: bytes_read as u64,
+                total_bytes: bytes.len() as u64,
+                records: records as u64,
+            })
+        };
+        reading(0, 0);
         let split = split_file(bytes, options)?;
+        reading(bytes.len(), split.records.len());
         self.commit_batch(NewBatch {
             table,
             file_name: file_name.to_string(),
@@ -1040,6 +1064,7 @@ impl Playground {
             run_id: self.run_info.runs,
             previous: self.last_good.as_ref(),
             new_batches: incremental.then_some(&new_batches),
+            progress: self.reporter(),
         })
         .await;
         match result {
@@ -1062,7 +1087,17 @@ impl Playground {
                     if incremental { " (incremental)" } else { "" }
                 );
                 self.save_watermarks(&new_batches, incremental);
-                for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
+                let written: Vec<_> = out
+                    .tables
+                    .iter()
+                    .filter(|t| !t.name.starts_with("bronze."))
+                    .collect();
+                for (i, t) in written.iter().enumerate() {
+                    self.reporter().report(crate::progress::Progress::Writing {
+                        table: t.name.clone(),
+                        n: i as u32 + 1,
+                        of: written.len() as u32,
+                    });
                     if let Err(e) =
                         self.history
                             .commit_snapshot(&t.name, ts, "WRITE", detail.clone(), &t.batch)
@@ -1137,7 +1172,13 @@ impl Playground {
         // Gold follows the restored silver (the next run rebuilds silver from bronze).
         if table.starts_with("silver.") {
             let previous = self.last_good.clone();
-            match crate::pipeline::build_gold(&self.ctx, &self.def, previous.as_ref()).await {
+            match crate::pipeline::build_gold(
+                &self.ctx,
+                &self.def,
+                previous.as_ref(),
+                self.reporter(),
+            )
+            .await {
                 Ok(gold) => {
                     if let Some(out) = self.last_good.as_mut() {
                         for g in gold.tables {
@@ -1287,6 +1328,7 @@ impl Playground {
             run_id: 1,
             previous: None,
             new_batches: None,
+            progress: self.reporter(),
         })
         .await
         .map_err(|diags| {

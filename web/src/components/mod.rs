@@ -7,5 +7,6 @@ pub mod kafka;
 pub mod pipeline;
 pub mod rules;
 pub mod runbar;
+pub mod status;
 pub mod table;
 pub mod trail;

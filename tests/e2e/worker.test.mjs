@@ -1,0 +1,96 @@
+// The engine runs in a Web Worker: the page paints before the engine has
+// loaded, a large file is read off the page's thread (the largest main-thread
+// long task is printed), and Cancel leaves no partial batch.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIG_MB = Number(process.env.BIG_MB ?? 20);
+
+/// The course's taxi sample repeated to `mb` megabytes (one header).
+function bigTaxiCsv(mb) {
+  const text = readFileSync(join(root, 'static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv'), 'utf8');
+  const [header, ...rows] = text.trimEnd().split('\n');
+  const body = rows.join('\n') + '\n';
+  const copies = Math.ceil((mb * 1_000_000) / body.length);
+  return { csv: header + '\n' + body.repeat(copies), rows: rows.length * copies };
+}
+
+/// Every main-thread task over 50 ms (the Long Tasks API), from page start.
+const LONG_TASKS = () => {
+  window.__longTasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__longTasks.push(e.duration);
+  }).observe({ type: 'longtask', buffered: true });
+};
+const longTasksSince = (page, from) =>
+  page.evaluate((n) => window.__longTasks.slice(n), from);
+const largest = (tasks) => (tasks.length ? `${Math.round(Math.max(...tasks))} ms` : 'none over 50 ms');
+
+test('the page paints before the engine loads; a large file is read in the worker and can be cancelled', () => withPage(async (page, problems) => {
+  await page.addInitScript(LONG_TASKS);
+  const t0 = Date.now();
+  await page.goto(`${APP_URL}?lang=en`);
+
+  // The first screen: the page's own (small) wasm draws the skeleton and the
+  // engine's download while the engine's wasm is still loading.
+  await page.waitForSelector('.topbar h1', { timeout: 60_000 });
+  const skeletonAt = Date.now() - t0;
+  assert.equal(await page.locator('#card-silver-nyc_taxi_yellow').count(), 0, 'no result before the engine answers');
+  assert.match(await page.locator('#engine-status').innerText(), /(Loading|Starting) the pipeline engine/);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  const resultAt = Date.now() - t0;
+  const fcp = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null);
+  const wasm = readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.wasm'))
+    .map((f) => `${f} ${(statSync(join(root, 'dist', f)).size / 1e6).toFixed(1)} MB`);
+  console.log(`# wasm: ${wasm.join(', ')}`);
+  console.log(`# first contentful paint ${Math.round(fcp)} ms; skeleton seen at ${skeletonAt} ms; first result (silver count) at ${resultAt} ms`);
+  assert.ok(fcp !== null && fcp < resultAt, 'the first paint comes before the first result');
+  assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
+  await page.click('#card-bronze-nyc_taxi_yellow');
+  await page.waitForSelector('#batch-log .batch-row');
+  const batchesBefore = await page.locator('#batch-log .batch-row').count();
+
+  const { csv, rows } = bigTaxiCsv(BIG_MB);
+  const file = { name: 'big_trips.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) };
+
+  // Cancel while the worker reads: nothing of the file is kept.
+  await page.setInputFiles('#file-bronze-nyc_taxi_yellow', file);
+  await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 30_000 });
+  const progressText = await page.locator('#engine-progress-text').innerText();
+  console.log(`# progress while reading ${BIG_MB} MB: ${progressText}`);
+  await page.click('#engine-cancel');
+  await page.waitForFunction(() => /Cancelled: nothing of it was kept/.test([...document.querySelectorAll('[id^=message-banner]')].map((b) => b.textContent).join(' ') ?? ''), null, { timeout: 30_000 });
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 120_000 });
+  assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
+  assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 260);
+  assert.equal(await page.locator('#batch-log .batch-row').count(), batchesBefore, 'no partial batch in the batch log');
+  // The restored engine answers: a table page comes from it, not from the old view.
+  await page.click('#card-silver-nyc_taxi_yellow');
+  await page.click('#card-bronze-nyc_taxi_yellow');
+  await page.waitForFunction(() => /of 266 /.test(document.querySelector('#table-range')?.textContent ?? ''), null, { timeout: 60_000 });
+
+  // The same file, not cancelled: every record lands, and the page's thread stays free.
+  const before = (await longTasksSince(page, 0)).length;
+  const started = Date.now();
+  await page.setInputFiles('#file-bronze-nyc_taxi_yellow', file);
+  await waitForCount(page, 'bronze.nyc_taxi_yellow', 266 + rows, 600_000);
+  const ingestTasks = await longTasksSince(page, before);
+  console.log(`# ingest of ${BIG_MB} MB (${rows} records) and its run: ${Date.now() - started} ms; largest main-thread long task: ${largest(ingestTasks)}`);
+  assert.equal(await page.locator('#batch-log .batch-row').count(), batchesBefore + 1);
+
+  // A rule edit reruns the pipeline on all of it.
+  const mark = (await longTasksSince(page, 0)).length;
+  const silverBefore = await count(page, 'silver.nyc_taxi_yellow');
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
+  await page.waitForFunction(([n]) => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent) < n,
+    [silverBefore], { timeout: 600_000 });
+  const runTasks = await longTasksSince(page, mark);
+  console.log(`# rerun after a rule edit: ${await page.locator('#run-status').innerText()}; largest main-thread long task: ${largest(runTasks)}`);
+
+  assert.deepEqual(problems, []);
+}));
