@@ -12,6 +12,7 @@
 //! expectation's condition is not TRUE (FALSE or NULL); a normalization's value
 //! does not convert to its declared `type`, or becomes NULL from a non-NULL
 //! value; an enrichment's new column is NULL (a lookup found no match).
+//! [`RuleStat`] is what one rule did in a run.
 
 use serde::{Deserialize, Serialize};
 
