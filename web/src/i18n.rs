@@ -1,7 +1,7 @@
 //! UI texts in English and Russian. Texts the engine writes (check
 //! observations, example rationales) come already in the chosen language.
 
-use medallion_engine::Lang;
+use medallion_protocol::Lang;
 
 /// The UI text for `key` in `lang`; the key itself if unknown (visible in review).
 pub fn t(lang: Lang, key: &str) -> &'static str {
