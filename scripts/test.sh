@@ -10,8 +10,8 @@ bash scripts/setup.sh browser
 
 step() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
 
-step "engine, native"
-cargo test -p medallion-engine
+step "protocol and engine, native"
+cargo test -p medallion-protocol -p medallion-engine
 
 step "engine and JavaScript facade, in headless Chromium (wasm-bindgen-test)"
 # The runner's default 20 s budget covers the whole test binary; the debug

@@ -6,16 +6,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
-use medallion_engine::api::{
-    GoldView, PipelineView, Request, Response, RunMode, SilverView, TableView,
+use medallion_protocol::{
+    BatchInfo, BronzeMode, GoldView, IngestOptions, KafkaMessage, Lang, PipelineView, Request,
+    Response, Rule, RunMode, SilverView, TableView, DEFAULT_EXAMPLE, PREVIEW_ROWS,
 };
-use medallion_engine::bronze::{BatchInfo, IngestOptions};
-use medallion_engine::example::DEFAULT_EXAMPLE;
-use medallion_engine::kafka::KafkaMessage;
-use medallion_engine::model::BronzeMode;
-use medallion_engine::playground::PREVIEW_ROWS;
-use medallion_engine::rules::Rule;
-use medallion_engine::Lang;
 use yew::prelude::*;
 
 use crate::components::batches::ReingestDialog;
@@ -134,13 +128,13 @@ pub fn app() -> Html {
     let travel = use_state(|| None::<u64>);
     let corrupt_only = use_state(|| false);
     let reingest = use_state(|| None::<BatchInfo>);
-    let trail = use_state(|| None::<medallion_engine::trail::RowTrail>);
+    let trail = use_state(|| None::<medallion_protocol::RowTrail>);
     // The right-to-be-forgotten plan on screen, if one was asked for.
-    let erasure_plan = use_state(|| None::<medallion_engine::playground::ErasurePlan>);
+    let erasure_plan = use_state(|| None::<medallion_protocol::ErasurePlan>);
     // One pending timer per editor, so a gold edit never cancels a rule edit.
     let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
-    // Scenario titles for the picker (built from the definitions once per language).
-    let catalog = use_memo(*lang, |l| medallion_engine::example::catalog(*l));
+    // Scenario titles for the picker (the protocol's example list, once per language).
+    let catalog = use_memo(*lang, |l| medallion_protocol::example_catalog(*l));
     let gold_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
 
     // Every response lands here. `reset_drafts` re-seeds the editors from the engine.
@@ -674,17 +668,15 @@ pub fn app() -> Html {
     };
     let on_anti_patterns = {
         let (engine, on_response, lang) = (engine.clone(), on_response.clone(), lang.clone());
-        Callback::from(
-            move |anti_patterns: medallion_engine::model::AntiPatterns| {
-                if anti_patterns.gold_reads_bronze && !confirm(t(*lang, "shortcut_confirm")) {
-                    return;
-                }
-                engine.send(
-                    Request::SetAntiPatterns { anti_patterns },
-                    on_response(false),
-                );
-            },
-        )
+        Callback::from(move |anti_patterns: medallion_protocol::AntiPatterns| {
+            if anti_patterns.gold_reads_bronze && !confirm(t(*lang, "shortcut_confirm")) {
+                return;
+            }
+            engine.send(
+                Request::SetAntiPatterns { anti_patterns },
+                on_response(false),
+            );
+        })
     };
     let close_trail = {
         let trail = trail.clone();
@@ -939,8 +931,8 @@ struct Handles {
     gold_draft: UseStateHandle<String>,
     banner: BannerHandle,
     export: UseStateHandle<Option<String>>,
-    trail: UseStateHandle<Option<medallion_engine::trail::RowTrail>>,
-    erasure_plan: UseStateHandle<Option<medallion_engine::playground::ErasurePlan>>,
+    trail: UseStateHandle<Option<medallion_protocol::RowTrail>>,
+    erasure_plan: UseStateHandle<Option<medallion_protocol::ErasurePlan>>,
     selected: UseStateHandle<String>,
     travel: UseStateHandle<Option<u64>>,
     corrupt_only: UseStateHandle<bool>,

@@ -1,7 +1,7 @@
 //! UI texts in English and Russian. Texts the engine writes (check
 //! observations, example rationales) come already in the chosen language.
 
-use medallion_engine::Lang;
+use medallion_protocol::Lang;
 
 /// The UI text for `key` in `lang`; the key itself if unknown (visible in review).
 pub fn t(lang: Lang, key: &str) -> &'static str {
@@ -112,7 +112,6 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "loading_engine" => ("Loading the pipeline engine…", "Загружаем движок пайплайна…"),
         "starting_engine" => ("Starting the pipeline engine…", "Запускаем движок пайплайна…"),
         "working" => ("Working…", "Выполняется…"),
-        "cancel" => ("Cancel", "Отменить"),
         "cancelled" => (
             "Cancelled: nothing of it was kept (the tables are as before)",
             "Отменено: ничего из этого не сохранено (таблицы как прежде)",

@@ -14,71 +14,14 @@ use datafusion::arrow::compute::{cast, sum};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::MemTable;
 use datafusion::prelude::SessionContext;
-use serde::{Deserialize, Serialize};
 
 use crate::api::Lang;
 use crate::error::clean_datafusion_message;
-use crate::model::{CheckKind, CheckLevel, PipelineDef, Severity};
+use crate::model::{CheckKind, PipelineDef, Severity};
 use crate::pipeline::{collect_single, RunOutput};
-use crate::source::ColumnType;
+use crate::source::{ArrowColumnType, ColumnType};
 
-/// Outcome of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CheckStatus {
-    Pass,
-    /// Holds, but something deserves a look (share filtered above the threshold, missing source column).
-    Warn,
-    Fail,
-    /// The check itself could not run (bad SQL, unknown table).
-    Error,
-    /// A figure to read, not a pass/fail (averages bronze vs silver).
-    Info,
-}
-
-/// Result of one check in the last run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckResult {
-    pub id: String,
-    pub level: CheckLevel,
-    pub description: String,
-    pub status: CheckStatus,
-    /// What was measured, in the playground's language ("0 rows violate", "6 of 266 (2.26%)").
-    pub observed: String,
-    pub severity: Severity,
-    /// Up to [`SAMPLE_ROWS`] violating rows, as `column=value, ...` (keys first).
-    #[serde(default)]
-    pub sample: Vec<String>,
-    /// How many NULLs the check saw, for every check that looks at column
-    /// values (issue 9: "every check result says how many NULLs it saw"):
-    /// - `not_null`, `accepted_values`, `accepted_range`, `relationships`:
-    ///   rows whose checked column is NULL;
-    /// - `unique`: rows with a NULL in one of its columns;
-    /// - `row_predicate`: rows where the predicate is NULL rather than TRUE
-    ///   or FALSE (a NULL value made it unknown; such a row violates);
-    /// - `contract`, `columns_exist`: NULL values in the listed columns that
-    ///   exist (summed over the columns); `column_type`: NULL values in the
-    ///   column (None when it is missing);
-    /// - `source_columns_present`: NULL values in the declared columns that
-    ///   some batch lacks, over the table's readable rows (each row of a
-    ///   batch without the column is one; 0 when no column is missing);
-    /// - `timestamp_offsets`: NULL values in its TIMESTAMP source columns
-    ///   over the readable rows (they carry no offset and are not counted as
-    ///   read as UTC);
-    /// - `compare_average`: NULL values of the column in bronze and silver
-    ///   together (the averages leave them out; the text gives each).
-    ///
-    /// None for the checks that count rows, not values (`reconciliation`,
-    /// `filtered_share`, `audit`) and for a check that could not run. The
-    /// text says it too: the SQL-evaluated checks always (`...; 0 NULLs
-    /// seen`), `row_predicate` as `(1 because a value is NULL)`, the
-    /// others when there is at least one (`INT; 2 NULLs seen`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nulls: Option<usize>,
-}
-
-/// Violating rows shown per check.
-pub const SAMPLE_ROWS: usize = 5;
+pub use medallion_protocol::checks::{CheckResult, CheckStatus, SAMPLE_ROWS};
 
 /// Evaluates every check against a run's output.
 pub async fn evaluate(

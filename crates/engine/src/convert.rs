@@ -49,7 +49,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::{cast_with_options, CastOptions};
 
 use crate::error::{EngineError, Result};
-use crate::source::{AmbiguousTime, ColumnType, NonexistentTime, SourceColumn};
+use crate::source::{AmbiguousTime, ArrowColumnType, ColumnType, NonexistentTime, SourceColumn};
 
 /// One column converted to its declared type.
 #[derive(Debug, Clone)]
@@ -939,6 +939,7 @@ fn spark_to_chrono(format: &str) -> std::result::Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::validate_column;
 
     fn convert(
         texts: &[Option<&str>],
@@ -1632,8 +1633,7 @@ mod tests {
             AmbiguousTime::Reject,
             NonexistentTime::Reject,
         );
-        assert!(col
-            .validate()
+        assert!(validate_column(&col)
             .unwrap_err()
             .starts_with("column local_ts: unknown time zone 'New York': use an IANA name"));
         let err = convert_source_column(&col, &StringArray::from(vec!["2024-01-01"])).unwrap_err();
@@ -1645,14 +1645,12 @@ mod tests {
             AmbiguousTime::Reject,
             NonexistentTime::Reject,
         );
-        assert!(col
-            .validate()
+        assert!(validate_column(&col)
             .unwrap_err()
             .contains("applies to TIMESTAMP columns only"));
         let mut col = SourceColumn::new("t", ColumnType::Timestamp);
         col.ambiguous = AmbiguousTime::Later;
-        assert!(col
-            .validate()
+        assert!(validate_column(&col)
             .unwrap_err()
             .contains("declare the column's time_zone too"));
     }

@@ -1,6 +1,8 @@
 //! Bundled examples. The data files live in `static/examples/` at the
 //! repository root (served with the app and compiled into the engine).
 
+use medallion_protocol::examples::{self, ExampleInfo};
+
 use crate::api::Lang;
 use crate::model::{
     BronzeMode, BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef,
@@ -10,10 +12,16 @@ use crate::rules::{Lookup, Rule, RuleKind, RuleParam, RuleRegistry};
 use crate::scenarios::{self, ExampleFile};
 use crate::source::{ColumnType as T, SourceSchema};
 
-/// A bundled example: a pipeline definition (in the chosen language) and the
-/// files ingested into bronze when it loads, as `(bronze table, file name, bytes)`.
+pub use medallion_protocol::examples::{
+    example_catalog as catalog, example_names as names, DEFAULT_EXAMPLE,
+};
+
+/// A bundled example: its key and titles ([`ExampleInfo`], from the
+/// protocol's list the UI's picker shows), a pipeline definition (in the
+/// chosen language) and the files ingested into bronze when it loads, as
+/// `(bronze table, file name, bytes)`.
 pub struct Example {
-    pub name: &'static str,
+    pub info: ExampleInfo,
     pub definition: fn(Lang) -> PipelineDef,
     pub files: fn() -> Vec<ExampleFile>,
     /// `(bronze table, messages)`: one JSON value per line (`null` is a
@@ -25,37 +33,35 @@ fn no_kafka() -> Vec<(&'static str, &'static str)> {
     vec![]
 }
 
-/// Key of the example the playground opens with.
-pub const DEFAULT_EXAMPLE: &str = "nyc_taxi_silver";
-
-/// Every bundled example.
+/// Every bundled example, in the order of [`medallion_protocol::EXAMPLES`]
+/// (a test holds the two lists equal).
 pub const EXAMPLES: &[Example] = &[
     Example {
-        name: DEFAULT_EXAMPLE,
+        info: examples::NYC_TAXI,
         definition: nyc_taxi,
         files: nyc_taxi_files,
         kafka: no_kafka,
     },
     Example {
-        name: "kafka_orders",
+        info: examples::KAFKA_ORDERS,
         definition: scenarios::kafka_orders,
         files: scenarios::kafka_orders_files,
         kafka: scenarios::kafka_orders_messages,
     },
     Example {
-        name: "landing_retry",
+        info: examples::LANDING_RETRY,
         definition: scenarios::landing_retry,
         files: scenarios::landing_retry_files,
         kafka: no_kafka,
     },
     Example {
-        name: "ecommerce",
+        info: examples::ECOMMERCE,
         definition: scenarios::ecommerce,
         files: scenarios::ecommerce_files,
         kafka: no_kafka,
     },
     Example {
-        name: "cdc_order",
+        info: examples::CDC_ORDER,
         definition: scenarios::cdc_order,
         files: scenarios::cdc_order_files,
         kafka: no_kafka,
@@ -64,20 +70,7 @@ pub const EXAMPLES: &[Example] = &[
 
 /// The example named `name`.
 pub fn find(name: &str) -> Option<&'static Example> {
-    EXAMPLES.iter().find(|e| e.name == name)
-}
-
-/// `(name, title)` of every example, titles in `lang`, for a picker.
-pub fn catalog(lang: Lang) -> Vec<(&'static str, String)> {
-    EXAMPLES
-        .iter()
-        .map(|e| (e.name, (e.definition)(lang).title))
-        .collect()
-}
-
-/// Names of all examples.
-pub fn names() -> Vec<&'static str> {
-    EXAMPLES.iter().map(|e| e.name).collect()
+    EXAMPLES.iter().find(|e| e.info.name == name)
 }
 
 /// 266 real NYC yellow-taxi trips of July 2020 (TLC, 18 columns, no `Airport_fee`).
@@ -501,7 +494,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
     ]);
 
     PipelineDef {
-        title: tr(lang, Tr { en: "NYC taxi: silver module", ru: "NYC taxi: модуль silver" }),
+        title: examples::NYC_TAXI.title(lang).into(),
         bronze: vec![
             BronzeTableDef {
                 name: "nyc_taxi_yellow".into(),
@@ -548,5 +541,21 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         }],
         checks,
         anti_patterns: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn examples_follow_the_protocol_list_and_take_its_titles() {
+        let engine: Vec<ExampleInfo> = EXAMPLES.iter().map(|e| e.info).collect();
+        assert_eq!(engine, medallion_protocol::EXAMPLES);
+        for e in EXAMPLES {
+            for lang in [Lang::En, Lang::Ru] {
+                assert_eq!((e.definition)(lang).title, e.info.title(lang));
+            }
+        }
     }
 }

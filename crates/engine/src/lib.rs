@@ -18,6 +18,10 @@
 //! - [`api`]: serializable requests and views for the UI and JavaScript.
 //! - [`progress`]: how far a long request got (read by the Web Worker).
 //! - `checked` (internal): integer arithmetic and `sum` that fail on overflow instead of wrapping.
+//!
+//! The serde types that cross the boundary (requests, views, the pipeline
+//! definition) live in [`medallion_protocol`], which has no Arrow or
+//! DataFusion; the modules above re-export them under their old paths.
 
 pub mod api;
 pub mod bronze;

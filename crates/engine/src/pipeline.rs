@@ -39,6 +39,9 @@ use crate::model::{PipelineDef, SilverTableDef};
 use crate::rules::{Action, Rule, RuleKind};
 use crate::source::{parse_bronze, MissingColumn, Parsed, ReadAsUtc, Rejected, LINEAGE_COLUMNS};
 
+pub use medallion_protocol::lineage::TraceEntry;
+pub use medallion_protocol::rules::RuleStat;
+
 /// Columns of `silver.quarantine`, in this order: `run_id` (Int64, the run
 /// that quarantined the row), `rule_id` (one id, or several joined by ", "),
 /// `reason` (`F1: fare_amount < 0 (fare_amount = -21.0)`), `raw_payload`
@@ -87,34 +90,6 @@ impl Diagnostic {
             table: String::new(),
         }
     }
-}
-
-/// What one rule did in a run (its expectation results).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RuleStat {
-    /// Silver table (name without the layer).
-    pub silver_table: String,
-    pub rule_id: String,
-    pub kind: RuleKind,
-    pub action: Action,
-    /// Rows the rule checked.
-    pub checked: usize,
-    /// Rows that failed it (see [`crate::rules`] for what fails per kind);
-    /// passed = checked − failed.
-    pub failed: usize,
-    /// Normalize: values the rule changed.
-    pub changed: usize,
-    /// Reasons of up to three failing rows.
-    pub sample: Vec<String>,
-    /// Normalize with a declared TIMESTAMP type: values without an offset
-    /// that were taken as UTC (a declared zone is not possible here: convert
-    /// with an offset in the text, or declare the source column's time_zone).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub read_as_utc: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// Output of a table in the run.
@@ -235,8 +210,8 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             superseded.insert(format!("bronze.{}", b.name), set_aside);
         }
         let batches = batches.as_slice();
-        let all =
-            concat_batches(&b.arrow_schema(), &rows).map_err(|e| vec![pipeline_diag(e.into())])?;
+        let all = concat_batches(&crate::bronze::table_schema(b), &rows)
+            .map_err(|e| vec![pipeline_diag(e.into())])?;
         tables.push(TableData {
             name: format!("bronze.{}", b.name),
             batch: all,
@@ -1497,19 +1472,6 @@ async fn build_silver(
         rejected,
         deletes,
     })
-}
-
-/// What one rule did to one row, for the row trail.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TraceEntry {
-    /// Position of the row in the traced input (internal).
-    #[serde(skip)]
-    pub arrival: i64,
-    pub rule_id: String,
-    pub kind: RuleKind,
-    /// `passed`, `failed (drop): F1: …`, `amount: '99.99' → 99.99`, `country = DE`.
-    pub text: String,
-    pub failed: bool,
 }
 
 /// Records what `rule` did to each row of `before` (`after`: the rule's

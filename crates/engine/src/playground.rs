@@ -6,6 +6,7 @@
 mod forget;
 
 pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
+pub use medallion_protocol::view::PREVIEW_ROWS;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -26,8 +27,8 @@ use crate::api::{
     TableView,
 };
 use crate::bronze::{
-    bronze_batch, bronze_schema, sha256_hex, split_file, typed_bronze_batch, Audit, BatchInfo,
-    IngestOptions, SplitFile,
+    bronze_batch, bronze_schema, sha256_hex, split_file, table_schema, typed_bronze_batch, Audit,
+    BatchInfo, IngestOptions, SplitFile,
 };
 use crate::checks::{evaluate, CheckResult};
 use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
@@ -36,15 +37,12 @@ use crate::kafka::{KafkaMessage, Topic};
 use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
 use crate::model::{BronzeMode, PipelineDef};
 use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
-use crate::source::{type_records, ColumnType};
+use crate::source::{type_records, validate_schema, ArrowColumnType, ColumnType};
 use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
 
 /// Largest file accepted by one ingest (bytes). Larger files are refused
 /// before anything is written: the browser tab holds the whole lake in memory.
 pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
-
-/// Rows of each table included in a [`PipelineView`].
-pub const PREVIEW_ROWS: usize = 20;
 
 /// A running playground.
 pub struct Playground {
@@ -354,8 +352,7 @@ impl Playground {
     /// format refuses the pipeline (nothing changes), naming table and column.
     pub async fn load_pipeline(&mut self, pipeline: PipelineDef) -> Result<()> {
         for b in &pipeline.bronze {
-            b.schema
-                .validate()
+            validate_schema(&b.schema)
                 .map_err(|e| EngineError::Request(format!("bronze.{}: {e}", b.name)))?;
         }
         let lang = self.lang;
@@ -655,7 +652,7 @@ impl Playground {
             Some(t) => typed_bronze_batch(&def.schema, t.columns, &split.records, audit)?,
             None => bronze_batch(&split.records, audit)?,
         };
-        let table_schema = def.arrow_schema();
+        let table_schema = table_schema(&def);
         let encoded = encode_parquet(table_schema.clone(), std::slice::from_ref(&rows))?;
         let seq = self.bronze.get(&table).map(Vec::len).unwrap_or(0) + 1;
         let path = format!(
@@ -927,7 +924,7 @@ impl Playground {
     fn bronze_schema_of(&self, table: &str) -> SchemaRef {
         self.def
             .bronze_table(table)
-            .map(|b| b.arrow_schema())
+            .map(table_schema)
             .unwrap_or_else(bronze_schema)
     }
 
@@ -1313,7 +1310,7 @@ impl Playground {
                 let batches = bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
                 let rows: Vec<RecordBatch> = batches.iter().map(|(_, r)| r.clone()).collect();
                 let path = format!("{}/part-000001.parquet", Lake::table_dir("bronze", &b.name));
-                let schema = b.arrow_schema();
+                let schema = table_schema(b);
                 lake.write_parquet(&path, schema.clone(), &rows).await?;
                 let all = concat_batches(&schema, &rows)?;
                 register_table(&ctx, &format!("bronze.{}", b.name), &all).await?;

@@ -23,6 +23,7 @@ use crate::model::{
 };
 use crate::rules::{Lookup, Rule, RuleKind::*, RuleRegistry};
 use crate::source::{ColumnType as T, SourceSchema};
+use medallion_protocol::examples;
 
 /// `(bronze table, file name, bytes)` of a scenario.
 pub type ExampleFile = (&'static str, &'static str, &'static [u8]);
@@ -187,10 +188,7 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
         }),
     ];
     PipelineDef {
-        title: tr(lang, Tr {
-            en: "Orders from Kafka: dedup, MERGE, revenue_daily",
-            ru: "Заказы из Kafka: дедупликация, MERGE, revenue_daily",
-        }),
+        title: examples::KAFKA_ORDERS.title(lang).into(),
         bronze: vec![orders, users],
         silver: vec![
             {
@@ -379,10 +377,7 @@ pub fn landing_retry_files() -> Vec<ExampleFile> {
 /// Seed 000 §4: a landing-zone retry re-sends `order_1`; `order_3` has no amount.
 pub fn landing_retry(lang: Lang) -> PipelineDef {
     PipelineDef {
-        title: tr(lang, Tr {
-            en: "Landing-zone retry: a re-sent order and a null amount",
-            ru: "Повтор в landing zone: пересланный заказ и пустая сумма",
-        }),
+        title: examples::LANDING_RETRY.title(lang).into(),
         bronze: vec![bronze(
             "orders",
             "ecom_files_s3",
@@ -488,10 +483,7 @@ pub fn ecommerce(lang: Lang) -> PipelineDef {
         }),
     );
     PipelineDef {
-        title: tr(lang, Tr {
-            en: "E-commerce: explicit schemas, SCD1 customers, revenue per city",
-            ru: "E-commerce: явные схемы, клиенты SCD1, выручка по городам",
-        }),
+        title: examples::ECOMMERCE.title(lang).into(),
         bronze: vec![customers, orders],
         silver: vec![
             silver(
@@ -616,10 +608,7 @@ pub fn cdc_order(lang: Lang) -> PipelineDef {
         )
     };
     PipelineDef {
-        title: tr(lang, Tr {
-            en: "One order's CDC lifecycle: SCD1 current state vs SCD2 history",
-            ru: "Жизненный цикл заказа в CDC: текущее состояние SCD1 и история SCD2",
-        }),
+        title: examples::CDC_ORDER.title(lang).into(),
         bronze: vec![bronze(
             "order_cdc",
             "debezium.shop.orders",

@@ -25,64 +25,27 @@ use crate::bronze::{
 };
 use crate::error::Result;
 
+pub use medallion_protocol::schema::{
+    AmbiguousTime, ColumnType, NonexistentTime, ReadAsUtc, SourceColumn, SourceSchema,
+};
+
 /// Rule id under which unreadable records and unconvertible values are quarantined.
 pub const PARSE_RULE_ID: &str = "parse";
 
 /// Lineage columns carried from bronze through silver's intermediate steps.
 pub const LINEAGE_COLUMNS: [&str; 4] = ["_event_id", "_batch_id", "_source_file", "raw_payload"];
 
-/// Column types a source schema (or a typed normalization) can declare,
-/// named as in Spark SQL / seed 002. Written as text in the JSON form:
-/// `"STRING"`, `"INT"`, `"BIGINT"`, `"DOUBLE"`, `"DECIMAL(10,2)"`,
-/// `"TIMESTAMP"`, `"DATE"`, `"BOOLEAN"` (also accepted: `INTEGER`, `LONG`,
-/// `FLOAT`, `VARCHAR`, `TEXT`, `BOOL`, `NUMERIC(p,s)`, any case).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColumnType {
-    String,
-    Int,
-    Bigint,
-    Double,
-    /// Exact decimal: `precision` digits in all (1–38), `scale` after the point
-    /// (seed 003 §4: `amount DECIMAL(10,2)`). A text with more decimals than
-    /// `scale` does not convert (it is never rounded).
-    Decimal {
-        precision: u8,
-        scale: i8,
-    },
-    /// Timestamp in UTC, microsecond precision, stored without a zone: a text
-    /// with an offset (`+03:00`, `Z`) is converted to UTC; a text without one
-    /// is a local time in the column's declared `time_zone`, or else taken as
-    /// UTC and counted ([`ReadAsUtc`]).
-    Timestamp,
-    Date,
-    Boolean,
+/// A declared [`ColumnType`]'s Arrow type, and back (the type itself lives
+/// in [`medallion_protocol`], which has no Arrow).
+pub trait ArrowColumnType: Sized {
+    /// The Arrow type the column is converted to.
+    fn arrow_type(self) -> DataType;
+    /// The declared type whose Arrow type is `dt`, if any (for schema checks).
+    fn from_arrow(dt: &DataType) -> Option<Self>;
 }
 
-impl ColumnType {
-    /// Is this a number type (where a decimal separator applies)?
-    pub fn is_numeric(self) -> bool {
-        matches!(
-            self,
-            ColumnType::Int | ColumnType::Bigint | ColumnType::Double | ColumnType::Decimal { .. }
-        )
-    }
-
-    /// SQL name shown to users (`BIGINT`, `DECIMAL(10,2)`, ...).
-    pub fn sql_name(self) -> String {
-        match self {
-            ColumnType::String => "STRING".into(),
-            ColumnType::Int => "INT".into(),
-            ColumnType::Bigint => "BIGINT".into(),
-            ColumnType::Double => "DOUBLE".into(),
-            ColumnType::Decimal { precision, scale } => format!("DECIMAL({precision},{scale})"),
-            ColumnType::Timestamp => "TIMESTAMP".into(),
-            ColumnType::Date => "DATE".into(),
-            ColumnType::Boolean => "BOOLEAN".into(),
-        }
-    }
-
-    /// The Arrow type the column is converted to.
-    pub fn arrow_type(self) -> DataType {
+impl ArrowColumnType for ColumnType {
+    fn arrow_type(self) -> DataType {
         match self {
             ColumnType::String => DataType::Utf8,
             ColumnType::Int => DataType::Int32,
@@ -95,8 +58,7 @@ impl ColumnType {
         }
     }
 
-    /// The declared type whose Arrow type is `dt`, if any (for schema checks).
-    pub fn from_arrow(dt: &DataType) -> Option<ColumnType> {
+    fn from_arrow(dt: &DataType) -> Option<ColumnType> {
         Some(match dt {
             DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => ColumnType::String,
             DataType::Int32 => ColumnType::Int,
@@ -114,297 +76,77 @@ impl ColumnType {
     }
 }
 
-impl std::fmt::Display for ColumnType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.sql_name())
-    }
-}
-
-impl std::str::FromStr for ColumnType {
-    type Err = String;
-
-    /// Parses `DECIMAL(10,2)`, `bigint`, ... (see the type's doc for the names).
-    fn from_str(text: &str) -> std::result::Result<Self, String> {
-        let t = text.trim().to_ascii_uppercase();
-        let simple = match t.as_str() {
-            "STRING" | "VARCHAR" | "TEXT" => Some(ColumnType::String),
-            "INT" | "INTEGER" => Some(ColumnType::Int),
-            "BIGINT" | "LONG" => Some(ColumnType::Bigint),
-            "DOUBLE" | "FLOAT" => Some(ColumnType::Double),
-            "TIMESTAMP" => Some(ColumnType::Timestamp),
-            "DATE" => Some(ColumnType::Date),
-            "BOOLEAN" | "BOOL" => Some(ColumnType::Boolean),
-            _ => None,
-        };
-        if let Some(s) = simple {
-            return Ok(s);
-        }
-        let args = t
-            .strip_prefix("DECIMAL")
-            .or_else(|| t.strip_prefix("NUMERIC"))
-            .map(str::trim);
-        let bad = || {
-            format!(
-                "unknown type {text:?}: use STRING, INT, BIGINT, DOUBLE, DECIMAL(p,s), TIMESTAMP, DATE or BOOLEAN"
-            )
-        };
-        let args = args.ok_or_else(bad)?;
-        let (precision, scale) = if args.is_empty() {
-            (10, 0) // Spark's DECIMAL without arguments
-        } else {
-            let inner = args
-                .strip_prefix('(')
-                .and_then(|a| a.strip_suffix(')'))
-                .ok_or_else(bad)?;
-            let (p, s) = inner.split_once(',').unwrap_or((inner, "0"));
-            let p: u8 = p.trim().parse().map_err(|_| bad())?;
-            let s: i8 = s.trim().parse().map_err(|_| bad())?;
-            (p, s)
-        };
-        if !(1..=38).contains(&precision) || scale < 0 || scale as u8 > precision {
+/// Is a declared column usable? Checks the time zone name (an IANA name;
+/// a wrong one names the column and suggests the form), that a zone or a
+/// policy is only set on a TIMESTAMP column, and the declared formats.
+pub fn validate_column(column: &SourceColumn) -> std::result::Result<(), String> {
+    let name = &column.name;
+    let zoned_policy = column.ambiguous != AmbiguousTime::default()
+        || column.nonexistent != NonexistentTime::default();
+    if column.data_type != ColumnType::Timestamp {
+        if column.time_zone.is_some() || zoned_policy {
             return Err(format!(
-                "{text}: a DECIMAL has 1 to 38 digits (precision) and 0 to precision of them after the point (scale)"
+                "column {name}: a time_zone (and ambiguous / nonexistent) applies to TIMESTAMP columns only, and {name} is {}",
+                column.data_type
             ));
         }
-        Ok(ColumnType::Decimal { precision, scale })
+    } else if column.time_zone.is_none() && zoned_policy {
+        return Err(format!(
+            "column {name}: ambiguous / nonexistent say how local times in a time zone are read; declare the column's time_zone too (an IANA name such as America/New_York)"
+        ));
     }
-}
-
-impl Serialize for ColumnType {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.sql_name())
+    if let Some(zone) = &column.time_zone {
+        crate::convert::time_zone(zone).map_err(|e| format!("column {name}: {e}"))?;
     }
+    crate::convert::check_formats(column.data_type, &column.formats)
+        .map_err(|e| format!("column {name}: {e}"))
 }
 
-impl<'de> Deserialize<'de> for ColumnType {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// One declared column of a source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceColumn {
-    pub name: String,
-    #[serde(rename = "type")]
-    pub data_type: ColumnType,
-    /// Where a JSON record holds the value, as dot-separated keys
-    /// (`after.price`, `source.lsn`); unset: the key `name`. CSV reads the
-    /// header column `name`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// Declared text formats, tried in order (see [`crate::convert`]):
-    /// for TIMESTAMP / DATE a chrono pattern (`%d/%m/%Y %H:%M`), a Spark
-    /// pattern (`MM/dd/yyyy HH:mm`) or `epoch_ms` / `epoch_s`; for DECIMAL
-    /// `base64` (Debezium's bytes encoding). Empty: the type's standard text form.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub formats: Vec<String>,
-    /// TIMESTAMP only: the IANA time zone (`America/New_York`,
-    /// `Europe/Berlin`, `UTC`) of texts that carry no offset (the standard
-    /// form and declared formats without an offset letter): they are local
-    /// wall-clock times there and are converted to UTC. A text with its own
-    /// offset (`+01:00`, `Z`) ignores the zone; epoch formats are UTC.
-    /// Unset: a text without an offset is taken as UTC and counted
-    /// ([`ReadAsUtc`]). An unknown name refuses the pipeline at load.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_zone: Option<String>,
-    /// With `time_zone`: how a local time in the repeated hour (clocks going
-    /// back) is read. Default `reject` (quarantined with the reason).
-    #[serde(default, skip_serializing_if = "AmbiguousTime::is_default")]
-    pub ambiguous: AmbiguousTime,
-    /// With `time_zone`: how a local time in the skipped hour (clocks going
-    /// forward) is read. Default `reject` (quarantined with the reason).
-    #[serde(default, skip_serializing_if = "NonexistentTime::is_default")]
-    pub nonexistent: NonexistentTime,
-}
-
-/// Which instant a local time in a repeated hour is (a TIMESTAMP column with
-/// a `time_zone`, when clocks go back: in America/New_York on 2024-11-03,
-/// 01:30 happened at 05:30Z and again at 06:30Z). The names follow pandas'
-/// `tz_localize(ambiguous=...)`; JSON `"earlier"`, `"later"`,
-/// `"arrival_order"`, `"reject"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum AmbiguousTime {
-    /// The first occurrence (the offset before the change, e.g. EDT).
-    Earlier,
-    /// The second occurrence (the offset after the change, e.g. EST).
-    Later,
-    /// Rows are taken as chronological in their batch (file): a local time
-    /// inside the repeated hour is read with the earlier offset until a row
-    /// inside that same hour shows a time not later than one already seen
-    /// there (the clock went back); from that row on, the later offset.
-    /// The scope is one batch and one column: each batch starts afresh, so
-    /// reading a batch again (replay, incremental runs, row trails) gives
-    /// the same instants. Like pandas' `ambiguous="infer"`, but decided row
-    /// by row in file order.
-    ArrivalOrder,
-    /// Not guessed: the row goes to the quarantine with the reason (the default).
-    #[default]
-    Reject,
-}
-
-impl AmbiguousTime {
-    fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-}
-
-/// How a local time in a skipped hour is read (a TIMESTAMP column with a
-/// `time_zone`, when clocks go forward: in America/New_York on 2024-03-10,
-/// 02:00–03:00 never happened). JSON `"shift_forward"`, `"reject"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum NonexistentTime {
-    /// Moved later by the length of the gap, as `java.time.ZonedDateTime.of`
-    /// (and so Spark) reads it: 02:30 → 03:30 local (07:30Z in New York);
-    /// the instant is the local time minus the offset before the gap.
-    ShiftForward,
-    /// Not guessed: the row goes to the quarantine with the reason (the default).
-    #[default]
-    Reject,
-}
-
-impl NonexistentTime {
-    fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-}
-
-impl SourceColumn {
-    /// A column read from the key / header `name` in the type's standard form.
-    pub fn new(name: &str, data_type: ColumnType) -> Self {
-        Self {
-            name: name.to_string(),
-            data_type,
-            path: None,
-            formats: vec![],
-            time_zone: None,
-            ambiguous: AmbiguousTime::default(),
-            nonexistent: NonexistentTime::default(),
-        }
-    }
-
-    /// The same column read as local times in the IANA zone `zone`, with
-    /// these policies for repeated and skipped local times.
-    pub fn zoned(
-        mut self,
-        zone: &str,
-        ambiguous: AmbiguousTime,
-        nonexistent: NonexistentTime,
-    ) -> Self {
-        self.time_zone = Some(zone.to_string());
-        self.ambiguous = ambiguous;
-        self.nonexistent = nonexistent;
-        self
-    }
-
-    /// Is the definition usable? Checks the time zone name (an IANA name;
-    /// a wrong one names the column and suggests the form), that a zone or a
-    /// policy is only set on a TIMESTAMP column, and the declared formats.
-    pub fn validate(&self) -> std::result::Result<(), String> {
-        let name = &self.name;
-        let zoned_policy = self.ambiguous != AmbiguousTime::default()
-            || self.nonexistent != NonexistentTime::default();
-        if self.data_type != ColumnType::Timestamp {
-            if self.time_zone.is_some() || zoned_policy {
-                return Err(format!(
-                    "column {name}: a time_zone (and ambiguous / nonexistent) applies to TIMESTAMP columns only, and {name} is {}",
-                    self.data_type
-                ));
-            }
-        } else if self.time_zone.is_none() && zoned_policy {
+/// Checks a declared schema: every column's definition (see [`validate_column`]),
+/// that no column takes a name the engine keeps for itself
+/// ([`crate::bronze::RESERVED_COLUMNS`], ignoring case: it would replace
+/// the lineage or be replaced by it), and that no two columns have names
+/// equal ignoring case (both would read the same source column).
+pub fn validate_schema(schema: &SourceSchema) -> std::result::Result<(), String> {
+    schema.columns.iter().try_for_each(validate_column)?;
+    for (i, c) in schema.columns.iter().enumerate() {
+        if let Some((reserved, meaning)) = crate::bronze::reserved_column(&c.name) {
+            let name = &c.name;
+            let same = if *name == reserved {
+                String::new()
+            } else {
+                format!(" (equal to {reserved} ignoring case)")
+            };
             return Err(format!(
-                "column {name}: ambiguous / nonexistent say how local times in a time zone are read; declare the column's time_zone too (an IANA name such as America/New_York)"
+                "column {name}: the name is reserved{same}: {reserved} is {meaning}, so a declared column of that name would replace it or be replaced by it. A file's column named {name} is read as {name}_2 (CSV header, Parquet column; the batch log's header renames give the name): declare that; a JSON key {name} is read by a column with another name and \"path\": \"{name}\""
             ));
         }
-        if let Some(zone) = &self.time_zone {
-            crate::convert::time_zone(zone).map_err(|e| format!("column {name}: {e}"))?;
-        }
-        crate::convert::check_formats(self.data_type, &self.formats)
-            .map_err(|e| format!("column {name}: {e}"))
-    }
-
-    /// The same column read from the JSON path `path` (`after.price`).
-    pub fn at(mut self, path: &str) -> Self {
-        self.path = Some(path.to_string());
-        self
-    }
-
-    /// The same column with declared text formats.
-    pub fn formats(mut self, formats: &[&str]) -> Self {
-        self.formats = formats.iter().map(|f| f.to_string()).collect();
-        self
-    }
-}
-
-/// The schema silver reads a bronze table with (the "explicit schema" of seed 001).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct SourceSchema {
-    pub columns: Vec<SourceColumn>,
-}
-
-impl SourceSchema {
-    /// Builds a schema from `(name, type)` pairs.
-    pub fn new(cols: &[(&str, ColumnType)]) -> Self {
-        Self {
-            columns: cols.iter().map(|(n, t)| SourceColumn::new(n, *t)).collect(),
-        }
-    }
-
-    /// Checks every column's definition (see [`SourceColumn::validate`]),
-    /// that no column takes a name the engine keeps for itself
-    /// ([`crate::bronze::RESERVED_COLUMNS`], ignoring case: it would replace
-    /// the lineage or be replaced by it), and that no two columns have names
-    /// equal ignoring case (both would read the same source column).
-    pub fn validate(&self) -> std::result::Result<(), String> {
-        self.columns.iter().try_for_each(SourceColumn::validate)?;
-        for (i, c) in self.columns.iter().enumerate() {
-            if let Some((reserved, meaning)) = crate::bronze::reserved_column(&c.name) {
-                let name = &c.name;
-                let same = if *name == reserved {
-                    String::new()
-                } else {
-                    format!(" (equal to {reserved} ignoring case)")
-                };
-                return Err(format!(
-                    "column {name}: the name is reserved{same}: {reserved} is {meaning}, so a declared column of that name would replace it or be replaced by it. A file's column named {name} is read as {name}_2 (CSV header, Parquet column; the batch log's header renames give the name): declare that; a JSON key {name} is read by a column with another name and \"path\": \"{name}\""
-                ));
-            }
-            if let Some(other) = self.columns[..i]
-                .iter()
-                .find(|o| same_name_ignoring_case(&o.name, &c.name))
-            {
-                return Err(format!(
-                    "columns {} and {} are equal ignoring case (names bind the file's columns ignoring case, as Spark does), so both would read the same column; name them apart (a file's names equal ignoring case are read as <name>_2, <name>_3 in CSV and Parquet; a JSON key is read by a column with another name and a \"path\")",
-                    other.name, c.name
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Declared column names, in order.
-    pub fn column_names(&self) -> Vec<String> {
-        self.columns.iter().map(|c| c.name.clone()).collect()
-    }
-
-    /// Arrow schema of a parsed table: the lineage columns, then the declared columns.
-    pub fn parsed_arrow_schema(&self) -> SchemaRef {
-        let mut fields: Vec<Field> = LINEAGE_COLUMNS
+        if let Some(other) = schema.columns[..i]
             .iter()
-            .map(|n| Field::new(*n, DataType::Utf8, false))
-            .collect();
-        fields.extend(
-            self.columns
-                .iter()
-                .map(|c| Field::new(&c.name, c.data_type.arrow_type(), true)),
-        );
-        Arc::new(Schema::new(fields))
+            .find(|o| same_name_ignoring_case(&o.name, &c.name))
+        {
+            return Err(format!(
+                "columns {} and {} are equal ignoring case (names bind the file's columns ignoring case, as Spark does), so both would read the same column; name them apart (a file's names equal ignoring case are read as <name>_2, <name>_3 in CSV and Parquet; a JSON key is read by a column with another name and a \"path\")",
+                other.name, c.name
+            ));
+        }
     }
+    Ok(())
+}
+
+/// Arrow schema of a table parsed with `schema`: the lineage columns, then the declared columns.
+pub fn parsed_arrow_schema(schema: &SourceSchema) -> SchemaRef {
+    let mut fields: Vec<Field> = LINEAGE_COLUMNS
+        .iter()
+        .map(|n| Field::new(*n, DataType::Utf8, false))
+        .collect();
+    fields.extend(
+        schema
+            .columns
+            .iter()
+            .map(|c| Field::new(&c.name, c.data_type.arrow_type(), true)),
+    );
+    Arc::new(Schema::new(fields))
 }
 
 /// A row that could not be read into the declared schema.
@@ -427,22 +169,10 @@ pub struct MissingColumn {
     pub batches_total: usize,
 }
 
-/// A TIMESTAMP source column without a declared `time_zone` whose values
-/// carried no offset and were taken as UTC: how many of how many. Only
-/// columns with at least one such value are listed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReadAsUtc {
-    pub column: String,
-    /// Values without an offset (`2024-02-01T09:00:00`), read as UTC.
-    pub without_offset: usize,
-    /// Non-NULL values of the column that were read (rows that reached silver's rules).
-    pub values: usize,
-}
-
 /// Result of reading one bronze table with its declared schema.
 #[derive(Debug, Clone)]
 pub struct Parsed {
-    /// Rows that parsed, with [`SourceSchema::parsed_arrow_schema`].
+    /// Rows that parsed, with [`parsed_arrow_schema`].
     pub rows: RecordBatch,
     pub rejected: Vec<Rejected>,
     pub missing: Vec<MissingColumn>,
@@ -641,7 +371,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             datafusion::arrow::compute::concat(&parts)?
         });
     }
-    let all = RecordBatch::try_new(schema.parsed_arrow_schema(), columns)?;
+    let all = RecordBatch::try_new(parsed_arrow_schema(schema), columns)?;
     let mask = datafusion::arrow::array::BooleanArray::from(keep);
     let rows = datafusion::arrow::compute::filter_record_batch(&all, &mask)?;
 

@@ -18,7 +18,6 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::dataframe::DataFrame;
 use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
-use serde::{Deserialize, Serialize};
 
 use crate::bronze::BatchInfo;
 use crate::merge::RemovedRow;
@@ -26,45 +25,7 @@ use crate::model::PipelineDef;
 use crate::pipeline::{collect_single, trace_silver, Lookups, RunOutput, TraceEntry};
 use crate::source::{parse_bronze, parse_bronze_events, Parsed};
 
-/// The trail of one row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RowTrail {
-    /// Qualified table of the row.
-    pub table: String,
-    /// The row, as `column=value, ...`.
-    pub row: String,
-    /// Bronze records behind a silver or quarantine row, in bronze order.
-    pub records: Vec<TrailRecord>,
-    /// Silver rows behind a gold row.
-    pub silver_rows: Vec<TrailSilverRow>,
-    /// How the trail was found, or why it is partial.
-    pub note: Option<String>,
-}
-
-/// One bronze record and what happened to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrailRecord {
-    pub event_id: String,
-    pub batch_id: String,
-    pub source_file: String,
-    /// The batch's file and when it was ingested (µs since the Unix epoch, UTC).
-    pub ingest_ts_micros: Option<i64>,
-    pub raw_payload: String,
-    /// `kept` (this record is the row), `duplicate`, `superseded`, `deleted`, `quarantined`.
-    pub role: String,
-    /// Every rule's outcome on it, in execution order (`parse` first when it could not be read).
-    pub steps: Vec<TraceEntry>,
-}
-
-/// A silver row a gold row was computed from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrailSilverRow {
-    /// Qualified silver table.
-    pub table: String,
-    pub event_id: String,
-    /// The row, as `column=value, ...`.
-    pub row: String,
-}
+pub use medallion_protocol::lineage::{RowTrail, TrailRecord, TrailSilverRow};
 
 /// Everything the trail needs from the playground.
 pub(crate) struct TrailInput<'a> {

@@ -17,33 +17,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::row::{RowConverter, SortField};
-use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 
+pub use medallion_protocol::history::VersionInfo;
+
 /// Snapshots whose data is kept per silver or gold table.
 pub const KEEP_SNAPSHOTS: usize = 25;
-
-/// One entry of a table's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VersionInfo {
-    /// 0 for the first commit, then 1, 2, ...
-    pub version: u64,
-    /// Commit time, microseconds since the Unix epoch (UTC).
-    pub ts_micros: i64,
-    /// `CREATE TABLE`, `APPEND`, `WRITE`, `RESTORE`, `DELETE`.
-    pub operation: String,
-    /// Rows in the table at this version.
-    pub rows: usize,
-    /// Rows present now and not in the previous version (as a multiset).
-    pub rows_added: usize,
-    /// Rows of the previous version that are gone.
-    pub rows_removed: usize,
-    /// What made the commit ("batch 3: trips.csv", "run 12", "restore of version 2").
-    pub detail: String,
-    /// Can this version still be read? (`false` once its snapshot expired.)
-    pub readable: bool,
-}
 
 #[derive(Debug, Clone, Default)]
 struct TableLog {

@@ -1,8 +1,7 @@
 //! The batch log of a bronze table, and the dialog that reads a landed file
 //! again with other settings (a new batch; the old one stays).
 
-use medallion_engine::bronze::{BatchInfo, IngestOptions, SourceFormat};
-use medallion_engine::Lang;
+use medallion_protocol::{BatchInfo, IngestOptions, Lang, SourceFormat};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, t};
@@ -15,7 +14,7 @@ pub struct LogProps {
 }
 
 /// "delimiter ';', quote '"', header line, 1 line skipped" in `lang`.
-fn dialect_text(lang: Lang, d: &medallion_engine::bronze::CsvDialect) -> String {
+fn dialect_text(lang: Lang, d: &medallion_protocol::CsvDialect) -> String {
     let delim = match d.delimiter {
         '\t' => "tab".to_string(),
         c => format!("'{c}'"),

@@ -1,10 +1,7 @@
 //! Quality checks grouped by level (row, schema, aggregate), each with its
 //! severity, a sample of the violating rows, and its status in earlier runs.
 
-use medallion_engine::api::RunRecord;
-use medallion_engine::checks::{CheckResult, CheckStatus};
-use medallion_engine::model::{CheckLevel, Severity};
-use medallion_engine::Lang;
+use medallion_protocol::{CheckLevel, CheckResult, CheckStatus, Lang, RunRecord, Severity};
 use yew::prelude::*;
 
 use crate::i18n::t;

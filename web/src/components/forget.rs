@@ -4,9 +4,7 @@
 //! that plan; the delete carries the planned row count, so it is refused if
 //! bronze changed in between.
 
-use medallion_engine::api::Erasure;
-use medallion_engine::playground::ErasurePlan;
-use medallion_engine::Lang;
+use medallion_protocol::{Erasure, ErasurePlan, Lang};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, rows_word, t};

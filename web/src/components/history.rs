@@ -1,8 +1,7 @@
 //! A table's versions: pick one to read it as it was (time travel), restore
 //! it (silver and gold), or read the whole history.
 
-use medallion_engine::versions::VersionInfo;
-use medallion_engine::Lang;
+use medallion_protocol::{Lang, VersionInfo};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, t};

@@ -1,8 +1,7 @@
 //! A simulated Kafka topic in front of a bronze table: produce messages,
 //! poll a micro-batch, or poll and crash before committing the offset.
 
-use medallion_engine::kafka::{KafkaMessage, TopicView};
-use medallion_engine::Lang;
+use medallion_protocol::{KafkaMessage, Lang, TopicView};
 use yew::prelude::*;
 
 use crate::i18n::t;

@@ -1,9 +1,7 @@
 //! The layer strip: bronze → silver (+ quarantine) → gold, one card per
 //! table with its row count. Bronze cards take dropped files and have a picker.
 
-use medallion_engine::api::PipelineView;
-use medallion_engine::model::BronzeMode;
-use medallion_engine::Lang;
+use medallion_protocol::{BronzeMode, Lang, PipelineView};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -44,13 +42,13 @@ fn mode_label(lang: Lang, m: BronzeMode) -> &'static str {
 }
 
 /// `MERGE ON order_id · SCD1 · SEQUENCE BY lsn` (Delta Live Tables' words).
-fn merge_label(m: &medallion_engine::merge::MergeSpec) -> String {
+fn merge_label(m: &medallion_protocol::MergeSpec) -> String {
     let mut s = format!(
         "MERGE ON {} · {}",
         m.keys.join(", "),
         match m.stored_as {
-            medallion_engine::merge::Scd::Scd1 => "SCD1",
-            medallion_engine::merge::Scd::Scd2 => "SCD2",
+            medallion_protocol::Scd::Scd1 => "SCD1",
+            medallion_protocol::Scd::Scd2 => "SCD2",
         }
     );
     if let Some(seq) = &m.sequence_by {

@@ -1,11 +1,9 @@
 //! The rule registry editor: one card per rule with its expression,
 //! parameters, on/off switch, what it did in the last run and its error.
 
-use medallion_engine::api::{RunRecord, SilverView};
-use medallion_engine::pipeline::RuleStat;
-use medallion_engine::rules::{Action, Rule, RuleKind};
-use medallion_engine::source::ColumnType;
-use medallion_engine::Lang;
+use medallion_protocol::{
+    Action, ColumnType, Lang, Rule, RuleKind, RuleStat, RunRecord, SilverView,
+};
 use yew::prelude::*;
 
 use crate::i18n::t;

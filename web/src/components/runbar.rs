@@ -1,8 +1,7 @@
 //! How runs read bronze (full refresh or incremental past the watermark),
 //! run buttons, the watermark checkpoints and the replay check.
 
-use medallion_engine::api::{watermarks, PipelineView, RunMode};
-use medallion_engine::Lang;
+use medallion_protocol::{watermarks, Lang, PipelineView, RunMode};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, t};

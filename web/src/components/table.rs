@@ -1,12 +1,10 @@
 //! The selected table: its columns and a page of rows; the batch log under a
 //! bronze table; the SQL editor above a gold table.
 
-use medallion_engine::api::{Erasure, GoldView, TableView};
-use medallion_engine::bronze::BatchInfo;
-use medallion_engine::kafka::{KafkaMessage, TopicView};
-use medallion_engine::model::AntiPatterns;
-use medallion_engine::versions::VersionInfo;
-use medallion_engine::Lang;
+use medallion_protocol::{
+    AntiPatterns, BatchInfo, Erasure, GoldView, KafkaMessage, Lang, TableView, TopicView,
+    VersionInfo, PREVIEW_ROWS as PAGE,
+};
 use yew::prelude::*;
 
 use crate::components::batches::BatchLog;
@@ -14,8 +12,6 @@ use crate::components::forget::ForgetPanel;
 use crate::components::history::VersionBar;
 use crate::components::kafka::KafkaPanel;
 use crate::i18n::t;
-
-use medallion_engine::playground::PREVIEW_ROWS as PAGE;
 
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
@@ -47,7 +43,7 @@ pub struct Props {
     /// Ask for the erasure plan of a condition.
     pub on_plan_forget: Callback<String>,
     pub on_cancel_forget: Callback<()>,
-    pub erasure_plan: Option<medallion_engine::playground::ErasurePlan>,
+    pub erasure_plan: Option<medallion_protocol::ErasurePlan>,
     /// (table, row) whose trail to show.
     pub on_trail: Callback<(String, usize)>,
     pub anti_patterns: AntiPatterns,

@@ -1,7 +1,6 @@
 //! The row trail dialog: where a silver, quarantine or gold row came from.
 
-use medallion_engine::trail::RowTrail;
-use medallion_engine::Lang;
+use medallion_protocol::{Lang, RowTrail};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, t};

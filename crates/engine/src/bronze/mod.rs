@@ -28,15 +28,18 @@ use datafusion::arrow::array::{
     ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
+use crate::source::ArrowColumnType;
 
+pub use medallion_protocol::bronze::{
+    BatchInfo, CsvDialect, HeaderRename, IngestOptions, SourceFormat,
+};
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
-    is_invisible_in_names, map_header_names, nfc, same_name_ignoring_case, split_file, CsvDialect,
-    HeaderRename, IngestOptions, RawRecord, SourceFormat, SplitFile, MAX_RECORDS,
+    is_invisible_in_names, map_header_names, nfc, same_name_ignoring_case, split_file, RawRecord,
+    SplitFile, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
@@ -133,6 +136,16 @@ pub fn typed_bronze_schema(schema: &crate::source::SourceSchema) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// The Arrow schema of `def`'s rows: [`typed_bronze_schema`] of its source
+/// schema if the table is typed, else [`bronze_schema`].
+pub fn table_schema(def: &crate::model::BronzeTableDef) -> SchemaRef {
+    if def.mode.is_typed() {
+        typed_bronze_schema(&def.schema)
+    } else {
+        bronze_schema()
+    }
+}
+
 /// A typed bronze batch: `typed` holds one array per declared column (NULL
 /// where the record did not fit); `records` gives `_corrupt_record` (the text
 /// of records with a reason) and the audit columns.
@@ -158,77 +171,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// One entry of the batch log: what one ingest call appended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchInfo {
-    pub batch_id: String,
-    /// Bronze table name without the layer, e.g. `nyc_taxi_yellow`.
-    pub table: String,
-    pub source_system: String,
-    /// File name (or `topic:partition` for a Kafka micro-batch).
-    pub file_name: String,
-    pub format: SourceFormat,
-    /// CSV only: the dialect the file was read with.
-    pub dialect: Option<CsvDialect>,
-    /// WHATWG name of the encoding (`utf-8`, `windows-1251`, `binary` for Parquet).
-    pub encoding: String,
-    /// CSV header fields (silver reads this batch's payloads with them); Parquet columns.
-    pub header: Vec<String>,
-    /// Exact text of the CSV header record.
-    pub header_text: Option<String>,
-    /// CSV header names this batch reads under another name than the file
-    /// has (padded, with invisible characters, empty, duplicate, or a
-    /// reserved name such as `_source_file`; see [`map_header_names`]):
-    /// e.g. `{"position": 2, "original": "qty", "name": "qty_2"}`.
-    #[serde(default)]
-    pub header_renames: Vec<HeaderRename>,
-    /// Exact text of CSV records before the header (banners), kept here.
-    pub skipped_lines: Vec<String>,
-    pub records: usize,
-    /// Records a DROPMALFORMED bronze discarded (not in `records`, gone).
-    #[serde(default)]
-    pub dropped_records: usize,
-    /// The bronze mode the batch was written in.
-    #[serde(default)]
-    pub mode: crate::model::BronzeMode,
-    /// Records with a `_corrupt_reason`.
-    pub corrupt_records: usize,
-    /// Records with a `_warning` (read by silver all the same), e.g. JSON
-    /// objects with a duplicate key.
-    #[serde(default)]
-    pub warned_records: usize,
-    /// Typed bronze: TIMESTAMP columns without a declared `time_zone` whose
-    /// values had no offset and were stored as UTC, counted over the records
-    /// that fit (a raw bronze's are counted when silver reads it).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub read_as_utc: Vec<crate::source::ReadAsUtc>,
-    /// Records later deleted by a right-to-be-forgotten request.
-    #[serde(default)]
-    pub erased_records: usize,
-    /// The batch that read this batch's file again with other options
-    /// (`Request::Reingest`): silver reads that batch instead of this one,
-    /// which stays in bronze (append-only) and is counted apart in
-    /// reconciliation, so no record reaches silver twice.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub superseded_by: Option<String>,
-    /// Size of the source file in bytes.
-    pub bytes: usize,
-    /// SHA-256 of the file's bytes, lowercase hex.
-    pub sha256: String,
-    /// `_ingest_ts` of the batch, microseconds since the Unix epoch (UTC).
-    pub ingest_ts_micros: i64,
-    /// Path of the batch's Parquet file in the lake.
-    pub path: String,
-    /// Path of the file as received, in the lake's landing zone (for re-ingest).
-    pub landing_path: Option<String>,
-    /// The options the user set (detected settings are in `dialect`).
-    pub options: IngestOptions,
-    /// Version of the bronze table this batch created.
-    pub version: u64,
-    /// Human notes (for example "empty file: 0 records").
-    pub notes: Vec<String>,
 }
 
 /// Audit values of one batch; `source_files` and `producer_ts` have one entry

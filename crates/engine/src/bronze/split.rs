@@ -13,146 +13,10 @@
 //! options) is refused, and then nothing is written.
 
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
+
+use medallion_protocol::bronze::{CsvDialect, HeaderRename, IngestOptions, SourceFormat};
 
 use crate::error::{EngineError, Result};
-
-/// How a file's bytes are split into records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceFormat {
-    /// RFC 4180 CSV; quoted fields may hold delimiters and newlines.
-    Csv,
-    /// One JSON value per line (JSON Lines).
-    JsonLines,
-    /// One top-level JSON array; each element is a record (its exact text).
-    JsonArray,
-    /// Pretty-printed or concatenated JSON values; each top-level value is a record.
-    Json,
-    /// Apache Parquet; each row becomes a JSON-object record.
-    Parquet,
-    /// Messages polled from a (simulated) Kafka topic; values are JSON.
-    Kafka,
-}
-
-impl SourceFormat {
-    /// Name shown to users.
-    pub fn label(self) -> &'static str {
-        match self {
-            SourceFormat::Csv => "CSV",
-            SourceFormat::JsonLines => "JSON Lines",
-            SourceFormat::JsonArray => "JSON array",
-            SourceFormat::Json => "JSON (pretty-printed)",
-            SourceFormat::Parquet => "Parquet",
-            SourceFormat::Kafka => "Kafka",
-        }
-    }
-
-    /// Is every record of this format JSON text (silver reads it as an object)?
-    pub fn is_json(self) -> bool {
-        !matches!(self, SourceFormat::Csv)
-    }
-}
-
-/// What the user sets for one source; `None` means "detect from the content".
-///
-/// JSON form (every key optional): `{"format": "csv", "delimiter": ";",
-/// "quote": "\"", "escape": "\\", "has_header": true, "skip_rows": 1,
-/// "null_tokens": ["NA"], "decimal_separator": ",", "encoding": "latin1"}`.
-/// A key the reader does not know is refused (serde's message lists the
-/// known ones), never ignored: a misspelt option would otherwise read the
-/// file with a setting the user did not choose.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct IngestOptions {
-    pub format: Option<SourceFormat>,
-    /// CSV field delimiter (one ASCII character).
-    pub delimiter: Option<char>,
-    /// CSV quote character (one ASCII character).
-    pub quote: Option<char>,
-    /// CSV escape character inside quoted fields (one ASCII character, e.g. `\`
-    /// for files that write `\"` instead of `""`, as Spark's `escape` option and
-    /// MySQL's exports do). Unset: a quote inside a quoted field must be doubled,
-    /// and a backslash is an ordinary character.
-    pub escape: Option<char>,
-    /// Does the CSV have a header line? Without one, columns are named `_c0`, `_c1`, ...
-    pub has_header: Option<bool>,
-    /// CSV lines (records) before the header to keep aside, e.g. a report banner.
-    pub skip_rows: Option<usize>,
-    /// CSV field texts silver reads as NULL (default: only the empty field;
-    /// in JSON only `null` or a missing key is NULL, `""` is the empty string).
-    pub null_tokens: Option<Vec<String>>,
-    /// Decimal separator silver uses for numeric columns: `.` (default) or `,`.
-    pub decimal_separator: Option<char>,
-    /// Text encoding label (WHATWG names: `utf-8`, `windows-1251`, `latin1`, `utf-16le`).
-    pub encoding: Option<String>,
-}
-
-impl IngestOptions {
-    /// These options, with every unset one taken from `fallback`.
-    pub fn or(&self, fallback: &IngestOptions) -> IngestOptions {
-        IngestOptions {
-            format: self.format.or(fallback.format),
-            delimiter: self.delimiter.or(fallback.delimiter),
-            quote: self.quote.or(fallback.quote),
-            escape: self.escape.or(fallback.escape),
-            has_header: self.has_header.or(fallback.has_header),
-            skip_rows: self.skip_rows.or(fallback.skip_rows),
-            null_tokens: self
-                .null_tokens
-                .clone()
-                .or_else(|| fallback.null_tokens.clone()),
-            decimal_separator: self.decimal_separator.or(fallback.decimal_separator),
-            encoding: self.encoding.clone().or_else(|| fallback.encoding.clone()),
-        }
-    }
-}
-
-/// The CSV dialect a batch was read with, detected or set by the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CsvDialect {
-    pub delimiter: char,
-    pub quote: char,
-    /// Escape character inside quoted fields (`\\`), if the user set one.
-    #[serde(default)]
-    pub escape: Option<char>,
-    pub has_header: bool,
-    /// Records before the header, kept in the batch log as `skipped_lines`.
-    pub skip_rows: usize,
-    pub null_tokens: Vec<String>,
-    pub decimal_separator: char,
-    /// Which settings were detected from the content (`delimiter`, `has_header`, `skip_rows`).
-    pub detected: Vec<String>,
-}
-
-impl CsvDialect {
-    /// "delimiter ';', quote '\"', header on, 1 line skipped" for the batch log.
-    pub fn describe(&self) -> String {
-        let delim = match self.delimiter {
-            '\t' => "tab".to_string(),
-            c => format!("'{c}'"),
-        };
-        let mut s = format!(
-            "delimiter {delim}, quote '{}', {}",
-            self.quote,
-            if self.has_header {
-                "header line"
-            } else {
-                "no header"
-            }
-        );
-        if let Some(e) = self.escape {
-            s.push_str(&format!(", escape '{e}'"));
-        }
-        if self.skip_rows > 0 {
-            s.push_str(&format!(", {} line(s) skipped before it", self.skip_rows));
-        }
-        if self.decimal_separator != '.' {
-            s.push_str(&format!(", decimal '{}'", self.decimal_separator));
-        }
-        s
-    }
-}
 
 /// One record of a file as bronze keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,17 +35,6 @@ pub struct RawRecord {
     /// (a JSON object with a duplicate key: the last value is read). Unlike
     /// a corrupt reason it does not send the record to the quarantine.
     pub warning: Option<String>,
-}
-
-/// A CSV header name that a batch reads under another name (see [`map_header_names`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HeaderRename {
-    /// 0-based position of the column in the header.
-    pub position: usize,
-    /// The name exactly as the header has it (possibly padded or empty).
-    pub original: String,
-    /// The name silver, typed bronze and rules read the column by.
-    pub name: String,
 }
 
 /// Are two names equal ignoring case? Compared under Unicode NFC ([`nfc`]:

@@ -1,0 +1,152 @@
+//! What a caller asks the engine and what it answers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bronze::IngestOptions;
+use crate::forget::ErasurePlan;
+use crate::kafka::KafkaMessage;
+use crate::lineage::RowTrail;
+use crate::pipeline_def::{AntiPatterns, BronzeMode, PipelineDef};
+use crate::rules::Rule;
+use crate::runs::RunMode;
+use crate::view::{PipelineView, TableView};
+
+/// Language of the texts the engine writes (check observations, example rationales).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    #[default]
+    En,
+    Ru,
+}
+
+/// What a caller can ask.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// Replace everything with a bundled example (see [`crate::examples::EXAMPLES`]) and run it.
+    LoadExample {
+        example: String,
+        lang: Lang,
+        /// Store every bronze table of the example in this mode (default: as the example declares, raw).
+        #[serde(default)]
+        bronze_mode: Option<BronzeMode>,
+    },
+    /// Replace everything with this pipeline (empty bronze tables) and run it.
+    LoadPipeline { pipeline: PipelineDef },
+    /// Append a file to a bronze table as a new batch, then rerun.
+    Ingest {
+        /// Bronze table, with or without the `bronze.` prefix.
+        table: String,
+        file_name: String,
+        bytes: Vec<u8>,
+        /// Format and CSV dialect overrides; anything unset is detected.
+        #[serde(default)]
+        options: IngestOptions,
+    },
+    /// Read a batch's file again from the landing zone with other options and
+    /// append it as a new batch (the old batch stays), then rerun.
+    Reingest {
+        batch_id: String,
+        #[serde(default)]
+        options: IngestOptions,
+        /// Keep `options` as the table's settings for its next files.
+        #[serde(default)]
+        remember: bool,
+    },
+    /// Make an earlier version of a silver or gold table current (a new RESTORE version).
+    Restore { table: String, version: u64 },
+    /// Rebuild silver and gold from bronze alone and compare with the current tables.
+    Replay,
+    /// Append messages to the Kafka topic in front of a bronze table (nothing reaches bronze yet).
+    KafkaProduce {
+        table: String,
+        messages: Vec<KafkaMessage>,
+    },
+    /// Poll up to `max` messages from the committed offset into bronze as one
+    /// micro-batch, then commit, then rerun. With `crash_before_commit` the
+    /// consumer dies after writing and before committing: the next poll
+    /// delivers the same messages again.
+    KafkaPoll {
+        table: String,
+        #[serde(default)]
+        max: Option<usize>,
+        #[serde(default)]
+        crash_before_commit: bool,
+    },
+    /// Right to be forgotten (seed 000 §7): delete the bronze rows where the SQL
+    /// `predicate` over bronze's columns is TRUE, from every version, with the
+    /// landed files they came from and silver / gold snapshots that held them.
+    /// Logged with `reason`; then a full refresh.
+    Forget {
+        table: String,
+        predicate: String,
+        reason: String,
+        /// The bronze row count the plan showed ([`Request::PlanForget`]):
+        /// the delete is refused if the condition now matches another number.
+        #[serde(default)]
+        expected_rows: Option<usize>,
+    },
+    /// What a [`Request::Forget`] with this condition would erase, per table
+    /// with a sample of the rows (a dry run; nothing changes). Answered with
+    /// [`Response::ErasurePlan`].
+    PlanForget { table: String, predicate: String },
+    /// Choose how runs process bronze: everything, or only batches past the watermark.
+    SetRunMode { mode: RunMode },
+    /// Run now, in the current mode; `full_refresh` rebuilds from all of bronze once.
+    Run {
+        #[serde(default)]
+        full_refresh: bool,
+    },
+    /// Replace the rule registry of a silver table, then rerun.
+    SetRules {
+        silver_table: String,
+        rules: Vec<Rule>,
+    },
+    /// Replace a gold model's SQL, then rerun.
+    SetGoldSql { model: String, sql: String },
+    /// Switch anti-patterns on or off (seed 003 §6), then rerun.
+    SetAntiPatterns { anti_patterns: AntiPatterns },
+    /// Change the language of engine-written texts.
+    SetLang { lang: Lang },
+    /// A page of one table's rows.
+    GetTable {
+        table: String,
+        offset: usize,
+        limit: usize,
+        /// An earlier version (time travel); `None` is the current one.
+        #[serde(default)]
+        version: Option<u64>,
+        /// Only bronze rows with a `_corrupt_reason`.
+        #[serde(default)]
+        corrupt_only: bool,
+    },
+    /// The rule registry of a silver table as a markdown table.
+    ExportRules { silver_table: String },
+    /// The row trail of row `row` (0-based, in the current version) of a
+    /// silver, quarantine or gold table: its bronze records and every rule's
+    /// outcome on them, or the silver rows behind a gold row.
+    Trail { table: String, row: usize },
+    /// The current state, unchanged.
+    Snapshot,
+}
+
+/// What the engine answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    Snapshot(PipelineView),
+    Table(TableView),
+    /// Answer to [`Request::Trail`].
+    Trail(RowTrail),
+    /// Answer to [`Request::PlanForget`].
+    ErasurePlan(ErasurePlan),
+    Text {
+        text: String,
+    },
+    /// The request could not be carried out; nothing changed.
+    Error {
+        message: String,
+    },
+}

@@ -1,0 +1,86 @@
+//! Messages between the page and the engine's Web Worker.
+//!
+//! The page posts a JavaScript object `{ id, request, file? }`: `request` is a
+//! [`Request`] as JSON text, `file` an optional `File` (the bytes of an
+//! [`Request::Ingest`], never sent as a JSON array of numbers; the worker
+//! reads them and fills `bytes`). The worker posts `{ message }`, a
+//! [`FromEngine`] as JSON text. Each request has an `id`; every answer and
+//! progress report names the id it belongs to, so the page can match them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Request, Response};
+
+/// Identifies one request of the page to the engine (increasing from 1).
+pub type RequestId = u64;
+
+/// A request as the page sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub id: RequestId,
+    pub request: Request,
+}
+
+/// What the engine's worker tells the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromEngine {
+    /// The engine's WebAssembly is downloading: `loaded_bytes` of
+    /// `total_bytes` (0 when the server did not say). Sent by the worker's
+    /// loader script (`static/engine-loader.js`) before the engine runs.
+    Loading { loaded_bytes: u64, total_bytes: u64 },
+    /// The engine is loaded and takes requests (sent once, after loading).
+    Ready,
+    /// The engine could not start (e.g. the browser refused the module).
+    Failed { message: String },
+    /// Request `id` is under way: how far it got.
+    Progress { id: RequestId, progress: Progress },
+    /// Request `id` is done (successfully or not).
+    Done { id: RequestId, response: Response },
+}
+
+/// How far a long request got. Each variant names what is being done; the
+/// page draws it as a progress bar with a line of text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum Progress {
+    /// Reading a file into records: `bytes` of `total_bytes` read (bytes),
+    /// `records` found so far.
+    Reading {
+        file: String,
+        bytes: u64,
+        total_bytes: u64,
+        records: u64,
+    },
+    /// Running rule `rule` (its id) of silver table `table` (qualified):
+    /// the `n`th (1-based) of `of` rules of the run.
+    Rule {
+        table: String,
+        rule: String,
+        n: u32,
+        of: u32,
+    },
+    /// Building gold model `table` (qualified), `n` of `of`.
+    Model { table: String, n: u32, of: u32 },
+    /// Writing table `table` (qualified) to the lake: `n` of `of` tables.
+    Writing { table: String, n: u32, of: u32 },
+}
+
+impl Progress {
+    /// Fraction done, 0.0–1.0, for a progress bar.
+    pub fn fraction(&self) -> f64 {
+        let (n, of) = match self {
+            Progress::Reading {
+                bytes, total_bytes, ..
+            } => (*bytes as f64, *total_bytes as f64),
+            Progress::Rule { n, of, .. }
+            | Progress::Model { n, of, .. }
+            | Progress::Writing { n, of, .. } => (*n as f64, *of as f64),
+        };
+        if of > 0.0 {
+            (n / of).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}
