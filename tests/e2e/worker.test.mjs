@@ -3,7 +3,8 @@
 // long task is printed), and Cancel leaves no partial batch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, readdirSync } from 'node:fs';
+import { readFileSync, statSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
@@ -56,7 +57,10 @@ test('the page paints before the engine loads; a large file is read in the worke
   const batchesBefore = await page.locator('#batch-log .batch-row').count();
 
   const { csv, rows } = bigTaxiCsv(BIG_MB);
-  const file = { name: 'big_trips.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) };
+  // A file on disk, as a learner picks one: Chromium reads it itself (a
+  // buffer would be decoded on the page's thread by the test driver).
+  const file = join(mkdtempSync(join(tmpdir(), 'medallion-')), 'big_trips.csv');
+  writeFileSync(file, csv);
 
   // Cancel while the worker reads: nothing of the file is kept.
   await page.setInputFiles('#file-bronze-nyc_taxi_yellow', file);
