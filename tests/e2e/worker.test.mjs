@@ -55,6 +55,7 @@ test('the page paints before the engine loads; a large file is read in the worke
   await page.click('#card-bronze-nyc_taxi_yellow');
   await page.waitForSelector('#batch-log .batch-row');
   const batchesBefore = await page.locator('#batch-log .batch-row').count();
+  const batchLogBefore = await page.locator('#batch-log').innerText();
 
   const { csv, rows } = bigTaxiCsv(BIG_MB);
   // A file on disk, as a learner picks one: Chromium reads it itself (a
@@ -73,6 +74,8 @@ test('the page paints before the engine loads; a large file is read in the worke
   assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
   assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 260);
   assert.equal(await page.locator('#batch-log .batch-row').count(), batchesBefore, 'no partial batch in the batch log');
+  // The new engine holds the same batches: ids, times and checksums as before.
+  assert.equal(await page.locator('#batch-log').innerText(), batchLogBefore);
   // The restored engine answers: a table page comes from it, not from the old view.
   await page.click('#card-silver-nyc_taxi_yellow');
   await page.click('#card-bronze-nyc_taxi_yellow');

@@ -60,6 +60,8 @@ struct Pending {
     id: RequestId,
     request: Request,
     file: Option<File>,
+    /// When the request was first made (µs since the epoch; kept in the journal).
+    now_micros: i64,
     done: Callback<Response>,
 }
 
@@ -74,12 +76,20 @@ struct Inner {
     sent: BTreeMap<RequestId, Pending>,
     /// Answered requests that changed the engine's state, oldest first,
     /// since the last example or pipeline was loaded.
-    journal: Vec<(Request, Option<File>)>,
+    journal: Vec<Journaled>,
     /// Set while a new worker is being given the journal again.
     restoring: bool,
     status: Callback<EngineStatus>,
     last_status: EngineStatus,
     seed: u128,
+}
+
+/// An answered request that changed the engine's state, with its file and
+/// the time it was made (a new worker is given it again as it was).
+struct Journaled {
+    request: Request,
+    file: Option<File>,
+    now_micros: i64,
 }
 
 /// Shared handle on the engine worker.
@@ -182,15 +192,21 @@ impl Engine {
 
     /// Runs `request` and hands the response to `done`.
     pub fn send(&self, request: Request, done: Callback<Response>) {
-        self.enqueue(request, None, done);
+        self.enqueue(request, None, now_micros(), done);
     }
 
     /// Runs an ingest whose bytes are `file`'s (read in the worker).
     pub fn send_file(&self, request: Request, file: File, done: Callback<Response>) {
-        self.enqueue(request, Some(file), done);
+        self.enqueue(request, Some(file), now_micros(), done);
     }
 
-    fn enqueue(&self, request: Request, file: Option<File>, done: Callback<Response>) {
+    fn enqueue(
+        &self,
+        request: Request,
+        file: Option<File>,
+        now_micros: i64,
+        done: Callback<Response>,
+    ) {
         let failed = {
             let mut inner = self.0.borrow_mut();
             let id = inner.next_id;
@@ -199,6 +215,7 @@ impl Engine {
                 id,
                 request,
                 file,
+                now_micros,
                 done,
             };
             if inner.failed {
@@ -285,7 +302,11 @@ impl Engine {
                         if starts_over(&p.request) {
                             inner.journal.clear();
                         }
-                        inner.journal.push((p.request, p.file));
+                        inner.journal.push(Journaled {
+                            request: p.request,
+                            file: p.file,
+                            now_micros: p.now_micros,
+                        });
                     }
                     if inner.sent.is_empty() && inner.unsent.is_empty() {
                         inner.restoring = false;
@@ -329,13 +350,13 @@ impl Engine {
             return;
         }
         let last = journal.len() - 1;
-        for (i, (request, file)) in journal.into_iter().enumerate() {
+        for (i, j) in journal.into_iter().enumerate() {
             let done = if i == last {
                 restored.clone()
             } else {
                 Callback::noop()
             };
-            self.enqueue(request, file, done);
+            self.enqueue(j.request, j.file, j.now_micros, done);
         }
     }
 
@@ -397,11 +418,17 @@ impl Inner {
     }
 }
 
+/// The page's clock, µs since the Unix epoch (UTC).
+fn now_micros() -> i64 {
+    (js_sys::Date::now() * 1000.0) as i64
+}
+
 /// Posts one request to the worker: `{ id, request: <JSON text>, file? }`.
 fn post(worker: &Worker, p: &Pending) -> Result<(), String> {
     let text = serde_json::to_string(&Envelope {
         id: p.id,
         request: p.request.clone(),
+        now_micros: Some(p.now_micros),
     })
     .map_err(|e| format!("the request could not be encoded: {e}"))?;
     let msg = js_sys::Object::new();

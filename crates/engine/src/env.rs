@@ -75,6 +75,35 @@ impl IdGenerator for SequentialIds {
     }
 }
 
+/// A clock set from outside before each request (the Web Worker sets it to
+/// the time the page made the request): each reading is the time set plus
+/// 1 µs per earlier reading since, so readings stay ordered and the same
+/// requests with the same times give the same timestamps. Before the first
+/// `set`, it reads the system clock.
+#[derive(Debug, Default)]
+pub struct RequestClock {
+    next: std::sync::atomic::AtomicI64,
+}
+
+impl RequestClock {
+    /// The following readings start at `micros` (µs since the Unix epoch, UTC).
+    pub fn set(&self, micros: i64) {
+        self.next.store(micros, Ordering::SeqCst);
+    }
+}
+
+impl Clock for RequestClock {
+    fn now_micros(&self) -> i64 {
+        let t = self.next.fetch_add(1, Ordering::SeqCst);
+        if t == 0 {
+            self.next.store(0, Ordering::SeqCst);
+            SystemClock.now_micros()
+        } else {
+            t
+        }
+    }
+}
+
 /// UUIDs (v4 layout) drawn from a session seed and a counter: the same seed
 /// and the same requests give the same ids. The Web Worker uses it so that a
 /// new worker given the session's requests again (after **Cancel**) names
@@ -121,6 +150,17 @@ mod tests {
         assert_ne!(first[0], first[1]);
         assert_eq!(first[0].get_version_num(), 4);
         assert_eq!(first[0].get_variant(), uuid::Variant::RFC4122);
+    }
+
+    #[test]
+    fn a_request_clock_reads_the_time_set_then_one_microsecond_more_each_time() {
+        let c = RequestClock::default();
+        assert!(c.now_micros() > 1_600_000_000_000_000, "the system clock before a set");
+        c.set(1_700_000_000_000_000);
+        assert_eq!(c.now_micros(), 1_700_000_000_000_000);
+        assert_eq!(c.now_micros(), 1_700_000_000_000_001);
+        c.set(1_700_000_005_000_000);
+        assert_eq!(c.now_micros(), 1_700_000_005_000_000);
     }
 
     #[test]

@@ -19,6 +19,13 @@ pub type RequestId = u64;
 pub struct Envelope {
     pub id: RequestId,
     pub request: Request,
+    /// The page's clock when the request was first made, µs since the Unix
+    /// epoch (UTC). The engine's clock reads this (plus 1 µs per reading)
+    /// during the request, so a request given again to a new worker (after
+    /// a cancel) stamps `_ingest_ts` and versions exactly as the first time.
+    /// `None`: the worker's own clock.
+    #[serde(default)]
+    pub now_micros: Option<i64>,
 }
 
 /// What the engine's worker tells the page.

@@ -16,7 +16,7 @@ mod worker {
     use std::sync::Arc;
 
     use futures::lock::Mutex;
-    use medallion_engine::env::{IdGenerator, RandomIds, SeededIds, SystemClock};
+    use medallion_engine::env::{IdGenerator, RandomIds, RequestClock, SeededIds};
     use medallion_engine::Playground;
     use medallion_protocol::wire::{Envelope, FromEngine};
     use medallion_protocol::{Request, Response};
@@ -104,7 +104,10 @@ mod worker {
             Some(seed) => Arc::new(SeededIds::new(seed)),
             None => Arc::new(RandomIds),
         };
-        let engine = match Playground::with_env(Arc::new(SystemClock), ids) {
+        // The clock reads the time the page made each request, so a request
+        // given again to a new worker stamps exactly what it stamped first.
+        let clock = Arc::new(RequestClock::default());
+        let engine = match Playground::with_env(clock.clone(), ids) {
             Ok(pg) => Rc::new(Mutex::new(pg)),
             Err(e) => {
                 post(&FromEngine::Failed {
@@ -114,7 +117,7 @@ mod worker {
             }
         };
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
-            let engine = engine.clone();
+            let (engine, clock) = (engine.clone(), clock.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 // Requests run in arrival order: each task takes the lock
                 // before its first await (the lock queues in order).
@@ -131,6 +134,9 @@ mod worker {
                     }
                 };
                 let id = env.id;
+                if let Some(now) = env.now_micros {
+                    clock.set(now);
+                }
                 pg.set_progress(Some(Box::new(move |progress| {
                     post(&FromEngine::Progress { id, progress })
                 })));
