@@ -17,7 +17,7 @@ use crate::components::checks::ChecksPanel;
 use crate::components::pipeline::PipelineStrip;
 use crate::components::rules::RulesPanel;
 use crate::components::runbar::RunBar;
-use crate::components::status::EngineStatusBar;
+use crate::components::status::{EngineStatusBar, SessionBar};
 use crate::components::table::TablePanel;
 use crate::components::trail::TrailDialog;
 use crate::engine::Engine;
@@ -184,13 +184,24 @@ pub fn app() -> Html {
         let on_response = on_response.clone();
         let lang = *lang;
         use_effect_with((), move |_| {
-            engine.send(
+            // The saved session if there is one (the state before a reload), else the default example.
+            let start = on_response(true);
+            let engine2 = engine.clone();
+            engine.start(
+                crate::session::take_over_requested(),
                 Request::LoadExample {
                     example: DEFAULT_EXAMPLE.into(),
                     lang,
                     bronze_mode: None,
                 },
-                on_response(true),
+                Callback::from(move |r: Response| {
+                    // Engine-written texts follow the page's language.
+                    let other_lang = matches!(&r, Response::Snapshot(v) if v.lang != lang);
+                    start.emit(r);
+                    if other_lang {
+                        engine2.send(Request::SetLang { lang }, start.clone());
+                    }
+                }),
             );
         });
     }
@@ -743,6 +754,7 @@ pub fn app() -> Html {
                 <span class={classes!("run-status", (!v.run.ok).then_some("bad"))} id="run-status">
                     { format!("{} {:.0} {}", t(lang_v, "recomputed"), v.run.duration_ms, t(lang_v, "ms")) }
                 </span>
+                <SessionBar engine={(*engine).clone()} lang={lang_v} />
                 <button class="ghost" onclick={on_reload}>{ t(lang_v, "reload") }</button>
                 <button class="ghost" id="lang-switch" onclick={on_lang}>{ t(lang_v, "lang_switch") }</button>
             </header>

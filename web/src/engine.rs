@@ -11,7 +11,8 @@
 //! cancel note, and starts a new worker that is given again every request
 //! that changed the engine's state and was answered (the journal): the
 //! state the page showed before the cancelled request, without any trace of
-//! it (no partial batch).
+//! it (no partial batch). The journal is also saved in the browser
+//! (`session.rs`), so a reload starts a worker the same way.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -54,6 +55,24 @@ pub enum EngineStatus {
     Failed(String),
 }
 
+/// Is the session saved in this browser (see `session.rs`)?
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionState {
+    /// Reading the saved session.
+    Opening,
+    /// This tab owns the saved session; every change is saved. `used`:
+    /// bytes this site uses in the browser's storage, if known.
+    Saved { used: Option<u64> },
+    /// Another tab owns the saved session: this one shows it, but its
+    /// changes are not saved (until it takes over).
+    ReadOnly,
+    /// Another tab took the saved session over: changes here are not saved.
+    Lost,
+    /// Saving failed (e.g. the browser's storage is full): the session goes
+    /// on in this tab, changes from now on are not saved. The text says why.
+    NotSaved(String),
+}
+
 /// A request on its way: not yet posted (the worker is loading) or posted
 /// and not answered.
 struct Pending {
@@ -62,6 +81,9 @@ struct Pending {
     file: Option<File>,
     /// When the request was first made (µs since the epoch; kept in the journal).
     now_micros: i64,
+    /// Save it with the session once answered (not when it is a journal
+    /// entry given again to a new worker: that one is saved already).
+    save: bool,
     done: Callback<Response>,
 }
 
@@ -82,6 +104,8 @@ struct Inner {
     status: Callback<EngineStatus>,
     last_status: EngineStatus,
     seed: u128,
+    session: SessionState,
+    session_listener: Callback<SessionState>,
 }
 
 /// An answered request that changed the engine's state, with its file and
@@ -123,7 +147,7 @@ fn starts_over(request: &Request) -> bool {
 }
 
 impl Engine {
-    /// Starts the worker.
+    /// A handle; the worker starts with [`Engine::start`].
     pub fn new() -> Self {
         let engine = Engine(Rc::new(RefCell::new(Inner {
             worker: None,
@@ -142,9 +166,123 @@ impl Engine {
                 total: 0,
             },
             seed: session_seed(),
+            session: SessionState::Opening,
+            session_listener: Callback::noop(),
         })));
-        engine.spawn();
         engine
+    }
+
+    /// Opens the saved session and starts the worker: the saved requests
+    /// are given to it again (the state before the reload), or else
+    /// `first` runs (the default example); `done` hears the answer. With
+    /// `steal`, this tab takes the saved session over from another tab.
+    pub fn start(&self, steal: bool, first: Request, done: Callback<Response>) {
+        let this = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let lost = {
+                let this = this.clone();
+                move || this.set_session(SessionState::Lost)
+            };
+            let owner = crate::session::lock(steal, lost).await;
+            let (saved, problem) = match crate::session::load().await {
+                Ok(s) => (s, None),
+                Err(e) => (
+                    crate::session::SavedSession {
+                        seed: None,
+                        entries: vec![],
+                    },
+                    Some(e),
+                ),
+            };
+            if let Some(seed) = saved.seed.as_deref().and_then(|h| u128::from_str_radix(h, 16).ok()) {
+                this.0.borrow_mut().seed = seed;
+            }
+            this.set_session(match problem {
+                Some(e) => SessionState::NotSaved(e),
+                None if owner => SessionState::Saved { used: None },
+                None => SessionState::ReadOnly,
+            });
+            this.refresh_used();
+            this.spawn();
+            let entries: Vec<Journaled> = saved
+                .entries
+                .into_iter()
+                .filter_map(|e| {
+                    Some(Journaled {
+                        request: serde_json::from_str(&e.request).ok()?,
+                        file: e.file,
+                        now_micros: e.now_micros,
+                    })
+                })
+                .collect();
+            if entries.is_empty() {
+                this.enqueue(first, None, now_micros(), true, done);
+            } else {
+                this.0.borrow_mut().restoring = true;
+                this.status(EngineStatus::Restoring);
+                this.replay(entries, done);
+            }
+        });
+    }
+
+    /// Gives `entries` (journal entries, already saved) to the worker again;
+    /// `done` hears the answer to the last.
+    fn replay(&self, entries: Vec<Journaled>, done: Callback<Response>) {
+        let Some(last) = entries.len().checked_sub(1) else {
+            self.send(Request::Snapshot, done);
+            return;
+        };
+        for (i, j) in entries.into_iter().enumerate() {
+            let cb = if i == last { done.clone() } else { Callback::noop() };
+            self.enqueue(j.request, j.file, j.now_micros, false, cb);
+        }
+    }
+
+    /// Saves one answered request with the session (in the background).
+    fn save(&self, p: &Pending, clear: bool, seed: String) {
+        let Ok(text) = serde_json::to_string(&p.request) else {
+            return;
+        };
+        let (file, now, this) = (p.file.clone(), p.now_micros, self.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            match crate::session::append(&seed, &text, now, file, clear).await {
+                Ok(()) => this.refresh_used(),
+                Err(e) => this.set_session(SessionState::NotSaved(e)),
+            }
+        });
+    }
+
+    /// Asks the browser how much storage the site uses, for the session line.
+    fn refresh_used(&self) {
+        let this = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let used = crate::session::used_bytes().await;
+            if matches!(this.0.borrow().session, SessionState::Saved { .. }) {
+                this.set_session(SessionState::Saved { used });
+            }
+        });
+    }
+
+    /// From now on `listener` hears every change of [`SessionState`] (the current one first).
+    pub fn listen_session(&self, listener: Callback<SessionState>) {
+        let current = {
+            let mut inner = self.0.borrow_mut();
+            inner.session_listener = listener.clone();
+            inner.session.clone()
+        };
+        listener.emit(current);
+    }
+
+    fn set_session(&self, state: SessionState) {
+        let cb = {
+            let mut inner = self.0.borrow_mut();
+            if inner.session == state {
+                return;
+            }
+            inner.session = state.clone();
+            inner.session_listener.clone()
+        };
+        cb.emit(state);
     }
 
     fn spawn(&self) {
@@ -192,12 +330,12 @@ impl Engine {
 
     /// Runs `request` and hands the response to `done`.
     pub fn send(&self, request: Request, done: Callback<Response>) {
-        self.enqueue(request, None, now_micros(), done);
+        self.enqueue(request, None, now_micros(), true, done);
     }
 
     /// Runs an ingest whose bytes are `file`'s (read in the worker).
     pub fn send_file(&self, request: Request, file: File, done: Callback<Response>) {
-        self.enqueue(request, Some(file), now_micros(), done);
+        self.enqueue(request, Some(file), now_micros(), true, done);
     }
 
     fn enqueue(
@@ -205,6 +343,7 @@ impl Engine {
         request: Request,
         file: Option<File>,
         now_micros: i64,
+        save: bool,
         done: Callback<Response>,
     ) {
         let failed = {
@@ -216,6 +355,7 @@ impl Engine {
                 request,
                 file,
                 now_micros,
+                save,
                 done,
             };
             if inner.failed {
@@ -299,8 +439,12 @@ impl Engine {
                         return;
                     };
                     if changes_state(&p.request) && !matches!(response, Response::Error { .. }) {
-                        if starts_over(&p.request) {
+                        let clear = starts_over(&p.request);
+                        if clear {
                             inner.journal.clear();
+                        }
+                        if p.save && matches!(inner.session, SessionState::Saved { .. }) {
+                            self.save(&p, clear, format!("{:032x}", inner.seed));
                         }
                         inner.journal.push(Journaled {
                             request: p.request,
@@ -345,19 +489,7 @@ impl Engine {
         self.status(EngineStatus::Restoring);
         self.spawn();
         let journal = std::mem::take(&mut self.0.borrow_mut().journal);
-        if journal.is_empty() {
-            self.send(Request::Snapshot, restored);
-            return;
-        }
-        let last = journal.len() - 1;
-        for (i, j) in journal.into_iter().enumerate() {
-            let done = if i == last {
-                restored.clone()
-            } else {
-                Callback::noop()
-            };
-            self.enqueue(j.request, j.file, j.now_micros, done);
-        }
+        self.replay(journal, restored);
     }
 
     /// After a failure: the same as a cancel (a new engine with the journal).

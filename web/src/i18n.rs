@@ -118,6 +118,34 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         ),
         "restoring" => ("Cancelled; restoring the tables as they were…", "Отменено; восстанавливаем таблицы как были…"),
         "restart_engine" => ("Restart the engine", "Перезапустить движок"),
+        "saved" => ("Saved in this browser", "Сохранено в браузере"),
+        "saved_hint" => (
+            "Every change is saved in this browser: a reload, or closing and reopening the tab, brings back the same tables, versions, quarantine history and rules.",
+            "Каждое изменение сохраняется в браузере: после перезагрузки или повторного открытия вкладки вернутся те же таблицы, версии, история карантина и правила.",
+        ),
+        "start_fresh" => ("Start fresh", "Начать заново"),
+        "start_fresh_confirm" => (
+            "Start fresh? Everything saved in this browser (files, versions, rule edits) is deleted and the default example opens.",
+            "Начать заново? Всё сохранённое в браузере (файлы, версии, правки правил) будет удалено, откроется пример по умолчанию.",
+        ),
+        "read_only" => (
+            "Open in another tab: changes here are not saved",
+            "Открыто в другой вкладке: изменения здесь не сохраняются",
+        ),
+        "take_over" => ("Take over", "Перехватить"),
+        "taken_over" => (
+            "Another tab took over: changes here are no longer saved",
+            "Другая вкладка перехватила сессию: изменения здесь больше не сохраняются",
+        ),
+        "reload_page" => ("Reload", "Перезагрузить"),
+        "storage_full" => (
+            "Browser storage is full: this session goes on, but changes from now on are not saved",
+            "Хранилище браузера заполнено: сессия продолжается, но дальнейшие изменения не сохраняются",
+        ),
+        "not_saved" => (
+            "Not saved in this browser: changes from now on are kept in this tab only",
+            "Не сохраняется в браузере: дальнейшие изменения остаются только в этой вкладке",
+        ),
         "progress_reading" => ("Reading", "Читаем"),
         "progress_records" => ("records", "записей"),
         "progress_rule" => ("rule", "правило"),

@@ -4,6 +4,7 @@ mod app;
 mod components;
 mod engine;
 mod i18n;
+mod session;
 
 /// A panic aborts the WebAssembly module: every later call fails. Say so on
 /// the page (plainly, without Yew, which is gone too) instead of leaving a

@@ -2,13 +2,14 @@
 //! engine… 12 of 54 MB") before the first answer, a progress bar with
 //! **Cancel** while a request runs longer than a moment, and a notice with
 //! **Restart** if the engine stopped. Only this component re-renders on
-//! progress reports, never the panels.
+//! progress reports, never the panels. [`SessionBar`]: whether the session
+//! is saved in this browser.
 
 use medallion_protocol::wire::Progress;
 use medallion_protocol::{Lang, Response};
 use yew::prelude::*;
 
-use crate::engine::{Engine, EngineStatus};
+use crate::engine::{Engine, EngineStatus, SessionState};
 use crate::i18n::t;
 
 #[derive(Properties, PartialEq, Clone)]
@@ -109,6 +110,69 @@ pub fn engine_status_bar(p: &Props) -> Html {
                 <span>{ message.clone() }</span>
                 <button id="engine-restart" onclick={restart}>{ t(lang, "restart_engine") }</button>
             </div>
+        },
+    }
+}
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct SessionProps {
+    pub engine: Engine,
+    pub lang: Lang,
+}
+
+/// The top bar's word on the saved session: saved in this browser (with
+/// the storage used) and **Start fresh**; or read-only because another
+/// tab has it, with **Take over**; or not saved, and why.
+#[function_component(SessionBar)]
+pub fn session_bar(p: &SessionProps) -> Html {
+    let state = use_state(|| SessionState::Opening);
+    {
+        let (engine, state) = (p.engine.clone(), state.clone());
+        use_effect_with((), move |_| {
+            engine.listen_session(Callback::from(move |s| state.set(s)));
+        });
+    }
+    let lang = p.lang;
+    let start_fresh = Callback::from(move |_| {
+        if !crate::app::confirm(t(lang, "start_fresh_confirm")) {
+            return;
+        }
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Err(e) = crate::session::clear().await {
+                web_sys::console::error_1(&format!("the saved session could not be cleared: {e}").into());
+            }
+            let _ = gloo::utils::window().location().reload();
+        });
+    });
+    let take_over = Callback::from(|_| crate::session::take_over_on_reload());
+    let reload = Callback::from(|_| {
+        let _ = gloo::utils::window().location().reload();
+    });
+    match &*state {
+        SessionState::Opening => html! {},
+        SessionState::Saved { used } => html! {
+            <span class="session" id="session-state">
+                <span title={t(lang, "saved_hint")}>{ t(lang, "saved") }{ used.map(|b| format!(" · {}", megabytes(b))).unwrap_or_default() }</span>
+                <button class="ghost" id="start-fresh" onclick={start_fresh}>{ t(lang, "start_fresh") }</button>
+            </span>
+        },
+        SessionState::ReadOnly => html! {
+            <span class="session warn" id="session-state">
+                <span>{ t(lang, "read_only") }</span>
+                <button class="ghost" id="take-over" onclick={take_over}>{ t(lang, "take_over") }</button>
+            </span>
+        },
+        SessionState::Lost => html! {
+            <span class="session warn" id="session-state">
+                <span>{ t(lang, "taken_over") }</span>
+                <button class="ghost" onclick={reload}>{ t(lang, "reload_page") }</button>
+            </span>
+        },
+        SessionState::NotSaved(why) => html! {
+            <span class="session warn" id="session-state">
+                <span title={why.clone()}>{ if crate::session::is_quota(why) { t(lang, "storage_full") } else { t(lang, "not_saved") } }</span>
+                <button class="ghost" id="start-fresh" onclick={start_fresh}>{ t(lang, "start_fresh") }</button>
+            </span>
         },
     }
 }

@@ -1,0 +1,109 @@
+// The session survives a reload: counts, versions, quarantine history, the
+// batch log and a rule edit come back exactly; a second tab opens it
+// read-only and can take it over; Start fresh clears it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
+
+const TABLES = ['bronze.nyc_taxi_yellow', 'bronze.taxi_zone_lookup', 'silver.nyc_taxi_yellow', 'silver.quarantine', 'gold.trips_by_borough_daily'];
+
+/// What a learner sees of the session: every card's count, the quarantine
+/// card (with its history), silver's versions, the batch log and F2's expression.
+async function state(page) {
+  const counts = {};
+  for (const t of TABLES) counts[t] = await count(page, t);
+  await page.click('#card-silver-nyc_taxi_yellow');
+  await page.waitForSelector('#version-select');
+  const versions = await page.locator('#version-select option').allInnerTexts();
+  await page.click('#card-bronze-nyc_taxi_yellow');
+  await page.waitForSelector('#batch-log .batch-row');
+  const batchLog = await page.locator('#batch-log').innerText();
+  return {
+    counts,
+    quarantineCard: await page.locator('#card-silver-quarantine').innerText(),
+    versions,
+    batchLog,
+    f2: await page.locator('#rule-F2 textarea.rule-expr').inputValue(),
+  };
+}
+
+test('a reload restores the session; a second tab is read-only until it takes over; Start fresh clears it', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+
+  // A rule edit, then a file with one good and one bad trip.
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 247);
+  const csv = 'VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,passenger_count,trip_distance,RatecodeID,store_and_fwd_flag,PULocationID,DOLocationID,payment_type,fare_amount,extra,mta_tax,tip_amount,tolls_amount,improvement_surcharge,total_amount,congestion_surcharge\n'
+    + '1,2020-07-01 00:25:32,2020-07-01 00:33:39,1,1.50,1,N,238,75,2,8,0.5,0.5,0,0,0.3,9.3,0\n'
+    + '2,2020-07-01 00:05:00,2020-07-01 00:15:00,1,2.00,1,N,161,236,1,-10,0.5,0.5,2,0,0.3,-6.7,2.5\n';
+  await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'two_trips.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await waitForCount(page, 'bronze.nyc_taxi_yellow', 268);
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 248);
+  await waitForCount(page, 'silver.quarantine', 20);
+  // A looser F2 releases rows: the quarantine keeps them as history.
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 200');
+  await page.waitForFunction(() => /more in history/.test(document.querySelector('#card-silver-quarantine')?.textContent ?? ''), null, { timeout: 60_000 });
+  const before = await state(page);
+  assert.equal(before.f2, 'total_amount > 200');
+  assert.ok(before.versions.length >= 3, `silver has versions: ${before.versions}`);
+  assert.match(before.quarantineCard, /more in history/);
+
+  // Reload: the same session, to the cell.
+  await page.reload();
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await waitForCount(page, 'bronze.nyc_taxi_yellow', 268, 180_000);
+  const after = await state(page);
+  assert.deepEqual(after, before);
+  await page.waitForFunction(() => /Saved in this browser · [\d.]+ MB/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  console.log(`# after the reload: ${await page.locator('#session-state span').first().innerText()}`);
+
+  // A second tab: the same session, read-only, until it takes over.
+  const second = await page.context().newPage();
+  second.on('dialog', (d) => d.accept());
+  second.on('pageerror', (e) => problems.push(`second tab: ${e.message}`));
+  await second.goto(`${APP_URL}?lang=en`);
+  await second.waitForFunction(() => /Open in another tab/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
+  await waitForCount(second, 'silver.nyc_taxi_yellow', before.counts['silver.nyc_taxi_yellow'], 180_000);
+  await second.click('#take-over');
+  await second.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
+  await page.waitForFunction(() => /Another tab took over/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await waitForCount(second, 'silver.nyc_taxi_yellow', before.counts['silver.nyc_taxi_yellow'], 180_000);
+
+  // Start fresh (confirmed): the default example, as on a first visit.
+  await second.click('#start-fresh');
+  await second.waitForFunction(() => document.querySelector('#card-bronze-nyc_taxi_yellow .count')?.textContent === '266', null, { timeout: 180_000 });
+  await waitForCount(second, 'silver.nyc_taxi_yellow', 260);
+  assert.equal(await second.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 1000');
+  await second.close();
+
+  assert.deepEqual(problems, []);
+}));
+
+test('when the browser storage is full the session goes on, says so, and keeps what was saved', () => withPage(async (page, problems) => {
+  // The browser refuses every write after the first (the example's load).
+  await page.addInitScript(() => {
+    const add = IDBObjectStore.prototype.add;
+    let writes = 0;
+    IDBObjectStore.prototype.add = function (...args) {
+      if (++writes > 1) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return add.apply(this, args);
+    };
+  });
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 247);
+  await page.waitForFunction(() => /Browser storage is full: this session goes on, but changes from now on are not saved/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  // Nothing lost here: the next edit still runs.
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 100');
+  await page.waitForFunction(() => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent) > 247, null, { timeout: 60_000 });
+  // A reload brings back what was saved: the example as loaded.
+  await page.reload();
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 1000');
+  assert.deepEqual(problems, []);
+}));
