@@ -107,3 +107,25 @@ test('when the browser storage is full the session goes on, says so, and keeps w
   assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 1000');
   assert.deepEqual(problems, []);
 }));
+
+test('a saved step that fails when restored is named, never silently skipped', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  // A saved step the engine now refuses (as after an upgrade that changed a rule of the engine).
+  await page.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open('medallion-playground', 1);
+    open.onsuccess = () => {
+      const tx = open.result.transaction('journal', 'readwrite');
+      tx.objectStore('journal').add({ request: JSON.stringify({ type: 'set_gold_sql', model: 'no_such_model', sql: 'SELECT 1' }), now: Date.now() * 1000, file: null });
+      tx.oncomplete = () => { open.result.close(); resolve(); };
+      tx.onerror = () => reject(tx.error);
+    };
+    open.onerror = () => reject(open.error);
+  }));
+  await page.reload();
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.waitForFunction(() => /The saved session was not restored exactly[\s\S]*step 2 of 2 \(set_gold_sql\): [\s\S]*no_such_model/.test(document.body.innerText), null, { timeout: 60_000 });
+  assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 260);
+  assert.deepEqual(problems, []);
+}));

@@ -183,7 +183,17 @@ pub fn app() -> Html {
         let engine = engine.clone();
         let on_response = on_response.clone();
         let lang = *lang;
+        let banner = banner.clone();
         use_effect_with((), move |_| {
+            engine.listen_restore_problems(Callback::from(move |m: String| {
+                push_banner(
+                    &banner,
+                    Banner {
+                        text: format!("{} {m}", t(lang, "restore_problem")),
+                        error: true,
+                    },
+                )
+            }));
             // The saved session if there is one (the state before a reload), else the default example.
             let start = on_response(true);
             let engine2 = engine.clone();

@@ -106,6 +106,7 @@ struct Inner {
     seed: u128,
     session: SessionState,
     session_listener: Callback<SessionState>,
+    problems: Callback<String>,
 }
 
 /// An answered request that changed the engine's state, with its file and
@@ -138,6 +139,14 @@ fn changes_state(request: &Request) -> bool {
     )
 }
 
+/// The request's name in the protocol (`ingest`, `set_rules`, ...).
+fn request_kind(request: &Request) -> String {
+    serde_json::to_value(request)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string))
+        .unwrap_or_else(|| "request".into())
+}
+
 /// Does the request replace the whole session (earlier journal entries no longer matter)?
 fn starts_over(request: &Request) -> bool {
     matches!(
@@ -168,6 +177,7 @@ impl Engine {
             seed: session_seed(),
             session: SessionState::Opening,
             session_listener: Callback::noop(),
+            problems: Callback::noop(),
         })));
         engine
     }
@@ -226,16 +236,31 @@ impl Engine {
     }
 
     /// Gives `entries` (journal entries, already saved) to the worker again;
-    /// `done` hears the answer to the last.
+    /// `done` hears a snapshot of the state after all of them.
     fn replay(&self, entries: Vec<Journaled>, done: Callback<Response>) {
-        let Some(last) = entries.len().checked_sub(1) else {
-            self.send(Request::Snapshot, done);
-            return;
-        };
+        let of = entries.len();
+        let problems = self.0.borrow().problems.clone();
         for (i, j) in entries.into_iter().enumerate() {
-            let cb = if i == last { done.clone() } else { Callback::noop() };
+            // A step that fails now did not fail before: the state differs
+            // from the one saved. Never silent: say which step and why.
+            let problems = problems.clone();
+            let kind = request_kind(&j.request);
+            let cb = Callback::from(move |r: Response| {
+                if let Response::Error { message } = r {
+                    problems.emit(format!("step {} of {of} ({kind}): {message}", i + 1));
+                }
+            });
             self.enqueue(j.request, j.file, j.now_micros, false, cb);
         }
+        // The state after every step (whichever failed), for the page.
+        self.send(Request::Snapshot, done);
+    }
+
+    /// From now on `listener` hears each saved step that failed when given
+    /// again to a new worker (after a reload or a cancel): the tables then
+    /// differ from the ones saved.
+    pub fn listen_restore_problems(&self, listener: Callback<String>) {
+        self.0.borrow_mut().problems = listener;
     }
 
     /// Saves one answered request with the session (in the background).

@@ -138,6 +138,10 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Другая вкладка перехватила сессию: изменения здесь больше не сохраняются",
         ),
         "reload_page" => ("Reload", "Перезагрузить"),
+        "restore_problem" => (
+            "The saved session was not restored exactly (press Start fresh to begin again); this step failed this time:",
+            "Сохранённая сессия восстановлена не точно (нажмите «Начать заново», чтобы начать сначала); этот шаг на этот раз не удался:",
+        ),
         "storage_full" => (
             "Browser storage is full: this session goes on, but changes from now on are not saved",
             "Хранилище браузера заполнено: сессия продолжается, но дальнейшие изменения не сохраняются",
