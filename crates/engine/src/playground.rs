@@ -38,16 +38,23 @@ use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
 use crate::model::{BronzeMode, PipelineDef};
 use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
 use crate::source::{type_records, validate_schema, ArrowColumnType, ColumnType};
+use crate::lake::log::{schema_string, Action, Add, CommitInfo, Format, MetaData, TableLog};
 use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
 
 /// Largest file accepted by one ingest (bytes). Larger files are refused
 /// before anything is written: the browser tab holds the whole lake in memory.
 pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
 
+/// Makes an empty object store for a new lake (an in-memory one, or a test's
+/// store that fails on purpose).
+pub type StoreFactory = Arc<dyn Fn() -> Arc<dyn object_store::ObjectStore> + Send + Sync>;
+
 /// A running playground.
 pub struct Playground {
     ctx: SessionContext,
     lake: Lake,
+    /// Makes the store of a new lake (each example or pipeline loaded starts one).
+    new_store: StoreFactory,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGenerator>,
     lang: Lang,
@@ -127,11 +134,26 @@ impl Playground {
 
     /// An empty playground with the given clock and id generator (tests pin both).
     pub fn with_env(clock: Arc<dyn Clock>, ids: Arc<dyn IdGenerator>) -> Result<Self> {
-        let lake = Lake::default();
+        Self::with_store(
+            clock,
+            ids,
+            Arc::new(|| Arc::new(object_store::memory::InMemory::new())),
+        )
+    }
+
+    /// An empty playground whose lakes live in stores made by `new_store`
+    /// (tests use a store that fails a write on purpose).
+    pub fn with_store(
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGenerator>,
+        new_store: StoreFactory,
+    ) -> Result<Self> {
+        let lake = Lake::from_store(new_store());
         let ctx = new_session(&lake)?;
         Ok(Self {
             ctx,
             lake,
+            new_store,
             clock,
             ids,
             lang: Lang::En,
@@ -362,7 +384,7 @@ impl Playground {
     }
 
     async fn reset(&mut self, name: &str, def: PipelineDef, lang: Lang) -> Result<()> {
-        let lake = Lake::default();
+        let lake = Lake::from_store((self.new_store)());
         self.ctx = new_session(&lake)?;
         self.lake = lake;
         self.lang = lang;
@@ -404,6 +426,39 @@ impl Playground {
         let created = self.clock.now_micros();
         for b in self.def.bronze.clone() {
             self.register_bronze(&b.name).await?;
+            let schema = table_schema(&b);
+            TableLog::new(self.lake.store(), Lake::table_dir("bronze", &b.name))
+                .commit(
+                    None,
+                    &[
+                        Action::CommitInfo(CommitInfo {
+                            timestamp: created / 1000,
+                            operation: "CREATE TABLE".into(),
+                            operation_parameters: [(
+                                "description".to_string(),
+                                b.description.clone(),
+                            )]
+                            .into(),
+                        }),
+                        Action::MetaData(MetaData {
+                            id: format!("bronze.{}@{created}", b.name),
+                            name: format!("bronze.{}", b.name),
+                            format: Format {
+                                provider: "parquet".into(),
+                                options: Default::default(),
+                            },
+                            schema_string: schema_string(&schema),
+                            partition_columns: vec![],
+                            configuration: [(
+                                "medallion.appendOnly".to_string(),
+                                "true".to_string(),
+                            )]
+                            .into(),
+                            created_time: created / 1000,
+                        }),
+                    ],
+                )
+                .await?;
             self.history.commit(
                 &format!("bronze.{}", b.name),
                 Commit {
@@ -424,6 +479,12 @@ impl Playground {
             );
         }
         Ok(())
+    }
+
+    /// The object store of the current lake (tables' Parquet files and their
+    /// `_delta_log`s, the landing zone), for reading the commit logs.
+    pub fn lake_store(&self) -> Arc<dyn object_store::ObjectStore> {
+        self.lake.store()
     }
 
     /// The pipeline definition currently loaded.
@@ -668,7 +729,35 @@ impl Playground {
         } else {
             None
         };
+        // The file first, its log entry last: the batch exists only once the
+        // entry does (a failure in between leaves the previous version).
         self.lake.put_bytes(&path, encoded.to_vec()).await?;
+        let log = TableLog::new(self.lake.store(), Lake::table_dir("bronze", &table));
+        let read_version = log.latest().await?;
+        log.commit(
+            read_version,
+            &[
+                Action::CommitInfo(CommitInfo {
+                    timestamp: ts / 1000,
+                    operation: "WRITE".into(),
+                    operation_parameters: [
+                        ("mode".to_string(), "Append".to_string()),
+                        ("batchId".to_string(), batch_id.clone()),
+                        ("sourceFile".to_string(), file_name.clone()),
+                    ]
+                    .into(),
+                }),
+                Action::Add(Add {
+                    path: format!("part-{seq:06}.parquet"),
+                    partition_values: Default::default(),
+                    size: encoded.len() as u64,
+                    modification_time: ts / 1000,
+                    data_change: true,
+                    stats: Some(format!("{{\"numRecords\":{}}}", stored.num_rows())),
+                }),
+            ],
+        )
+        .await?;
         let version = self.history.commit_change(
             &format!("bronze.{table}"),
             ts,

@@ -24,7 +24,8 @@ use super::Playground;
 use crate::api::Erasure;
 use crate::bronze::{bronze_batch, Audit, BatchInfo};
 use crate::error::{EngineError, Result};
-use crate::lake::encode_parquet;
+use crate::lake::log::{Action, Add, CommitInfo, Remove, TableLog};
+use crate::lake::{encode_parquet, Lake};
 use crate::pipeline::RunOutput;
 
 pub use medallion_protocol::forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
@@ -303,6 +304,37 @@ impl Playground {
         }
         let ts = self.clock.now_micros();
         let batches = rewrites.len();
+        let dir = Lake::table_dir("bronze", &name);
+        let mut logged = vec![Action::CommitInfo(CommitInfo {
+            timestamp: ts / 1000,
+            operation: "DELETE".into(),
+            operation_parameters: [
+                ("predicate".to_string(), predicate.to_string()),
+                ("reason".to_string(), reason.to_string()),
+            ]
+            .into(),
+        })];
+        for (_, info, kept, encoded, _) in &rewrites {
+            // The file keeps its path: the erased rows leave every version.
+            let path = info
+                .path
+                .strip_prefix(&format!("{dir}/"))
+                .unwrap_or(&info.path)
+                .to_string();
+            logged.push(Action::Remove(Remove {
+                path: path.clone(),
+                deletion_timestamp: ts / 1000,
+                data_change: true,
+            }));
+            logged.push(Action::Add(Add {
+                path,
+                partition_values: Default::default(),
+                size: encoded.len() as u64,
+                modification_time: ts / 1000,
+                data_change: true,
+                stats: Some(format!("{{\"numRecords\":{}}}", kept.num_rows())),
+            }));
+        }
         for (i, info, kept, encoded, hits) in rewrites {
             self.lake.put_bytes(&info.path, encoded.to_vec()).await?;
             if let Some(landing) = &info.landing_path {
@@ -325,6 +357,8 @@ impl Playground {
                 }
             }
         }
+        let log = TableLog::new(self.lake.store(), dir);
+        log.commit(log.latest().await?, &logged).await?;
         self.register_bronze(&name).await?;
         let qualified = format!("bronze.{name}");
         let version = self.history.commit_change(

@@ -6,6 +6,10 @@
 //! A file is written with a single `put` of fully encoded bytes, so a reader
 //! sees either the whole file or none of it (the in-memory store's `put` is
 //! atomic).
+//!
+//! [`log`]: each table's commit log (`{layer}/{table}/_delta_log/`, Delta's
+//! actions); a commit is visible only once its log entry is written, after
+//! its files. Bronze appends commit through it.
 
 use std::sync::Arc;
 
@@ -22,6 +26,8 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use crate::error::Result;
+
+pub mod log;
 
 /// URL under which the store is registered with DataFusion.
 pub const LAKE_URL: &str = "memory://lake/";

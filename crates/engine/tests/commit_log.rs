@@ -1,0 +1,169 @@
+//! Bronze appends commit through the table's log (`_delta_log`): the data
+//! file first, the log entry last. A failure between the two leaves the
+//! previous version: no batch, no rows, no version, nothing for silver.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use failing_store::FailingLogStore;
+use medallion_engine::api::{Lang, Request, Response};
+use medallion_engine::env::{FixedClock, SequentialIds};
+use medallion_engine::lake::log::TableLog;
+use medallion_engine::Playground;
+
+/// An in-memory store whose writes to `_delta_log/` fail while `fail` is set
+/// ("the disk filled up between the data file and the log entry").
+mod failing_store {
+    use std::fmt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    use futures::stream::BoxStream;
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{
+        CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+        PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
+    };
+
+    #[derive(Debug)]
+    pub struct FailingLogStore {
+        pub inner: InMemory,
+        pub fail: Arc<AtomicBool>,
+    }
+
+    impl fmt::Display for FailingLogStore {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "FailingLogStore")
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl ObjectStore for FailingLogStore {
+        async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {
+            if self.fail.load(Ordering::SeqCst) && location.as_ref().contains("/_delta_log/") {
+                return Err(object_store::Error::Generic {
+                    store: "test",
+                    source: "no space left on device".into(),
+                });
+            }
+            self.inner.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> Result<Box<dyn MultipartUpload>> {
+            self.inner.put_multipart_opts(location, opts).await
+        }
+        async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+            self.inner.get_opts(location, options).await
+        }
+        fn delete_stream(&self, locations: BoxStream<'static, Result<Path>>) -> BoxStream<'static, Result<Path>> {
+            self.inner.delete_stream(locations)
+        }
+        fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+    }
+}
+
+const CSV: &str = "VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,passenger_count,trip_distance,RatecodeID,store_and_fwd_flag,PULocationID,DOLocationID,payment_type,fare_amount,extra,mta_tax,tip_amount,tolls_amount,improvement_surcharge,total_amount,congestion_surcharge\n\
+1,2020-07-01 00:25:32,2020-07-01 00:33:39,1,1.50,1,N,238,75,2,8,0.5,0.5,0,0,0.3,9.3,0\n\
+2,2020-07-01 00:05:00,2020-07-01 00:15:00,1,2.00,1,N,161,236,1,10,0.5,0.5,2,0,0.3,15.8,2.5\n";
+
+fn ingest(name: &str) -> Request {
+    Request::Ingest {
+        table: "nyc_taxi_yellow".into(),
+        file_name: name.into(),
+        bytes: CSV.as_bytes().to_vec(),
+        options: Default::default(),
+    }
+}
+
+#[tokio::test]
+async fn a_failure_between_the_data_file_and_the_log_entry_leaves_the_previous_version() {
+    let fail = Arc::new(AtomicBool::new(false));
+    let stores: Arc<std::sync::Mutex<Vec<Arc<FailingLogStore>>>> = Arc::default();
+    let (f, s) = (fail.clone(), stores.clone());
+    let mut p = Playground::with_store(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+        Arc::new(move || {
+            let store = Arc::new(FailingLogStore {
+                inner: Default::default(),
+                fail: f.clone(),
+            });
+            s.lock().unwrap().push(store.clone());
+            store
+        }),
+    )
+    .unwrap();
+    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    let store = stores.lock().unwrap().last().unwrap().clone();
+    let log = TableLog::new(store, "bronze/nyc_taxi_yellow");
+
+    let Response::Snapshot(before) = p.handle(ingest("first.csv")).await else { panic!() };
+    let table = |v: &medallion_engine::PipelineView, t: &str| v.table(t).unwrap().row_count;
+    assert_eq!(table(&before, "bronze.nyc_taxi_yellow"), 268);
+    let versions = before.history["bronze.nyc_taxi_yellow"].len();
+    let logged = log.snapshot(None).await.unwrap().unwrap();
+    // Every bronze version is a log version: CREATE TABLE, the example's file, first.csv.
+    assert_eq!(logged.version as usize + 1, versions);
+    assert_eq!(logged.num_records(), 268);
+    assert_eq!(logged.commits.iter().map(|(_, c)| c.operation.as_str()).collect::<Vec<_>>(), ["CREATE TABLE", "WRITE", "WRITE"]);
+
+    // The data file is written, the log entry is not: the ingest fails and nothing changed.
+    fail.store(true, Ordering::SeqCst);
+    let Response::Error { message } = p.handle(ingest("second.csv")).await else { panic!("the ingest should fail") };
+    assert_eq!(
+        message,
+        "storage: bronze/nyc_taxi_yellow: the lake's store failed: Generic test error: no space left on device"
+    );
+    let Response::Snapshot(after) = p.handle(Request::Snapshot).await else { panic!() };
+    assert_eq!(table(&after, "bronze.nyc_taxi_yellow"), 268);
+    assert_eq!(table(&after, "silver.nyc_taxi_yellow"), table(&before, "silver.nyc_taxi_yellow"));
+    assert_eq!(after.batches, before.batches);
+    assert_eq!(after.history["bronze.nyc_taxi_yellow"], before.history["bronze.nyc_taxi_yellow"]);
+    assert_eq!(log.snapshot(None).await.unwrap().unwrap(), logged);
+
+    // The store works again: the next append is the next version, no gap, no leftover rows.
+    fail.store(false, Ordering::SeqCst);
+    let Response::Snapshot(again) = p.handle(ingest("second.csv")).await else { panic!() };
+    assert_eq!(table(&again, "bronze.nyc_taxi_yellow"), 270);
+    let now = log.snapshot(None).await.unwrap().unwrap();
+    assert_eq!(now.version, logged.version + 1);
+    assert_eq!(now.num_records(), 270);
+    assert_eq!(again.history["bronze.nyc_taxi_yellow"].len(), versions + 1);
+    assert_eq!(again.batches.len(), before.batches.len() + 1);
+}
+
+#[tokio::test]
+async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_what_is_left() {
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .unwrap();
+    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    let Response::Snapshot(_) = p.handle(ingest("first.csv")).await else { panic!() };
+    let r = p
+        .handle(Request::Forget {
+            table: "nyc_taxi_yellow".into(),
+            predicate: "_source_file = 'first.csv' AND raw_payload LIKE '2,%'".into(),
+            reason: "erasure request 17".into(),
+            expected_rows: Some(1),
+        })
+        .await;
+    let Response::Snapshot(v) = r else { panic!("{r:?}") };
+    assert_eq!(v.table("bronze.nyc_taxi_yellow").unwrap().row_count, 267);
+    let log = TableLog::new(p.lake_store(), "bronze/nyc_taxi_yellow");
+    let now = log.snapshot(None).await.unwrap().unwrap();
+    assert_eq!(now.num_records(), 267);
+    let (version, last) = now.commits.last().unwrap();
+    assert_eq!(last.operation, "DELETE");
+    assert_eq!(last.operation_parameters["reason"], "erasure request 17");
+    assert_eq!(*version as usize + 1, v.history["bronze.nyc_taxi_yellow"].len());
+}
