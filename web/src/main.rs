@@ -5,6 +5,8 @@ mod components;
 mod engine;
 mod i18n;
 mod session;
+mod state;
+mod ui;
 
 /// A panic aborts the WebAssembly module: every later call fails. Say so on
 /// the page (plainly, without Yew, which is gone too) instead of leaving a

@@ -6,6 +6,24 @@ use yew::prelude::*;
 
 use crate::i18n::t;
 
+/// Messages offered in the Kafka panel of the taxi example: two trips in July 2020.
+const KAFKA_SAMPLE: &str = r#"{"VendorID": 2, "tpep_pickup_datetime": "2020-07-15 08:00:00", "tpep_dropoff_datetime": "2020-07-15 08:20:00", "passenger_count": 1, "trip_distance": 3.2, "RatecodeID": 1, "store_and_fwd_flag": "N", "PULocationID": 142, "DOLocationID": 236, "payment_type": 1, "fare_amount": 14.5, "extra": 0.5, "mta_tax": 0.5, "tip_amount": 3.0, "tolls_amount": 0, "improvement_surcharge": 0.3, "total_amount": 21.3, "congestion_surcharge": 2.5}
+{"VendorID": 1, "tpep_pickup_datetime": "2020-07-15 08:05:00", "tpep_dropoff_datetime": "2020-07-15 08:11:00", "passenger_count": 2, "trip_distance": 1.1, "RatecodeID": 1, "store_and_fwd_flag": "N", "PULocationID": 161, "DOLocationID": 162, "payment_type": 2, "fare_amount": 6.5, "extra": 0.5, "mta_tax": 0.5, "tip_amount": 0, "tolls_amount": 0, "improvement_surcharge": 0.3, "total_amount": 10.3, "congestion_surcharge": 2.5}"#;
+
+/// Messages offered in the Kafka panel of the Kafka orders scenario: a late
+/// update of 1002 (now PAID) and a brand-new order.
+const KAFKA_ORDERS_SAMPLE: &str = r#"{"order_id": 1002, "user_id": 15, "amount": "149.00", "status": "PAID", "created_at": "2024-01-15T11:20:00"}
+{"order_id": 1004, "user_id": 15, "amount": "20.50", "status": "PAID", "created_at": "2024-01-16T09:10:00"}"#;
+
+/// The messages offered for a scenario.
+pub fn sample(example: &str) -> &'static str {
+    if example == "kafka_orders" {
+        KAFKA_ORDERS_SAMPLE
+    } else {
+        KAFKA_SAMPLE
+    }
+}
+
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
     pub topic: TopicView,

@@ -1,6 +1,8 @@
 //! One component per panel.
+pub mod banners;
 pub mod batches;
 pub mod checks;
+pub mod export;
 pub mod forget;
 pub mod history;
 pub mod kafka;
@@ -9,4 +11,5 @@ pub mod rules;
 pub mod runbar;
 pub mod status;
 pub mod table;
+pub mod topbar;
 pub mod trail;

@@ -1,7 +1,7 @@
 //! The layer strip: bronze → silver (+ quarantine) → gold, one card per
 //! table with its row count. Bronze cards take dropped files and have a picker.
 
-use medallion_protocol::{BronzeMode, Lang, PipelineView};
+use medallion_protocol::{BronzeMode, GoldView, Lang, ReadAsUtcView, SilverView, TableView};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -9,7 +9,17 @@ use crate::i18n::{rows_word, t};
 
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
-    pub view: PipelineView,
+    /// Every table (the cards).
+    pub tables: Vec<TableView>,
+    pub silver: Vec<SilverView>,
+    pub gold: Vec<GoldView>,
+    /// The mode each bronze table is stored in.
+    pub bronze_modes: Vec<(String, BronzeMode)>,
+    /// The scenario's mode (the picker's value unless the tables differ).
+    pub bronze_mode: BronzeMode,
+    pub read_as_utc: Vec<ReadAsUtcView>,
+    /// Rows in quarantine now (the card's count).
+    pub quarantine_open: usize,
     pub lang: Lang,
     pub selected: String,
     pub on_select: Callback<String>,
@@ -64,9 +74,9 @@ fn merge_label(m: &medallion_protocol::MergeSpec) -> String {
 }
 
 /// "ts: 1 of 5 values had no offset, read as UTC" for a bronze table's columns.
-fn read_as_utc_hints(lang: Lang, view: &PipelineView, bronze: &str) -> Html {
+fn read_as_utc_hints(lang: Lang, hints: &[ReadAsUtcView], bronze: &str) -> Html {
     html! {
-        { for view.read_as_utc.iter().filter(|r| r.bronze_table == bronze).map(|r| html! {
+        { for hints.iter().filter(|r| r.bronze_table == bronze).map(|r| html! {
             <div class="hint warn read-as-utc" title={t(lang, "read_as_utc_hint")}>
                 { format!("{}: {} {} {} {}", r.column, r.without_offset, t(lang, "of"), r.values, t(lang, "read_as_utc")) }
             </div>
@@ -78,9 +88,7 @@ fn read_as_utc_hints(lang: Lang, view: &PipelineView, bronze: &str) -> Html {
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
     let card = |name: &str, count: usize, layer: &str, extra: Html| {
-        let has_error = p
-            .view
-            .gold
+        let has_error = p.gold
             .iter()
             .any(|g| g.error.is_some() && format!("gold.{}", g.model.name) == name);
         let on_click = {
@@ -101,8 +109,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
         }
     };
     let by_layer = |layer: &str| {
-        p.view
-            .tables
+        p.tables
             .iter()
             .filter(|t| t.layer == layer)
             .collect::<Vec<_>>()
@@ -137,9 +144,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
             };
             let stop = Callback::from(|e: MouseEvent| e.stop_propagation());
             let input_id = format!("file-{}", table.replace('.', "-"));
-            let mode = p
-                .view
-                .bronze_modes
+            let mode = p.bronze_modes
                 .iter()
                 .find(|(n, _)| *n == tv.name)
                 .map(|(_, m)| *m)
@@ -147,7 +152,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
             let extra = html! {
                 <div class="drop">
                     <div class="hint mono">{ mode_label(lang, mode) }</div>
-                    { read_as_utc_hints(lang, &p.view, &tv.name) }
+                    { read_as_utc_hints(lang, &p.read_as_utc, &tv.name) }
                     <label class="file-button" for={input_id.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
                     <input id={input_id} type="file" multiple=true accept=".csv,.tsv,.json,.jsonl,.ndjson,.txt,.parquet" {onchange} />
                     <span class="hint">{ t(lang, "drop_here") }</span>
@@ -160,22 +165,18 @@ pub fn pipeline_strip(p: &Props) -> Html {
         .into_iter()
         .map(|tv| {
             let q = tv.name == "silver.quarantine";
-            let merge = p
-                .view
-                .silver
+            let merge = p.silver
                 .iter()
                 .find(|s| s.name == tv.name)
                 .and_then(|s| s.merge.as_ref());
-            let source = p
-                .view
-                .silver
+            let source = p.silver
                 .iter()
                 .find(|s| s.name == tv.name)
                 .map(|s| format!("bronze.{}", s.source));
             let utc = html! {
                 <>
-                    { source.map(|b| read_as_utc_hints(lang, &p.view, &b)).unwrap_or_default() }
-                    { read_as_utc_hints(lang, &p.view, &tv.name) }
+                    { source.map(|b| read_as_utc_hints(lang, &p.read_as_utc, &b)).unwrap_or_default() }
+                    { read_as_utc_hints(lang, &p.read_as_utc, &tv.name) }
                 </>
             };
             let extra = match (q, merge) {
@@ -186,7 +187,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 (false, None) => html! { <div class="hint">{ t(lang, "append_label") }</div> },
             };
             // A child table says what it explodes and what the records held.
-            let explode = p.view.silver.iter().find(|s| s.name == tv.name).and_then(|s| {
+            let explode = p.silver.iter().find(|s| s.name == tv.name).and_then(|s| {
                 let spec = s.explode.as_ref()?;
                 let key: Vec<String> = spec
                     .parent_columns
@@ -227,13 +228,13 @@ pub fn pipeline_strip(p: &Props) -> Html {
             });
             let extra = html! { <>{ explode.unwrap_or_default() }{ extra }{ utc }</> };
             // The quarantine is history: the card counts what is quarantined now.
-            let (count, extra) = if q && tv.row_count > p.view.quarantine_open {
+            let (count, extra) = if q && tv.row_count > p.quarantine_open {
                 (
-                    p.view.quarantine_open,
+                    p.quarantine_open,
                     html! {
                         <>
                             { extra }
-                            <div class="hint">{ format!("{} {}", tv.row_count - p.view.quarantine_open, t(lang, "released_rows")) }</div>
+                            <div class="hint">{ format!("{} {}", tv.row_count - p.quarantine_open, t(lang, "released_rows")) }</div>
                         </>
                     },
                 )
@@ -251,9 +252,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
     let gold: Html = by_layer("gold")
         .into_iter()
         .map(|tv| {
-            let model = p
-                .view
-                .gold
+            let model = p.gold
                 .iter()
                 .find(|g| format!("gold.{}", g.model.name) == tv.name);
             let extra = match model {
@@ -270,10 +269,10 @@ pub fn pipeline_strip(p: &Props) -> Html {
         .collect();
 
     let on_mode = {
-        let (cb, current) = (p.on_bronze_mode.clone(), p.view.bronze_mode);
+        let (cb, current) = (p.on_bronze_mode.clone(), p.bronze_mode);
         Callback::from(move |e: Event| {
             let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            if !crate::app::confirm(t(lang, "confirm_reload")) {
+            if !crate::ui::confirm(t(lang, "confirm_reload")) {
                 // Cancelled: show the mode bronze is really in.
                 el.set_value(current.label());
                 return;
@@ -288,10 +287,9 @@ pub fn pipeline_strip(p: &Props) -> Html {
         })
     };
     let mixed = p
-        .view
         .bronze_modes
         .iter()
-        .any(|(_, m)| *m != p.view.bronze_mode);
+        .any(|(_, m)| *m != p.bronze_mode);
     html! {
         <div class="strip" id="pipeline">
             <div class="layer">
@@ -304,7 +302,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
                             <option value="" selected=true disabled=true>{ t(lang, "mode_mixed") }</option>
                         }
                         { for [BronzeMode::Raw, BronzeMode::Permissive, BronzeMode::FailFast, BronzeMode::DropMalformed].into_iter().map(|m| html! {
-                            <option value={m.label()} selected={!mixed && p.view.bronze_mode == m}>{ mode_label(lang, m) }</option>
+                            <option value={m.label()} selected={!mixed && p.bronze_mode == m}>{ mode_label(lang, m) }</option>
                         }) }
                     </select>
                 </label>

@@ -1,14 +1,17 @@
 //! How runs read bronze (full refresh or incremental past the watermark),
 //! run buttons, the watermark checkpoints and the replay check.
 
-use medallion_protocol::{watermarks, Lang, PipelineView, RunMode};
+use medallion_protocol::{watermarks, Checkpoint, Lang, ReplayReport, RunMode};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
-    pub view: PipelineView,
+    pub run_mode: RunMode,
+    pub checkpoints: Vec<Checkpoint>,
+    /// The last replay check, if any.
+    pub replay: Option<ReplayReport>,
     pub lang: Lang,
     pub on_mode: Callback<RunMode>,
     /// `true`: a full refresh.
@@ -19,7 +22,6 @@ pub struct Props {
 #[function_component(RunBar)]
 pub fn run_bar(p: &Props) -> Html {
     let lang = p.lang;
-    let v = &p.view;
     let onchange = {
         let cb = p.on_mode.clone();
         Callback::from(move |e: Event| {
@@ -39,10 +41,10 @@ pub fn run_bar(p: &Props) -> Html {
         let cb = p.on_replay.clone();
         Callback::from(move |_| cb.emit(()))
     };
-    let incremental = v.run_mode == RunMode::Incremental;
+    let incremental = p.run_mode == RunMode::Incremental;
     // The newest checkpoint per bronze table is its watermark.
-    let marks = watermarks(&v.checkpoints);
-    let replay_text = v.replay.as_ref().map(|r| {
+    let marks = watermarks(&p.checkpoints);
+    let replay_text = p.replay.as_ref().map(|r| {
         if r.identical {
             (true, t(lang, "replay_identical").to_string())
         } else if let Some(e) = &r.error {
@@ -90,13 +92,13 @@ pub fn run_bar(p: &Props) -> Html {
                 <summary title={marks.iter().map(|(t, ts)| format!("{t} ≤ {}", fmt_ts(*ts))).collect::<Vec<_>>().join("\n")}>
                     { t(lang, "watermark") }{ ": " }
                     { marks.values().copied().max().map(fmt_ts).unwrap_or_else(|| "—".into()) }
-                    { format!(" · {} {}", v.checkpoints.len(), crate::i18n::checkpoints_word(lang, v.checkpoints.len())) }
+                    { format!(" · {} {}", p.checkpoints.len(), crate::i18n::checkpoints_word(lang, p.checkpoints.len())) }
                 </summary>
                 <div class="muted">{ t(lang, "watermark_hint") }</div>
                 <table class="grid small" id="checkpoints">
                     <thead><tr><th>{ "run" }</th><th>{ "bronze_table" }</th><th>{ "last_ingest_ts" }</th><th>{ t(lang, "batch") }</th><th>{ t(lang, "rows") }</th><th>{ "mode" }</th></tr></thead>
                     <tbody>
-                        { for v.checkpoints.iter().rev().map(|c| html! {
+                        { for p.checkpoints.iter().rev().map(|c| html! {
                             <tr>
                                 <td>{ c.run }</td><td class="mono">{ &c.bronze_table }</td><td>{ fmt_ts(c.last_ingest_ts_micros) }</td>
                                 <td>{ c.batches }</td><td>{ c.rows }</td>

@@ -134,7 +134,7 @@ pub fn session_bar(p: &SessionProps) -> Html {
     }
     let lang = p.lang;
     let start_fresh = Callback::from(move |_| {
-        if !crate::app::confirm(t(lang, "start_fresh_confirm")) {
+        if !crate::ui::confirm(t(lang, "start_fresh_confirm")) {
             return;
         }
         wasm_bindgen_futures::spawn_local(async move {

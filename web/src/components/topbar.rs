@@ -1,0 +1,89 @@
+//! The top bar: title, scenario picker, the last run's time, the saved
+//! session, reload and the language switch.
+
+use medallion_protocol::{Lang, RunInfo};
+use yew::prelude::*;
+
+use crate::components::status::SessionBar;
+use crate::engine::Engine;
+use crate::i18n::t;
+use crate::ui::confirm;
+
+/// What the bar shows once the engine has answered.
+#[derive(PartialEq, Clone)]
+pub struct Loaded {
+    /// The scenario loaded now.
+    pub example: String,
+    pub run: RunInfo,
+}
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct Props {
+    pub lang: Lang,
+    pub engine: Engine,
+    /// `None` while the engine loads: only the title is drawn.
+    pub loaded: Option<Loaded>,
+    /// Another scenario, once confirmed.
+    pub on_example: Callback<String>,
+    /// Reload the current scenario, once confirmed.
+    pub on_reload: Callback<()>,
+    pub on_lang: Callback<()>,
+}
+
+#[function_component(TopBar)]
+pub fn top_bar(p: &Props) -> Html {
+    let lang = p.lang;
+    // Scenario titles for the picker (the protocol's example list, once per language).
+    let catalog = use_memo(lang, |l| medallion_protocol::example_catalog(*l));
+    let Some(loaded) = &p.loaded else {
+        return html! {
+            <header class="topbar">
+                <h1>{ t(lang, "app_title") }</h1>
+                <span class="tagline">{ t(lang, "tagline") }</span>
+            </header>
+        };
+    };
+    let on_example = {
+        let (cb, current) = (p.on_example.clone(), loaded.example.clone());
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            let name = el.value();
+            if name == current {
+                return;
+            }
+            if !confirm(t(lang, "confirm_example")) {
+                el.set_value(&current);
+                return;
+            }
+            cb.emit(name);
+        })
+    };
+    let on_reload = {
+        let cb = p.on_reload.clone();
+        Callback::from(move |_| {
+            if confirm(t(lang, "confirm_reload")) {
+                cb.emit(());
+            }
+        })
+    };
+    let on_lang = p.on_lang.reform(|_| ());
+    let run = &loaded.run;
+    html! {
+        <header class="topbar">
+            <h1>{ t(lang, "app_title") }</h1>
+            <select class="example-picker" id="example-picker" title={t(lang, "example")} onchange={on_example}>
+                { for catalog.iter().map(|(name, title)| html! {
+                    <option value={*name} selected={*name == loaded.example}>{ title }</option>
+                }) }
+            </select>
+            <span class="tagline">{ t(lang, "tagline") }</span>
+            <span class="spacer"></span>
+            <span class={classes!("run-status", (!run.ok).then_some("bad"))} id="run-status">
+                { format!("{} {:.0} {}", t(lang, "recomputed"), run.duration_ms, t(lang, "ms")) }
+            </span>
+            <SessionBar engine={p.engine.clone()} lang={lang} />
+            <button class="ghost" onclick={on_reload}>{ t(lang, "reload") }</button>
+            <button class="ghost" id="lang-switch" onclick={on_lang}>{ t(lang, "lang_switch") }</button>
+        </header>
+    }
+}
