@@ -26,20 +26,23 @@ use crate::api::{
     ReplayReport, ReplayTable, Request, Response, RuleView, RunInfo, RunMode, SilverView,
     TableView,
 };
+use crate::bronze::kafka::{KafkaMessage, Topic};
 use crate::bronze::{
     bronze_batch, bronze_schema, sha256_hex, split_file, table_schema, typed_bronze_batch, Audit,
     BatchInfo, IngestOptions, SplitFile,
 };
 use crate::checks::{evaluate, CheckResult};
 use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
+use crate::error::Diagnostic;
 use crate::error::{EngineError, Result};
-use crate::kafka::{KafkaMessage, Topic};
+use crate::lake::log::{schema_string, Action, Add, CommitInfo, Format, MetaData, TableLog};
+use crate::lake::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
 use crate::lake::{decode_parquet, encode_parquet, Lake, LAKE_URL};
 use crate::model::{BronzeMode, PipelineDef};
-use crate::pipeline::{register_table, run, Diagnostic, RunInput, RunOutput};
-use crate::source::{type_records, validate_schema, ArrowColumnType, ColumnType};
-use crate::lake::log::{schema_string, Action, Add, CommitInfo, Format, MetaData, TableLog};
-use crate::versions::{row_diff, Commit, History, KEEP_SNAPSHOTS};
+use crate::output::{RunInput, RunOutput};
+use crate::pipeline::run;
+use crate::query::register_table;
+use crate::silver::source::{type_records, validate_schema, ArrowColumnType, ColumnType};
 
 /// Largest file accepted by one ingest (bytes). Larger files are refused
 /// before anything is written: the browser tab holds the whole lake in memory.
@@ -331,10 +334,10 @@ impl Playground {
         lang: Lang,
         mode: Option<BronzeMode>,
     ) -> Result<()> {
-        let example = crate::example::find(name).ok_or_else(|| {
+        let example = crate::examples::find(name).ok_or_else(|| {
             EngineError::Request(format!(
                 "unknown example {name}; known: {}",
-                crate::example::names().join(", ")
+                crate::examples::names().join(", ")
             ))
         })?;
         let mut def = (example.definition)(lang);
@@ -595,9 +598,9 @@ impl Playground {
         let mut notes = notes;
         let mut dropped = 0usize;
         // A declared column the file lacks is never a silent NULL: the batch log says so.
-        let absent = crate::source::absent_columns(&def.schema, &split);
+        let absent = crate::silver::source::absent_columns(&def.schema, &split);
         if !absent.is_empty() {
-            notes.push(crate::source::absent_columns_note(
+            notes.push(crate::silver::source::absent_columns_note(
                 &absent,
                 def.mode.is_typed(),
             ));
@@ -1049,7 +1052,7 @@ impl Playground {
     pub async fn set_rules(
         &mut self,
         silver_table: &str,
-        rules: Vec<crate::rules::Rule>,
+        rules: Vec<crate::silver::rules::Rule>,
     ) -> Result<()> {
         let name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
         let s = self
@@ -1084,7 +1087,7 @@ impl Playground {
         let mode = self.def.bronze.first().map(|b| b.mode);
         // Modes as the example defines them, or all switched to one ("stored as").
         let mut mode_override = None;
-        let untouched = crate::example::find(&self.example).is_some_and(|e| {
+        let untouched = crate::examples::find(&self.example).is_some_and(|e| {
             let mut def = (e.definition)(self.lang);
             if def != self.def {
                 for b in &mut def.bronze {
@@ -1101,7 +1104,7 @@ impl Playground {
         }
         // An edited example keeps its edits; texts still as the example wrote
         // them (titles, descriptions, rationales) switch language.
-        if let Some(e) = crate::example::find(&self.example) {
+        if let Some(e) = crate::examples::find(&self.example) {
             let (old, new) = ((e.definition)(self.lang), (e.definition)(lang));
             translate_untouched(&mut self.def, &old, &new);
         }
@@ -1258,13 +1261,9 @@ impl Playground {
         // Gold follows the restored silver (the next run rebuilds silver from bronze).
         if table.starts_with("silver.") {
             let previous = self.last_good.clone();
-            match crate::pipeline::build_gold(
-                &self.ctx,
-                &self.def,
-                previous.as_ref(),
-                self.reporter(),
-            )
-            .await {
+            match crate::gold::build_gold(&self.ctx, &self.def, previous.as_ref(), self.reporter())
+                .await
+            {
                 Ok(gold) => {
                     if let Some(out) = self.last_good.as_mut() {
                         for g in gold.tables {
@@ -1347,9 +1346,9 @@ impl Playground {
                     let mut t = t.clone();
                     // The quarantine is history; a rebuild reproduces its open rows.
                     if t.name == "silver.quarantine" {
-                        t.batch = crate::pipeline::open_quarantine(&t.batch)?;
+                        t.batch = crate::silver::quarantine::open_quarantine(&t.batch)?;
                         current = current
-                            .map(|c| crate::pipeline::open_quarantine(&c))
+                            .map(|c| crate::silver::quarantine::open_quarantine(&c))
                             .transpose()?;
                     }
                     let (only_replayed, only_current) = match &current {
@@ -1427,7 +1426,7 @@ impl Playground {
     }
 
     /// The column rule `st` works on (its id when the rule is gone).
-    fn rule_column(&self, st: &crate::pipeline::RuleStat) -> String {
+    fn rule_column(&self, st: &crate::silver::rules::RuleStat) -> String {
         self.def
             .silver
             .iter()
