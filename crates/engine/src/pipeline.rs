@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 
-use datafusion::arrow::array::{Array, RecordBatch};
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::prelude::SessionContext;
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use datafusion::arrow::array::{Array, BooleanArray, RecordBatch};
+use datafusion::arrow::array::{BooleanArray, RecordBatch};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
