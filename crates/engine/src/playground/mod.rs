@@ -1,7 +1,10 @@
 //! The playground: one pipeline, its lake and its last good results, driven
 //! by [`Request`]s. This is the only stateful type callers hold.
-//! Operations live one per file under `playground/` as they move out of
-//! this one (`forget.rs`: the right to be forgotten).
+//! This file holds the state, the constructors and [`Playground::handle`];
+//! each operation lives in its own file, as delta-rs keeps one file per
+//! operation: `load`, `ingest`, `reingest`, `kafka`, `edit` (rules, gold
+//! SQL), `run`, `restore`, `replay`, `view` (snapshot, table pages, trail,
+//! export) and `forget` (the right to be forgotten).
 
 mod edit;
 mod forget;
