@@ -11,6 +11,7 @@ bash scripts/setup.sh browser
 step() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
 
 step "protocol and engine, native"
+python3 scripts/check-cycles.py
 cargo test -p medallion-protocol -p medallion-engine
 
 step "engine and JavaScript facade, in headless Chromium (wasm-bindgen-test)"

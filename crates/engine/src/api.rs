@@ -13,7 +13,7 @@ pub use medallion_protocol::view::{
     ColumnView, GoldView, PipelineView, ReadAsUtcView, RuleView, SilverView, TableView,
 };
 
-use crate::pipeline::Diagnostic;
+use crate::error::Diagnostic;
 
 pub(crate) fn diagnostics_for<'a>(
     diags: impl Iterator<Item = &'a Diagnostic>,

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// Result alias used across the engine.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
@@ -117,6 +119,40 @@ pub fn clean_datafusion_message(raw: &str) -> String {
         .replace("'?.", "'?")
         .trim()
         .to_string()
+}
+
+/// An error attached to the thing that caused it, for display next to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// `rule`, `gold` or `pipeline`.
+    pub scope: String,
+    /// Rule id or gold model name (empty for `pipeline`).
+    pub id: String,
+    pub message: String,
+    /// For a rule: its silver table (name without the layer); rule ids are
+    /// unique per table only.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub table: String,
+}
+
+impl Diagnostic {
+    pub(crate) fn rule(id: &str, message: impl Into<String>) -> Self {
+        Self {
+            scope: "rule".into(),
+            id: id.into(),
+            message: message.into(),
+            table: String::new(),
+        }
+    }
+}
+
+pub(crate) fn pipeline_diag(e: EngineError) -> Diagnostic {
+    Diagnostic {
+        scope: "pipeline".into(),
+        id: String::new(),
+        message: e.to_string(),
+        table: String::new(),
+    }
 }
 
 #[cfg(test)]

@@ -4,20 +4,25 @@
 //! Compiles natively and for `wasm32-unknown-unknown`; imports nothing from
 //! the web. Callers hold a [`Playground`] and send it [`api::Request`]s.
 //!
-//! - [`bronze`]: append-only ingest with audit columns (seed 000 §2).
-//! - [`source`]: reading bronze payloads with a declared schema.
-//! - [`convert`]: strict text → type conversion (DECIMAL, formats; never rounded).
-//! - [`rules`]: the rule registry (seed 002 §3).
-//! - [`pipeline`]: filters → normalizations → enrichments → silver, quarantine, gold.
-//! - [`explode`]: a JSON array of each bronze record as a child silver table.
-//! - [`merge`]: dedup by business key, MERGE as SCD type 1, SCD type 2 history.
-//! - [`kafka`]: a simulated Kafka topic with at-least-once delivery.
-//! - [`versions`]: table versions, time travel, restore.
-//! - [`checks`]: row, schema and aggregate checks (seed 002 §8).
-//! - [`trail`]: row lineage, from a silver / quarantine / gold row back to bronze.
-//! - [`api`]: serializable requests and views for the UI and JavaScript.
-//! - [`progress`]: how far a long request got (read by the Web Worker).
-//! - `checked` (internal): integer arithmetic and `sum` that fail on overflow instead of wrapping.
+//! Folders follow the medallion layers; a module only uses those below it
+//! (`scripts/check-cycles.py` checks there is no import cycle):
+//!
+//! - ground: [`api`] (serializable requests and views), [`env`] (clock, ids),
+//!   [`error`], [`model`] (the pipeline definition), [`progress`] (how far a
+//!   long request got), [`query`] (running SQL in one partition), `checked`
+//!   (internal: integer arithmetic and `sum` that fail on overflow).
+//! - [`lake`]: object-store paths, the commit log, [`lake::versions`]
+//!   (table versions, time travel, restore).
+//! - [`bronze`]: append-only ingest with audit columns (seed 000 §2), the
+//!   split of a file into records, the Spark read modes, [`bronze::kafka`]
+//!   (a simulated topic with at-least-once delivery).
+//! - [`silver`]: reading bronze with the declared schema, conversion, the
+//!   rules and their stages, explode, merge, quarantine.
+//! - [`output`] (what a run reads and produces), [`gold`] (SQL models),
+//!   [`pipeline`] (one run: silver then gold), [`checks`] (row, schema and
+//!   aggregate checks, seed 002 §8), [`trail`] (row lineage back to bronze).
+//! - [`examples`]: the bundled examples and scenarios.
+//! - [`playground`]: the [`Playground`] facade, one file per operation.
 //!
 //! The serde types that cross the boundary (requests, views, the pipeline
 //! definition) live in [`medallion_protocol`], which has no Arrow or
@@ -27,24 +32,27 @@ pub mod api;
 pub mod bronze;
 pub(crate) mod checked;
 pub mod checks;
-pub mod convert;
 pub mod env;
 pub mod error;
-pub(crate) mod eval;
-pub mod example;
-pub mod explode;
-pub mod kafka;
+pub mod examples;
+pub mod gold;
 pub mod lake;
-pub mod merge;
 pub mod model;
+pub mod output;
 pub mod pipeline;
 pub mod playground;
 pub mod progress;
-pub mod rules;
-pub mod scenarios;
-pub mod source;
+pub mod query;
+pub mod silver;
 pub mod trail;
-pub mod versions;
+
+// Paths kept for callers (the tests, `crates/wasm`, `crates/worker`) from
+// before the modules moved into their layer's folder.
+pub use bronze::kafka;
+pub use examples as example;
+pub use examples::scenarios;
+pub use lake::versions;
+pub use silver::{convert, explode, merge, rules, source};
 
 pub use api::{Lang, PipelineView, Request, Response};
 pub use error::{EngineError, Result};

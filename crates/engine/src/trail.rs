@@ -20,10 +20,14 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
 
 use crate::bronze::BatchInfo;
-use crate::merge::RemovedRow;
 use crate::model::PipelineDef;
-use crate::pipeline::{collect_single, trace_silver, Lookups, RunOutput, TraceEntry};
-use crate::source::{parse_bronze, parse_bronze_events, Parsed};
+use crate::output::RunOutput;
+use crate::query::collect_single;
+use crate::silver::build::trace_silver;
+use crate::silver::merge::RemovedRow;
+use crate::silver::source::{parse_bronze, parse_bronze_events, Parsed};
+use crate::silver::stage::Lookups;
+use medallion_protocol::lineage::TraceEntry;
 
 pub use medallion_protocol::lineage::{RowTrail, TrailRecord, TrailSilverRow};
 
@@ -203,13 +207,13 @@ async fn silver_trail(
         .map(|r| r.resolved_expression())
         .chain(def.select.iter().cloned())
         .chain(def.merge.iter().filter_map(|m| m.delete_when.clone()))
-        .any(|sql| crate::eval::uses_other_rows(input.ctx, &sql));
+        .any(|sql| crate::silver::eval::uses_other_rows(input.ctx, &sql));
     let all = input
         .bronze
         .get(&def.source)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let parsed = match crate::explode::for_silver(
+    let parsed = match crate::silver::explode::for_silver(
         def,
         Some(source),
         if whole_table { all } else { &mini },
@@ -273,8 +277,8 @@ async fn silver_trail(
             if let Some(r) = parsed.rejected.iter().find(|r| r.event_id == ev) {
                 steps.push(TraceEntry {
                     arrival: 0,
-                    rule_id: crate::source::PARSE_RULE_ID.into(),
-                    kind: crate::rules::RuleKind::Filter,
+                    rule_id: crate::silver::source::PARSE_RULE_ID.into(),
+                    kind: crate::silver::rules::RuleKind::Filter,
                     text: format!("failed (drop): {}", r.reason),
                     failed: true,
                 });
@@ -291,7 +295,7 @@ async fn silver_trail(
                 steps.push(TraceEntry {
                     arrival: 0,
                     rule_id: "merge".into(),
-                    kind: crate::rules::RuleKind::Filter,
+                    kind: crate::silver::rules::RuleKind::Filter,
                     text: format!("failed (drop): {reason}"),
                     failed: true,
                 });
@@ -465,7 +469,7 @@ async fn gold_trail(
     let rows_df = DataFrame::new(input.ctx.state(), input_plan)
         .select(select)
         .map_err(|e| e.to_string())?;
-    let rows = collect_single(rows_df, Some(crate::pipeline::GOLD_MAX_ROWS))
+    let rows = collect_single(rows_df, Some(crate::query::GOLD_MAX_ROWS))
         .await
         .map_err(|e| e.to_string())?;
     let opts = opts();

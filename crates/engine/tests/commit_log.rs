@@ -40,7 +40,12 @@ mod failing_store {
 
     #[async_trait::async_trait]
     impl ObjectStore for FailingLogStore {
-        async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> Result<PutResult> {
             if self.fail.load(Ordering::SeqCst) && location.as_ref().contains("/_delta_log/") {
                 return Err(object_store::Error::Generic {
                     store: "test",
@@ -49,13 +54,20 @@ mod failing_store {
             }
             self.inner.put_opts(location, payload, opts).await
         }
-        async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> Result<Box<dyn MultipartUpload>> {
+        async fn put_multipart_opts(
+            &self,
+            location: &Path,
+            opts: PutMultipartOptions,
+        ) -> Result<Box<dyn MultipartUpload>> {
             self.inner.put_multipart_opts(location, opts).await
         }
         async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
             self.inner.get_opts(location, options).await
         }
-        fn delete_stream(&self, locations: BoxStream<'static, Result<Path>>) -> BoxStream<'static, Result<Path>> {
+        fn delete_stream(
+            &self,
+            locations: BoxStream<'static, Result<Path>>,
+        ) -> BoxStream<'static, Result<Path>> {
             self.inner.delete_stream(locations)
         }
         fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
@@ -105,7 +117,9 @@ async fn a_failure_between_the_data_file_and_the_log_entry_leaves_the_previous_v
     let store = stores.lock().unwrap().last().unwrap().clone();
     let log = TableLog::new(store, "bronze/nyc_taxi_yellow");
 
-    let Response::Snapshot(before) = p.handle(ingest("first.csv")).await else { panic!() };
+    let Response::Snapshot(before) = p.handle(ingest("first.csv")).await else {
+        panic!()
+    };
     let table = |v: &medallion_engine::PipelineView, t: &str| v.table(t).unwrap().row_count;
     assert_eq!(table(&before, "bronze.nyc_taxi_yellow"), 268);
     let versions = before.history["bronze.nyc_taxi_yellow"].len();
@@ -113,25 +127,44 @@ async fn a_failure_between_the_data_file_and_the_log_entry_leaves_the_previous_v
     // Every bronze version is a log version: CREATE TABLE, the example's file, first.csv.
     assert_eq!(logged.version as usize + 1, versions);
     assert_eq!(logged.num_records(), 268);
-    assert_eq!(logged.commits.iter().map(|(_, c)| c.operation.as_str()).collect::<Vec<_>>(), ["CREATE TABLE", "WRITE", "WRITE"]);
+    assert_eq!(
+        logged
+            .commits
+            .iter()
+            .map(|(_, c)| c.operation.as_str())
+            .collect::<Vec<_>>(),
+        ["CREATE TABLE", "WRITE", "WRITE"]
+    );
 
     // The data file is written, the log entry is not: the ingest fails and nothing changed.
     fail.store(true, Ordering::SeqCst);
-    let Response::Error { message } = p.handle(ingest("second.csv")).await else { panic!("the ingest should fail") };
+    let Response::Error { message } = p.handle(ingest("second.csv")).await else {
+        panic!("the ingest should fail")
+    };
     assert_eq!(
         message,
         "storage: bronze/nyc_taxi_yellow: the lake's store failed: Generic test error: no space left on device"
     );
-    let Response::Snapshot(after) = p.handle(Request::Snapshot).await else { panic!() };
+    let Response::Snapshot(after) = p.handle(Request::Snapshot).await else {
+        panic!()
+    };
     assert_eq!(table(&after, "bronze.nyc_taxi_yellow"), 268);
-    assert_eq!(table(&after, "silver.nyc_taxi_yellow"), table(&before, "silver.nyc_taxi_yellow"));
+    assert_eq!(
+        table(&after, "silver.nyc_taxi_yellow"),
+        table(&before, "silver.nyc_taxi_yellow")
+    );
     assert_eq!(after.batches, before.batches);
-    assert_eq!(after.history["bronze.nyc_taxi_yellow"], before.history["bronze.nyc_taxi_yellow"]);
+    assert_eq!(
+        after.history["bronze.nyc_taxi_yellow"],
+        before.history["bronze.nyc_taxi_yellow"]
+    );
     assert_eq!(log.snapshot(None).await.unwrap().unwrap(), logged);
 
     // The store works again: the next append is the next version, no gap, no leftover rows.
     fail.store(false, Ordering::SeqCst);
-    let Response::Snapshot(again) = p.handle(ingest("second.csv")).await else { panic!() };
+    let Response::Snapshot(again) = p.handle(ingest("second.csv")).await else {
+        panic!()
+    };
     assert_eq!(table(&again, "bronze.nyc_taxi_yellow"), 270);
     let now = log.snapshot(None).await.unwrap().unwrap();
     assert_eq!(now.version, logged.version + 1);
@@ -148,7 +181,9 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
     )
     .unwrap();
     p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
-    let Response::Snapshot(_) = p.handle(ingest("first.csv")).await else { panic!() };
+    let Response::Snapshot(_) = p.handle(ingest("first.csv")).await else {
+        panic!()
+    };
     let r = p
         .handle(Request::Forget {
             table: "nyc_taxi_yellow".into(),
@@ -157,7 +192,9 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
             expected_rows: Some(1),
         })
         .await;
-    let Response::Snapshot(v) = r else { panic!("{r:?}") };
+    let Response::Snapshot(v) = r else {
+        panic!("{r:?}")
+    };
     assert_eq!(v.table("bronze.nyc_taxi_yellow").unwrap().row_count, 267);
     let log = TableLog::new(p.lake_store(), "bronze/nyc_taxi_yellow");
     let now = log.snapshot(None).await.unwrap().unwrap();
@@ -165,5 +202,8 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
     let (version, last) = now.commits.last().unwrap();
     assert_eq!(last.operation, "DELETE");
     assert_eq!(last.operation_parameters["reason"], "erasure request 17");
-    assert_eq!(*version as usize + 1, v.history["bronze.nyc_taxi_yellow"].len());
+    assert_eq!(
+        *version as usize + 1,
+        v.history["bronze.nyc_taxi_yellow"].len()
+    );
 }

@@ -18,7 +18,9 @@ async fn an_ingest_reports_the_file_then_every_rule_model_and_table_in_order() {
         Arc::new(SequentialIds::default()),
     )
     .expect("playground");
-    p.load_example("nyc_taxi_silver", Lang::En).await.expect("example");
+    p.load_example("nyc_taxi_silver", Lang::En)
+        .await
+        .expect("example");
     let heard: Rc<RefCell<Vec<Progress>>> = Rc::default();
     let sink = heard.clone();
     p.set_progress(Some(Box::new(move |pr| sink.borrow_mut().push(pr))));
@@ -41,8 +43,18 @@ async fn an_ingest_reports_the_file_then_every_rule_model_and_table_in_order() {
     assert_eq!(
         heard[..2],
         [
-            Progress::Reading { file: "two.csv".into(), bytes: 0, total_bytes: total, records: 0 },
-            Progress::Reading { file: "two.csv".into(), bytes: total, total_bytes: total, records: 2 },
+            Progress::Reading {
+                file: "two.csv".into(),
+                bytes: 0,
+                total_bytes: total,
+                records: 0
+            },
+            Progress::Reading {
+                file: "two.csv".into(),
+                bytes: total,
+                total_bytes: total,
+                records: 2
+            },
         ]
     );
     let rules: Vec<(String, u32, u32)> = heard
@@ -58,7 +70,10 @@ async fn an_ingest_reports_the_file_then_every_rule_model_and_table_in_order() {
     // filters first, numbered 1..=of.
     let ids: Vec<&str> = rules.iter().map(|(id, _, _)| id.as_str()).collect();
     assert_eq!(&ids[..3], ["F1", "F2", "F3"]);
-    assert_eq!(rules.iter().map(|r| r.1).collect::<Vec<_>>(), (1..=rules.len() as u32).collect::<Vec<_>>());
+    assert_eq!(
+        rules.iter().map(|r| r.1).collect::<Vec<_>>(),
+        (1..=rules.len() as u32).collect::<Vec<_>>()
+    );
     assert!(rules.iter().all(|r| r.2 == rules.len() as u32));
     assert!(heard.iter().any(|pr| matches!(pr, Progress::Model { table, n: 1, of: 1 } if table == "gold.trips_by_borough_daily")));
     let written: Vec<&str> = heard
@@ -68,6 +83,12 @@ async fn an_ingest_reports_the_file_then_every_rule_model_and_table_in_order() {
             _ => None,
         })
         .collect();
-    assert!(written.contains(&"silver.nyc_taxi_yellow") && written.contains(&"silver.quarantine"), "{written:?}");
-    assert_eq!(heard.iter().map(Progress::fraction).fold(0.0, f64::max), 1.0);
+    assert!(
+        written.contains(&"silver.nyc_taxi_yellow") && written.contains(&"silver.quarantine"),
+        "{written:?}"
+    );
+    assert_eq!(
+        heard.iter().map(Progress::fraction).fold(0.0, f64::max),
+        1.0
+    );
 }

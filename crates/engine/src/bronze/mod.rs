@@ -20,6 +20,7 @@
 //! garbage is silver's job. The batch is encoded completely before the single
 //! write, so it lands whole or not at all.
 
+pub mod kafka;
 mod split;
 
 use std::sync::Arc;
@@ -31,7 +32,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit}
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
-use crate::source::ArrowColumnType;
+use crate::model::ArrowColumnType;
 
 pub use medallion_protocol::bronze::{
     BatchInfo, CsvDialect, HeaderRename, IngestOptions, SourceFormat,
@@ -119,7 +120,7 @@ pub fn bronze_schema() -> SchemaRef {
 /// DROPMALFORMED): the declared columns (nullable, their declared types),
 /// `_corrupt_record` (Utf8, the text of a record that did not fit), then the
 /// audit columns of [`bronze_schema`] after `raw_payload`.
-pub fn typed_bronze_schema(schema: &crate::source::SourceSchema) -> SchemaRef {
+pub fn typed_bronze_schema(schema: &crate::model::SourceSchema) -> SchemaRef {
     let mut fields: Vec<Field> = schema
         .columns
         .iter()
@@ -150,7 +151,7 @@ pub fn table_schema(def: &crate::model::BronzeTableDef) -> SchemaRef {
 /// where the record did not fit); `records` gives `_corrupt_record` (the text
 /// of records with a reason) and the audit columns.
 pub fn typed_bronze_batch(
-    schema: &crate::source::SourceSchema,
+    schema: &crate::model::SourceSchema,
     typed: Vec<ArrayRef>,
     records: &[RawRecord],
     audit: Audit<'_>,

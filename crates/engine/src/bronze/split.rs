@@ -83,7 +83,7 @@ pub fn nfc(name: &str) -> std::borrow::Cow<'_, str> {
 /// shows on screen, so a name holding one looks like the declared name and
 /// would silently not match it. They are removed anywhere in the name, not
 /// only at its ends: `q<U+200B>ty` reads as `qty`. A declared name written
-/// with them still binds the file's own text exactly (see `crate::source`),
+/// with them still binds the file's own text exactly (see `crate::silver::source`),
 /// and the batch log shows every name that changed.
 pub fn is_invisible_in_names(c: char) -> bool {
     use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
@@ -128,7 +128,7 @@ fn clean_name(name: &str, trim: bool) -> String {
 ///
 /// The result has no two names equal ignoring case. A declared name that
 /// matches two of the file's own names ignoring case is still an error
-/// (see `crate::source`), never a silent first pick.
+/// (see `crate::silver::source`), never a silent first pick.
 pub fn map_header_names(fields: &[String]) -> (Vec<String>, Vec<HeaderRename>) {
     map_names(fields, true, same_name_ignoring_case)
 }
@@ -1727,7 +1727,7 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
     // Two columns with the same name would be one JSON key (the last one
     // read): the later ones get `_<n>` as CSV header names do (names that
     // differ only by case stay apart; a declared name matching both is an
-    // error, see `crate::source`); invisible characters are removed and a
+    // error, see `crate::silver::source`); invisible characters are removed and a
     // reserved name (`_source_file`) is read as `_source_file_2`, as in CSV.
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let (header, header_renames) = map_names(&names, false, |a, b| a == b);

@@ -28,6 +28,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use crate::error::Result;
 
 pub mod log;
+pub mod versions;
 
 /// URL under which the store is registered with DataFusion.
 pub const LAKE_URL: &str = "memory://lake/";

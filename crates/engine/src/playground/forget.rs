@@ -26,7 +26,7 @@ use crate::bronze::{bronze_batch, Audit, BatchInfo};
 use crate::error::{EngineError, Result};
 use crate::lake::log::{Action, Add, CommitInfo, Remove, TableLog};
 use crate::lake::{encode_parquet, Lake};
-use crate::pipeline::RunOutput;
+use crate::output::RunOutput;
 
 pub use medallion_protocol::forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 
@@ -67,7 +67,7 @@ impl Playground {
         // a window in the condition sees every row of the table.
         let schema = self.bronze_schema_of(name);
         let all = concat_batches(&schema, batches.iter().map(|(_, b)| b))?;
-        let (mask, errors) = crate::pipeline::predicate_mask(&self.ctx, &all, predicate)
+        let (mask, errors) = crate::silver::filter::predicate_mask(&self.ctx, &all, predicate)
             .await
             .map_err(refuse)?;
         if let Some((row, error)) = errors.first() {
@@ -116,7 +116,7 @@ impl Playground {
             };
             let offsets: Vec<usize> = topic.live_offsets();
             if let Ok(rows) = bronze_batch(&split.records, audit) {
-                let (mask, _) = crate::pipeline::predicate_mask(&self.ctx, &rows, predicate)
+                let (mask, _) = crate::silver::filter::predicate_mask(&self.ctx, &rows, predicate)
                     .await
                     .map_err(refuse)?;
                 topic_offsets = (0..mask.len())
@@ -231,7 +231,7 @@ impl Playground {
             } else {
                 let after = after.table(name);
                 let (removed, added) = match after {
-                    Some(a) => crate::versions::diff_rows(&before, a)?,
+                    Some(a) => crate::lake::versions::diff_rows(&before, a)?,
                     None => ((0..before.num_rows()).collect(), vec![]),
                 };
                 ErasureChange {

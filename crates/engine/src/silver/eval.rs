@@ -37,6 +37,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::SessionContext;
 
 use crate::error::clean_datafusion_message;
+use crate::query::is_row_error;
 
 /// Hidden column carrying each row's position through a query that may reorder rows.
 pub(crate) const ROW_ID: &str = "__mp_row_id";
@@ -503,12 +504,12 @@ async fn subquery_error(ctx: &SessionContext, q: &str) -> Option<String> {
     let df = ctx
         .sql_with_options(
             &format!("SELECT * FROM ({q}) AS __mp_subquery"),
-            crate::pipeline::queries_only(),
+            crate::query::queries_only(),
         )
         .await
         .ok()?;
-    match crate::pipeline::collect_single(df, None).await {
-        Err(crate::pipeline::CollectError::Execution(m)) => Some(format!(
+    match crate::query::collect_single(df, None).await {
+        Err(crate::query::CollectError::Execution(m)) => Some(format!(
             "the subquery ({q}) fails by itself, whatever the row: {m}"
         )),
         _ => None,
@@ -596,7 +597,7 @@ enum QueryFailure {
 /// `batch` with the hidden [`ROW_ID`] column 0..n appended.
 pub(crate) fn with_row_ids(batch: &RecordBatch) -> Result<RecordBatch, String> {
     let ids = Arc::new(UInt32Array::from_iter_values(0..batch.num_rows() as u32));
-    crate::pipeline::with_column(batch, ROW_ID, ids).map_err(|e| e.to_string())
+    crate::query::with_column(batch, ROW_ID, ids).map_err(|e| e.to_string())
 }
 
 /// Registers `batch` with row ids as the table [`ROWS_TABLE`] for one
@@ -648,7 +649,7 @@ where
     let planned = ctx
         .sql_with_options(
             &format!("SELECT \"{ROW_ID}\", ({sql}) AS __value FROM {ROWS_TABLE}"),
-            crate::pipeline::queries_only(),
+            crate::query::queries_only(),
         )
         .await;
     let result = match planned {
@@ -673,12 +674,12 @@ async fn query_values(
     let n = batch.num_rows();
     let refused = QueryFailure::Refused;
     let collected = with_rows_table(ctx, batch, sql, |df| {
-        crate::pipeline::collect_single(df, Some(n))
+        crate::query::collect_single(df, Some(n))
     })
     .await?;
     let out = match collected {
         Ok(out) => out,
-        Err(crate::pipeline::CollectError::Query(m))
+        Err(crate::query::CollectError::Query(m))
             if *data_type == DataType::Boolean
                 && (m.contains("subqueries") || m.contains("logical expression Exists")) =>
         {
@@ -691,12 +692,12 @@ async fn query_values(
     take(out.column(1).as_ref(), &order, None).map_err(|e| refused(e.to_string()))
 }
 
-fn collect_failure(e: crate::pipeline::CollectError, sql: &str, n: usize) -> QueryFailure {
+fn collect_failure(e: crate::query::CollectError, sql: &str, n: usize) -> QueryFailure {
     match e {
-        crate::pipeline::CollectError::TooManyRows(_) => {
+        crate::query::CollectError::TooManyRows(_) => {
             QueryFailure::Refused(one_value_per_row(sql, n, None))
         }
-        crate::pipeline::CollectError::Execution(m) => QueryFailure::RunTime(m),
+        crate::query::CollectError::Execution(m) => QueryFailure::RunTime(m),
         other => QueryFailure::Refused(other.to_string()),
     }
 }
@@ -715,10 +716,10 @@ async fn condition_by_filters(
     for (condition, value) in [(format!("({sql})"), true), (negation(sql), false)] {
         let query = format!("SELECT \"{ROW_ID}\" FROM {ROWS_TABLE} WHERE {condition}");
         let ids = match ctx
-            .sql_with_options(&query, crate::pipeline::queries_only())
+            .sql_with_options(&query, crate::query::queries_only())
             .await
         {
-            Ok(df) => crate::pipeline::collect_single(df, Some(n))
+            Ok(df) => crate::query::collect_single(df, Some(n))
                 .await
                 .map_err(|e| collect_failure(e, sql, n)),
             Err(e) => Err(refused(df_err(e))),
@@ -808,18 +809,6 @@ fn one_value_per_row(sql: &str, n: usize, got: Option<usize>) -> String {
         got.map(|g| g.to_string())
             .unwrap_or_else(|| format!("more than {n}"))
     ))
-}
-
-/// Is `e` about the values of the rows (a failed cast, a division by zero,
-/// an overflow), rather than about the expression or the engine (an
-/// internal error, something not implemented)? Only the first kind is a
-/// row's problem.
-pub(crate) fn is_row_error(e: &datafusion::error::DataFusionError) -> bool {
-    use datafusion::error::DataFusionError as E;
-    matches!(
-        e.find_root(),
-        E::ArrowError(..) | E::Execution(..) | E::External(..)
-    )
 }
 
 fn df_err(e: datafusion::error::DataFusionError) -> String {

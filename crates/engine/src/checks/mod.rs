@@ -18,8 +18,9 @@ use datafusion::prelude::SessionContext;
 use crate::api::Lang;
 use crate::error::clean_datafusion_message;
 use crate::model::{CheckKind, PipelineDef, Severity};
-use crate::pipeline::{collect_single, RunOutput};
-use crate::source::{ArrowColumnType, ColumnType};
+use crate::output::RunOutput;
+use crate::query::collect_single;
+use crate::silver::source::{ArrowColumnType, ColumnType};
 
 pub use medallion_protocol::checks::{CheckResult, CheckStatus, SAMPLE_ROWS};
 
@@ -80,13 +81,13 @@ pub async fn evaluate(
     results
 }
 
-/// Reconciliation of a child table (see [`crate::explode`]): its rows are
+/// Reconciliation of a child table (see [`crate::silver::explode`]): its rows are
 /// array elements, so the exploded rows (elements, plus one per record
 /// without elements on an outer explode, plus one per unreadable record)
 /// must equal silver + open quarantine + removed by merge. The text also
 /// says how many records had an empty, `null` or missing array.
 fn reconcile_child(
-    e: &crate::explode::ExplodeStats,
+    e: &crate::silver::explode::ExplodeStats,
     silver: usize,
     quarantined: usize,
     removed: Option<usize>,
@@ -589,12 +590,12 @@ fn keys_of(def: &PipelineDef, table: &str) -> Vec<String> {
 
 /// Runs a read-only SELECT and collects its rows.
 async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, String> {
-    crate::pipeline::check_size(sql, crate::pipeline::MAX_SQL_TOKENS)?;
+    crate::query::check_size(sql, crate::query::MAX_SQL_TOKENS)?;
     let df = ctx
-        .sql_with_options(sql, crate::pipeline::queries_only())
+        .sql_with_options(sql, crate::query::queries_only())
         .await
         .map_err(|e| clean_datafusion_message(&e.to_string()))?;
-    Ok(collect_single(df, Some(crate::pipeline::GOLD_MAX_ROWS)).await?)
+    Ok(collect_single(df, Some(crate::query::GOLD_MAX_ROWS)).await?)
 }
 
 /// How many rows the SELECT `sql` returns, and the first [`SAMPLE_ROWS`]
@@ -902,7 +903,7 @@ async fn contract(
         .map(|f| f.name().as_str())
         .filter(|n| {
             !n.starts_with('_')
-                && !crate::merge::SCD2_COLUMNS.contains(n)
+                && !crate::silver::merge::SCD2_COLUMNS.contains(n)
                 && !columns.iter().any(|c| c.name == *n)
         })
         .collect();

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray, StringBuilder};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
 use serde_json::value::RawValue;
@@ -25,6 +25,7 @@ use crate::bronze::{
 };
 use crate::error::Result;
 
+pub use crate::model::ArrowColumnType;
 pub use medallion_protocol::schema::{
     AmbiguousTime, ColumnType, NonexistentTime, ReadAsUtc, SourceColumn, SourceSchema,
 };
@@ -34,47 +35,6 @@ pub const PARSE_RULE_ID: &str = "parse";
 
 /// Lineage columns carried from bronze through silver's intermediate steps.
 pub const LINEAGE_COLUMNS: [&str; 4] = ["_event_id", "_batch_id", "_source_file", "raw_payload"];
-
-/// A declared [`ColumnType`]'s Arrow type, and back (the type itself lives
-/// in [`medallion_protocol`], which has no Arrow).
-pub trait ArrowColumnType: Sized {
-    /// The Arrow type the column is converted to.
-    fn arrow_type(self) -> DataType;
-    /// The declared type whose Arrow type is `dt`, if any (for schema checks).
-    fn from_arrow(dt: &DataType) -> Option<Self>;
-}
-
-impl ArrowColumnType for ColumnType {
-    fn arrow_type(self) -> DataType {
-        match self {
-            ColumnType::String => DataType::Utf8,
-            ColumnType::Int => DataType::Int32,
-            ColumnType::Bigint => DataType::Int64,
-            ColumnType::Double => DataType::Float64,
-            ColumnType::Decimal { precision, scale } => DataType::Decimal128(precision, scale),
-            ColumnType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-            ColumnType::Date => DataType::Date32,
-            ColumnType::Boolean => DataType::Boolean,
-        }
-    }
-
-    fn from_arrow(dt: &DataType) -> Option<ColumnType> {
-        Some(match dt {
-            DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => ColumnType::String,
-            DataType::Int32 => ColumnType::Int,
-            DataType::Int64 => ColumnType::Bigint,
-            DataType::Float64 => ColumnType::Double,
-            DataType::Decimal128(precision, scale) => ColumnType::Decimal {
-                precision: *precision,
-                scale: *scale,
-            },
-            DataType::Timestamp(TimeUnit::Microsecond, None) => ColumnType::Timestamp,
-            DataType::Date32 => ColumnType::Date,
-            DataType::Boolean => ColumnType::Boolean,
-            _ => return None,
-        })
-    }
-}
 
 /// Is a declared column usable? Checks the time zone name (an IANA name;
 /// a wrong one names the column and suggests the form), that a zone or a
@@ -96,9 +56,9 @@ pub fn validate_column(column: &SourceColumn) -> std::result::Result<(), String>
         ));
     }
     if let Some(zone) = &column.time_zone {
-        crate::convert::time_zone(zone).map_err(|e| format!("column {name}: {e}"))?;
+        crate::silver::convert::time_zone(zone).map_err(|e| format!("column {name}: {e}"))?;
     }
-    crate::convert::check_formats(column.data_type, &column.formats)
+    crate::silver::convert::check_formats(column.data_type, &column.formats)
         .map_err(|e| format!("column {name}: {e}"))
 }
 
@@ -431,7 +391,7 @@ fn read_as_utc_counts(schema: &SourceSchema, counts: &[(usize, usize)]) -> Vec<R
 
 /// Converts each declared column's texts (one batch, rows in order) to its
 /// declared type, with its formats and time zone (see
-/// [`crate::convert::convert_source_column`]). Per row: the values that did
+/// [`crate::silver::convert::convert_source_column`]). Per row: the values that did
 /// not convert (`qty: 'three' is not INT`).
 fn convert_texts(
     schema: &SourceSchema,
@@ -462,7 +422,7 @@ fn convert_one(
     for v in texts {
         b.append_option(v.as_deref());
     }
-    let converted = crate::convert::convert_source_column(col, &b.finish())?;
+    let converted = crate::silver::convert::convert_source_column(col, &b.finish())?;
     for (row, e) in converted.errors.into_iter().enumerate() {
         if let (Some(e), Some(errs)) = (e, errors.get_mut(row)) {
             errs.push(e);

@@ -9,8 +9,8 @@
 //! JSON record, the parent columns (declared columns of the bronze table,
 //! with their types, paths and formats), the array at [`ExplodeSpec::path`]
 //! and each element's declared fields ([`ExplodeSpec::columns`]), converted
-//! exactly by [`crate::convert`] (numbers are taken as written: `2.00` stays
-//! `2.00`). What comes out has the shape of [`crate::source::Parsed`], so
+//! exactly by [`crate::silver::convert`] (numbers are taken as written: `2.00` stays
+//! `2.00`). What comes out has the shape of [`crate::silver::source::Parsed`], so
 //! the table's rules, select list, merge and gold work on it as on any silver
 //! table, and its rows keep the parent record's lineage (`_event_id`,
 //! `_batch_id`, `_source_file`, `raw_payload`); the position tells the
@@ -49,7 +49,7 @@ use serde_json::value::RawValue;
 
 use crate::bronze::{same_name_ignoring_case, BatchInfo};
 use crate::model::{BronzeTableDef, SilverTableDef};
-use crate::source::{
+use crate::silver::source::{
     json_key, raw_text, ArrowColumnType, Parsed, RawObject, ReadAsUtc, Rejected, SourceColumn,
     LINEAGE_COLUMNS, PARSE_RULE_ID,
 };
@@ -376,7 +376,7 @@ fn rejection(lineage: &[String; 4], reason: String) -> Rejected {
 
 /// Converts text columns (`rows` give each row's texts, one per column) to
 /// the columns' declared types, with their time zones (see
-/// [`crate::convert::convert_source_column`]). Returns the typed arrays,
+/// [`crate::silver::convert::convert_source_column`]). Returns the typed arrays,
 /// per row the values that did not convert (`qty: 'three' is not INT`), and
 /// the TIMESTAMP columns with values taken as UTC for lack of an offset.
 fn convert<'a, 'r>(
@@ -393,8 +393,8 @@ fn convert<'a, 'r>(
             b.append_option(r.get(c).cloned().flatten());
         }
         let texts = b.finish();
-        let converted =
-            crate::convert::convert_source_column(col, &texts).map_err(|e| e.to_string())?;
+        let converted = crate::silver::convert::convert_source_column(col, &texts)
+            .map_err(|e| e.to_string())?;
         for (row, e) in converted.errors.into_iter().enumerate() {
             if let (Some(e), Some(list)) = (e, errors.get_mut(row)) {
                 list.push(e);
@@ -443,7 +443,7 @@ fn object(v: &RawValue) -> Option<Object<'_>> {
 }
 
 /// `name` in `obj`, bound as a source column binds a key
-/// ([`crate::source::json_key`]): the exact key, else the one key equal
+/// ([`crate::silver::source::json_key`]): the exact key, else the one key equal
 /// ignoring case; two such keys are an error naming both and `column`.
 fn key<'a>(obj: &Object<'a>, name: &str, column: &str) -> Result<Option<&'a RawValue>, String> {
     Ok(json_key(obj, name, column)?.map(|(_, v)| v))
@@ -588,7 +588,7 @@ pub(crate) fn element_suffix(batch: &RecordBatch, label: (&str, &str), row: usiz
 mod tests {
     use super::*;
     use crate::model::BronzeMode;
-    use crate::source::{ColumnType, SourceSchema};
+    use crate::silver::source::{ColumnType, SourceSchema};
 
     fn spec(value: serde_json::Value) -> ExplodeSpec {
         serde_json::from_value(value).unwrap()

@@ -15,18 +15,17 @@
 //!   of order) → current state (SCD1) beside the full history (SCD2).
 
 use crate::api::Lang;
-use crate::example::{rule, tr, typed, Tr};
-use crate::merge::{MergeSpec, Scd};
 use crate::model::{
     BronzeMode, BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef,
     SilverTableDef,
 };
-use crate::rules::{Lookup, Rule, RuleKind::*, RuleRegistry};
-use crate::source::{ColumnType as T, SourceSchema};
+use crate::silver::merge::{MergeSpec, Scd};
+use crate::silver::rules::{Lookup, Rule, RuleKind::*, RuleRegistry};
+use crate::silver::source::{ColumnType as T, SourceSchema};
 use medallion_protocol::examples;
 
-/// `(bronze table, file name, bytes)` of a scenario.
-pub type ExampleFile = (&'static str, &'static str, &'static [u8]);
+pub use super::parts::ExampleFile;
+use super::parts::{rule, tr, typed, Tr};
 
 fn bronze(
     name: &str,
@@ -109,8 +108,9 @@ fn with_lookup(mut r: Rule, table: &str, alias: &str, on: &str) -> Rule {
     r
 }
 
-const KAFKA_ORDERS: &str = include_str!("../../../static/examples/kafka_orders/orders_raw.jsonl");
-const KAFKA_USERS: &[u8] = include_bytes!("../../../static/examples/kafka_orders/users.csv");
+const KAFKA_ORDERS: &str =
+    include_str!("../../../../static/examples/kafka_orders/orders_raw.jsonl");
+const KAFKA_USERS: &[u8] = include_bytes!("../../../../static/examples/kafka_orders/users.csv");
 
 /// Kafka-fed bronze table: the example's messages, polled at load.
 pub fn kafka_orders_messages() -> Vec<(&'static str, &'static str)> {
@@ -363,9 +363,9 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
 }
 
 const RETRY_FIRST: &[u8] =
-    include_bytes!("../../../static/examples/landing_retry/batch_2024_01_15.json");
+    include_bytes!("../../../../static/examples/landing_retry/batch_2024_01_15.json");
 const RETRY_SECOND: &[u8] =
-    include_bytes!("../../../static/examples/landing_retry/batch_2024_01_15_retry.json");
+    include_bytes!("../../../../static/examples/landing_retry/batch_2024_01_15_retry.json");
 
 pub fn landing_retry_files() -> Vec<ExampleFile> {
     vec![
@@ -436,8 +436,9 @@ pub fn landing_retry(lang: Lang) -> PipelineDef {
     }
 }
 
-const SHOP_ORDERS: &[u8] = include_bytes!("../../../static/examples/ecommerce/orders.csv");
-const SHOP_CUSTOMERS: &[u8] = include_bytes!("../../../static/examples/ecommerce/customers.json");
+const SHOP_ORDERS: &[u8] = include_bytes!("../../../../static/examples/ecommerce/orders.csv");
+const SHOP_CUSTOMERS: &[u8] =
+    include_bytes!("../../../../static/examples/ecommerce/customers.json");
 
 pub fn ecommerce_files() -> Vec<ExampleFile> {
     vec![
@@ -574,7 +575,7 @@ pub fn ecommerce(lang: Lang) -> PipelineDef {
     }
 }
 
-const CDC_EVENTS: &[u8] = include_bytes!("../../../static/examples/cdc_order/order_cdc.jsonl");
+const CDC_EVENTS: &[u8] = include_bytes!("../../../../static/examples/cdc_order/order_cdc.jsonl");
 
 pub fn cdc_order_files() -> Vec<ExampleFile> {
     vec![("order_cdc", "order_cdc.jsonl", CDC_EVENTS)]

@@ -49,7 +49,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::{cast_with_options, CastOptions};
 
 use crate::error::{EngineError, Result};
-use crate::source::{AmbiguousTime, ArrowColumnType, ColumnType, NonexistentTime, SourceColumn};
+use crate::model::{AmbiguousTime, ArrowColumnType, ColumnType, NonexistentTime, SourceColumn};
 
 /// One column converted to its declared type.
 #[derive(Debug, Clone)]
@@ -939,7 +939,7 @@ fn spark_to_chrono(format: &str) -> std::result::Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::validate_column;
+    use crate::silver::source::validate_column;
 
     fn convert(
         texts: &[Option<&str>],

@@ -95,7 +95,7 @@ use datafusion::arrow::row::{RowConverter, Rows, SortField};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::source::ArrowColumnType;
+use crate::model::ArrowColumnType;
 
 pub use medallion_protocol::merge::{MergeSpec, Scd};
 
@@ -991,7 +991,7 @@ fn describe(schema: &Schema) -> String {
         .iter()
         .filter(|f| !f.name().starts_with('_'))
         .map(|f| {
-            let ty = crate::source::ColumnType::from_arrow(f.data_type())
+            let ty = crate::model::ColumnType::from_arrow(f.data_type())
                 .map(|t| t.sql_name())
                 .unwrap_or_else(|| f.data_type().to_string());
             format!("{} {ty}", f.name())

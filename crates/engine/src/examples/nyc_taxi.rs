@@ -1,86 +1,26 @@
-//! Bundled examples. The data files live in `static/examples/` at the
-//! repository root (served with the app and compiled into the engine).
+//! The NYC taxi example: seed `002_b94de4dc08a8f02d.txt` ("silver module")
+//! on 266 real yellow-taxi trips of July 2020 and the TLC zone lookup.
 
-use medallion_protocol::examples::{self, ExampleInfo};
+use medallion_protocol::examples;
 
 use crate::api::Lang;
 use crate::model::{
     BronzeMode, BronzeTableDef, CheckDef, CheckKind, CheckLevel, GoldModelDef, PipelineDef,
     Severity, SilverTableDef,
 };
-use crate::rules::{Lookup, Rule, RuleKind, RuleParam, RuleRegistry};
-use crate::scenarios::{self, ExampleFile};
-use crate::source::{ColumnType as T, SourceSchema};
+use crate::silver::rules::{Lookup, RuleKind, RuleParam, RuleRegistry};
+use crate::silver::source::{ColumnType as T, SourceSchema};
 
-pub use medallion_protocol::examples::{
-    example_catalog as catalog, example_names as names, DEFAULT_EXAMPLE,
-};
-
-/// A bundled example: its key and titles ([`ExampleInfo`], from the
-/// protocol's list the UI's picker shows), a pipeline definition (in the
-/// chosen language) and the files ingested into bronze when it loads, as
-/// `(bronze table, file name, bytes)`.
-pub struct Example {
-    pub info: ExampleInfo,
-    pub definition: fn(Lang) -> PipelineDef,
-    pub files: fn() -> Vec<ExampleFile>,
-    /// `(bronze table, messages)`: one JSON value per line (`null` is a
-    /// tombstone), produced to the table's topic and polled at load.
-    pub kafka: fn() -> Vec<(&'static str, &'static str)>,
-}
-
-fn no_kafka() -> Vec<(&'static str, &'static str)> {
-    vec![]
-}
-
-/// Every bundled example, in the order of [`medallion_protocol::EXAMPLES`]
-/// (a test holds the two lists equal).
-pub const EXAMPLES: &[Example] = &[
-    Example {
-        info: examples::NYC_TAXI,
-        definition: nyc_taxi,
-        files: nyc_taxi_files,
-        kafka: no_kafka,
-    },
-    Example {
-        info: examples::KAFKA_ORDERS,
-        definition: scenarios::kafka_orders,
-        files: scenarios::kafka_orders_files,
-        kafka: scenarios::kafka_orders_messages,
-    },
-    Example {
-        info: examples::LANDING_RETRY,
-        definition: scenarios::landing_retry,
-        files: scenarios::landing_retry_files,
-        kafka: no_kafka,
-    },
-    Example {
-        info: examples::ECOMMERCE,
-        definition: scenarios::ecommerce,
-        files: scenarios::ecommerce_files,
-        kafka: no_kafka,
-    },
-    Example {
-        info: examples::CDC_ORDER,
-        definition: scenarios::cdc_order,
-        files: scenarios::cdc_order_files,
-        kafka: no_kafka,
-    },
-];
-
-/// The example named `name`.
-pub fn find(name: &str) -> Option<&'static Example> {
-    EXAMPLES.iter().find(|e| e.info.name == name)
-}
+use super::parts::{rule, tr, typed, ExampleFile, Tr};
 
 /// 266 real NYC yellow-taxi trips of July 2020 (TLC, 18 columns, no `Airport_fee`).
 pub const TAXI_TRIPS_CSV: &[u8] =
-    include_bytes!("../../../static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv");
+    include_bytes!("../../../../static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv");
 /// TLC zone lookup: 265 zones, `locationid,borough,zone,service_zone`.
 pub const TAXI_ZONES_CSV: &[u8] =
-    include_bytes!("../../../static/examples/nyc_taxi/taxi_zone_lookup.csv");
+    include_bytes!("../../../../static/examples/nyc_taxi/taxi_zone_lookup.csv");
 
-fn nyc_taxi_files() -> Vec<ExampleFile> {
+pub(super) fn nyc_taxi_files() -> Vec<ExampleFile> {
     vec![
         ("taxi_zone_lookup", "taxi_zone_lookup.csv", TAXI_ZONES_CSV),
         (
@@ -89,50 +29,6 @@ fn nyc_taxi_files() -> Vec<ExampleFile> {
             TAXI_TRIPS_CSV,
         ),
     ]
-}
-
-/// A text in both languages.
-pub(crate) struct Tr {
-    pub en: &'static str,
-    pub ru: &'static str,
-}
-
-/// Sets a normalization's declared type.
-pub(crate) fn typed(mut r: Rule, ty: &str) -> Rule {
-    r.cast = ty.parse().ok();
-    r
-}
-
-pub(crate) fn tr(lang: Lang, t: Tr) -> String {
-    match lang {
-        Lang::En => t.en,
-        Lang::Ru => t.ru,
-    }
-    .to_string()
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn rule(
-    lang: Lang,
-    id: &str,
-    kind: RuleKind,
-    column: &str,
-    expression: &str,
-    enabled: bool,
-    why: Tr,
-) -> Rule {
-    Rule {
-        id: id.into(),
-        kind,
-        column: column.into(),
-        expression: expression.into(),
-        params: vec![],
-        lookup: None,
-        enabled,
-        rationale: tr(lang, why),
-        action: None,
-        cast: None,
-    }
 }
 
 /// Seed `002_b94de4dc08a8f02d.txt` ("silver module") on the real July 2020 sample:
@@ -541,21 +437,5 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         }],
         checks,
         anti_patterns: Default::default(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn examples_follow_the_protocol_list_and_take_its_titles() {
-        let engine: Vec<ExampleInfo> = EXAMPLES.iter().map(|e| e.info).collect();
-        assert_eq!(engine, medallion_protocol::EXAMPLES);
-        for e in EXAMPLES {
-            for lang in [Lang::En, Lang::Ru] {
-                assert_eq!((e.definition)(lang).title, e.info.title(lang));
-            }
-        }
     }
 }

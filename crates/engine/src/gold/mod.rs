@@ -1,0 +1,176 @@
+//! Gold: each model is SQL over the silver tables (seed 000 §6, seed 002
+//! §7), registered as `gold.<model>`. A model that fails does not fail the
+//! run: the caller keeps its last good table. `MERGE ON` models merge into
+//! their previous table; a model reading bronze is refused unless the
+//! "gold reads bronze" anti-pattern is on.
+
+use std::collections::BTreeMap;
+
+use datafusion::arrow::array::{BooleanArray, RecordBatch};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use crate::error::{clean_datafusion_message, pipeline_diag, Diagnostic};
+use crate::model::PipelineDef;
+use crate::output::{RunOutput, TableData};
+use crate::query::*;
+
+/// Gold models of a run: each model's table (or its error), and the bronze
+/// tables models read (only with the anti-pattern on). `previous` holds the
+/// tables `merge_on` models merge into. Silver must be registered already.
+pub(crate) struct GoldBuild {
+    pub tables: Vec<TableData>,
+    pub errors: Vec<Diagnostic>,
+    pub reads_bronze: BTreeMap<String, Vec<String>>,
+}
+
+/// Runs every gold model over the registered silver tables and registers the results.
+pub(crate) async fn build_gold(
+    ctx: &SessionContext,
+    def: &PipelineDef,
+    previous: Option<&RunOutput>,
+    progress: crate::progress::Reporter<'_>,
+) -> std::result::Result<GoldBuild, Vec<Diagnostic>> {
+    let mut tables = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut gold_reads_bronze = BTreeMap::new();
+    for (i, g) in def.gold.iter().enumerate() {
+        progress.report(crate::progress::Progress::Model {
+            table: format!("gold.{}", g.name),
+            n: i as u32 + 1,
+            of: def.gold.len() as u32,
+        });
+        match run_gold(ctx, &g.name, &g.sql, def.anti_patterns.gold_reads_bronze).await {
+            Ok((batch, bronze_read)) => {
+                if !bronze_read.is_empty() {
+                    gold_reads_bronze.insert(g.name.clone(), bronze_read);
+                }
+                let batch = if g.merge_on.is_empty() {
+                    batch
+                } else {
+                    // A model whose columns changed starts over from its result.
+                    let previous = previous
+                        .and_then(|p| p.table(&format!("gold.{}", g.name)))
+                        .filter(|p| p.schema().fields() == batch.schema().fields());
+                    // Two different rows for one key: which one is written
+                    // would depend on the query's row order.
+                    let on = g.merge_on.join(", ");
+                    let conflict = match crate::silver::merge::conflicting_key(&batch, &g.merge_on) {
+                        Ok(None) => None,
+                        Ok(Some(key)) => Some(format!(
+                            "MERGE ON {on}: the query returns different rows for {key}; a MERGE needs one row per key (group by {on}, or filter), or the row order would decide which one is written"
+                        )),
+                        Err(m) => Some(format!("MERGE ON {on}: {m}")),
+                    };
+                    if let Some(message) = conflict {
+                        diagnostics.push(Diagnostic {
+                            scope: "gold".into(),
+                            id: g.name.clone(),
+                            message,
+                            table: String::new(),
+                        });
+                        continue;
+                    }
+                    // A query's NULL group is one group: NULL keys match NULL.
+                    let spec = crate::silver::merge::MergeSpec {
+                        keys: g.merge_on.clone(),
+                        null_safe_keys: true,
+                        ..Default::default()
+                    };
+                    let none = BooleanArray::from(vec![false; batch.num_rows()]);
+                    match crate::silver::merge::merge(crate::silver::merge::MergeInput {
+                        spec: &spec,
+                        base: previous,
+                        new: &batch,
+                        deletes: &none,
+                        holds: None,
+                    }) {
+                        Ok(m) => m.batch,
+                        Err(message) => {
+                            diagnostics.push(Diagnostic {
+                                scope: "gold".into(),
+                                id: g.name.clone(),
+                                message: format!("MERGE ON {}: {message}", g.merge_on.join(", ")),
+                                table: String::new(),
+                            });
+                            continue;
+                        }
+                    }
+                };
+                let name = format!("gold.{}", g.name);
+                if let Err(e) = register_table(ctx, &name, &batch).await {
+                    return Err(vec![pipeline_diag(e)]);
+                }
+                tables.push(TableData { name, batch });
+            }
+            Err(message) => diagnostics.push(Diagnostic {
+                scope: "gold".into(),
+                id: g.name.clone(),
+                message,
+                table: String::new(),
+            }),
+        }
+    }
+    Ok(GoldBuild {
+        tables,
+        errors: diagnostics,
+        reads_bronze: gold_reads_bronze,
+    })
+}
+
+/// Plans a gold model's SQL (a query only: no DDL or DML), refuses it if it
+/// reads a bronze table, and runs it.
+pub(crate) async fn run_gold(
+    ctx: &SessionContext,
+    name: &str,
+    sql: &str,
+    allow_bronze: bool,
+) -> std::result::Result<(RecordBatch, Vec<String>), String> {
+    check_size(sql, MAX_SQL_TOKENS)?;
+    let dialect = GenericDialect {};
+    let statements = Parser::parse_sql(&dialect, sql)
+        .map_err(|e| format!("SQL syntax: {}", clean_datafusion_message(&e.to_string())))?;
+    match statements.as_slice() {
+        [datafusion::sql::sqlparser::ast::Statement::Query(_)] => {}
+        [] => return Err("the model is empty: write one SELECT query over silver tables".into()),
+        [_] => {
+            return Err(format!(
+                "gold.{name} must be one SELECT query. Statements that create, change or drop tables are not allowed: a gold model only reads silver."
+            ))
+        }
+        _ => return Err(format!("gold.{name} must be one SELECT query, not {} statements", statements.len())),
+    }
+    let df = ctx
+        .sql_with_options(sql, queries_only())
+        .await
+        .map_err(df_err)?;
+    let mut read_bronze = Vec::new();
+    df.logical_plan()
+        .apply_with_subqueries(|node| {
+            if let LogicalPlan::TableScan(scan) = node {
+                if scan.table_name.schema() == Some("bronze") {
+                    read_bronze.push(scan.table_name.to_string());
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .map_err(df_err)?;
+    if !read_bronze.is_empty() && !allow_bronze {
+        read_bronze.sort();
+        read_bronze.dedup();
+        return Err(format!(
+            "gold.{name} reads {}: gold reads silver only. Bronze holds raw, unchecked records (duplicates, rejected rows); build gold from silver. (An instructor can switch on the anti-pattern \"gold reads bronze\" to show what goes wrong.)",
+            read_bronze.join(", ")
+        ));
+    }
+    read_bronze.sort();
+    read_bronze.dedup();
+    let batch = collect_single(df, Some(GOLD_MAX_ROWS)).await?;
+    if let Some(why) = crate::lake::unstorable_column(&batch.schema()) {
+        return Err(format!("gold.{name}: {why}"));
+    }
+    Ok((batch, read_bronze))
+}

@@ -1,0 +1,98 @@
+//! What one pipeline run reads ([`RunInput`]: the definition, bronze, the
+//! previous run) and produces ([`RunOutput`]: every table, the rule stats,
+//! the notices). Below [`crate::gold`] and [`crate::pipeline`], which both
+//! take the previous run's output; above [`crate::silver`], whose results
+//! it carries.
+
+use std::collections::BTreeMap;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::prelude::SessionContext;
+
+use crate::bronze::BatchInfo;
+use crate::error::Diagnostic;
+use crate::model::PipelineDef;
+use crate::silver::source::{MissingColumn, ReadAsUtc};
+use medallion_protocol::rules::RuleStat;
+
+/// Output of a table in the run.
+#[derive(Debug, Clone)]
+pub struct TableData {
+    /// Qualified name: `silver.nyc_taxi_yellow`.
+    pub name: String,
+    pub batch: RecordBatch,
+}
+
+/// Everything a successful run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// `bronze.*`, then silver tables, `silver.quarantine`, then `gold.*`.
+    pub tables: Vec<TableData>,
+    /// Readable (typed) bronze rows per bronze table, before any rule.
+    pub typed_bronze: BTreeMap<String, RecordBatch>,
+    pub rule_stats: Vec<RuleStat>,
+    /// Declared source columns missing from some batches, per bronze table.
+    pub missing_columns: BTreeMap<String, Vec<MissingColumn>>,
+    /// TIMESTAMP source columns without a declared zone whose values had no
+    /// offset and were taken as UTC, per bronze table (name without layer).
+    pub read_as_utc: BTreeMap<String, Vec<ReadAsUtc>>,
+    /// Gold models that failed (scope `gold`); their tables are missing from `tables`.
+    pub gold_errors: Vec<Diagnostic>,
+    /// Per silver table (qualified): rows that passed the rules but are not
+    /// rows of the table (duplicates, superseded states, deletes), counted
+    /// over every run that built the current table.
+    pub removed: BTreeMap<String, usize>,
+    /// Per silver table (qualified): this run's rows removed by the merge, for the row trail.
+    pub merge_log: BTreeMap<String, Vec<crate::silver::merge::RemovedRow>>,
+    /// Per merged silver table (qualified): what has been merged into it,
+    /// so an incremental run can tell whether merging its new rows into the
+    /// current table gives what a full refresh would (see [`crate::silver::merge::MergeState`]).
+    pub merge_state: BTreeMap<String, crate::silver::merge::MergeState>,
+    /// What the run wants the user to know, e.g. that an incremental run
+    /// rebuilt a merged table from all of bronze (and why).
+    pub notes: Vec<String>,
+    /// Gold models (name without the layer) that read bronze tables: only
+    /// with the "gold reads bronze" anti-pattern on.
+    pub gold_reads_bronze: BTreeMap<String, Vec<String>>,
+    /// Per child silver table (qualified; one with an `explode`): what its
+    /// explode read, counted over every run that built the current table.
+    pub exploded: BTreeMap<String, crate::silver::explode::ExplodeStats>,
+    /// Per bronze table (qualified): records of batches read again with
+    /// other options (`BatchInfo::superseded_by`), which silver does not read.
+    pub superseded: BTreeMap<String, usize>,
+    /// Per child silver table (qualified; one with an `explode`): its
+    /// element TIMESTAMP columns (no declared zone) whose values had no
+    /// offset and were taken as UTC, counted over every run that built the
+    /// current table, as [`RunOutput::read_as_utc`] counts source columns.
+    pub exploded_read_as_utc: BTreeMap<String, Vec<ReadAsUtc>>,
+}
+
+impl RunOutput {
+    /// The output table named `name` (qualified).
+    pub fn table(&self, name: &str) -> Option<&RecordBatch> {
+        self.tables
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| &t.batch)
+    }
+}
+
+/// Inputs of a run: the definition, the bronze rows per table, and the context
+/// holding the lake (object store registered at [`crate::lake::LAKE_URL`]).
+pub struct RunInput<'a> {
+    pub ctx: &'a SessionContext,
+    pub def: &'a PipelineDef,
+    /// Per bronze table (name without layer): its batches with their rows, in ingest order.
+    pub bronze: &'a BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+    /// Number of this run (`run_id` of the quarantine rows it adds).
+    pub run_id: u64,
+    /// The last successful run's output: the quarantine history to append
+    /// to, and the base an incremental run merges into.
+    pub previous: Option<&'a RunOutput>,
+    /// An incremental run: only these batches (`_batch_id`s past the
+    /// watermark, seed 000 §5) go through the rules, and their rows are
+    /// appended / merged into `previous`'s silver tables.
+    pub new_batches: Option<&'a std::collections::HashSet<String>>,
+    /// Hears which rule and which gold model the run is at.
+    pub progress: crate::progress::Reporter<'a>,
+}

@@ -1,0 +1,271 @@
+//! Loading a pipeline: a bundled example (its definition, its files
+//! ingested, its Kafka messages polled, then a run) or a user's pipeline,
+//! each in a fresh lake; and switching the language of an example's texts
+//! the user has not edited.
+
+use crate::api::{Lang, RunInfo, RunMode};
+use crate::bronze::kafka::{KafkaMessage, Topic};
+use crate::bronze::{table_schema, IngestOptions};
+use crate::checks::evaluate;
+use crate::error::{EngineError, Result};
+use crate::lake::log::{schema_string, Action, CommitInfo, Format, MetaData, TableLog};
+use crate::lake::versions::{Commit, History};
+use crate::lake::Lake;
+use crate::model::{BronzeMode, PipelineDef};
+use crate::silver::source::validate_schema;
+
+use super::*;
+
+impl Playground {
+    /// Replaces everything with a bundled example and runs it.
+    pub async fn load_example(&mut self, name: &str, lang: Lang) -> Result<()> {
+        self.load_example_with(name, lang, None).await
+    }
+
+    /// [`Self::load_example`] with every bronze table stored in `mode`
+    /// (raw, or typed: PERMISSIVE, FAILFAST, DROPMALFORMED).
+    pub async fn load_example_with(
+        &mut self,
+        name: &str,
+        lang: Lang,
+        mode: Option<BronzeMode>,
+    ) -> Result<()> {
+        let example = crate::examples::find(name).ok_or_else(|| {
+            EngineError::Request(format!(
+                "unknown example {name}; known: {}",
+                crate::examples::names().join(", ")
+            ))
+        })?;
+        let mut def = (example.definition)(lang);
+        if let Some(mode) = mode {
+            for b in &mut def.bronze {
+                b.mode = mode;
+            }
+        }
+        self.reset(name, def, lang).await?;
+        for (table, file, bytes) in (example.files)() {
+            self.append(table, file, bytes, &IngestOptions::default())
+                .await?;
+        }
+        // Kafka-fed tables: the example's messages are produced, then polled
+        // as one micro-batch.
+        for (table, lines) in (example.kafka)() {
+            let messages = lines
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| KafkaMessage {
+                    key: None,
+                    value: (l.trim() != "null").then(|| l.to_string()),
+                    producer_ts_micros: None,
+                    erased: false,
+                })
+                .collect();
+            self.kafka_produce(table, messages)?;
+            self.poll_into_bronze(table, None, false).await?;
+        }
+        self.run().await;
+        Ok(())
+    }
+
+    /// Replaces everything with `pipeline` and empty bronze tables (the
+    /// scripting entry point: define tables, rules and gold, then ingest).
+    /// A source column with an unknown time zone or an unusable declared
+    /// format refuses the pipeline (nothing changes), naming table and column.
+    pub async fn load_pipeline(&mut self, pipeline: PipelineDef) -> Result<()> {
+        for b in &pipeline.bronze {
+            validate_schema(&b.schema)
+                .map_err(|e| EngineError::Request(format!("bronze.{}: {e}", b.name)))?;
+        }
+        let lang = self.lang;
+        self.reset("", pipeline, lang).await?;
+        self.run().await;
+        Ok(())
+    }
+
+    pub(super) async fn reset(&mut self, name: &str, def: PipelineDef, lang: Lang) -> Result<()> {
+        let lake = Lake::from_store((self.new_store)());
+        self.ctx = new_session(&lake)?;
+        self.lake = lake;
+        self.lang = lang;
+        self.example = name.to_string();
+        self.def = def;
+        self.batches.clear();
+        self.bronze.clear();
+        self.last_good = None;
+        self.history = History::default();
+        self.replay = None;
+        self.mode = RunMode::Full;
+        self.checkpoints.clear();
+        self.erasures.clear();
+        self.topics = self
+            .def
+            .bronze
+            .iter()
+            .filter_map(|b| {
+                b.kafka_topic.as_ref().map(|t| {
+                    (
+                        b.name.clone(),
+                        Topic {
+                            name: t.clone(),
+                            ..Default::default()
+                        },
+                    )
+                })
+            })
+            .collect();
+        self.checks.clear();
+        self.run_history.clear();
+        self.diagnostics.clear();
+        self.run_info = RunInfo {
+            ok: true,
+            duration_ms: 0.0,
+            runs: 0,
+            errors: vec![],
+        };
+        let created = self.clock.now_micros();
+        for b in self.def.bronze.clone() {
+            self.register_bronze(&b.name).await?;
+            let schema = table_schema(&b);
+            TableLog::new(self.lake.store(), Lake::table_dir("bronze", &b.name))
+                .commit(
+                    None,
+                    &[
+                        Action::CommitInfo(CommitInfo {
+                            timestamp: created / 1000,
+                            operation: "CREATE TABLE".into(),
+                            operation_parameters: [(
+                                "description".to_string(),
+                                b.description.clone(),
+                            )]
+                            .into(),
+                        }),
+                        Action::MetaData(MetaData {
+                            id: format!("bronze.{}@{created}", b.name),
+                            name: format!("bronze.{}", b.name),
+                            format: Format {
+                                provider: "parquet".into(),
+                                options: Default::default(),
+                            },
+                            schema_string: schema_string(&schema),
+                            partition_columns: vec![],
+                            configuration: [(
+                                "medallion.appendOnly".to_string(),
+                                "true".to_string(),
+                            )]
+                            .into(),
+                            created_time: created / 1000,
+                        }),
+                    ],
+                )
+                .await?;
+            self.history.commit(
+                &format!("bronze.{}", b.name),
+                Commit {
+                    ts_micros: created,
+                    operation: "CREATE TABLE",
+                    detail: if b.mode.is_typed() {
+                        format!(
+                            "append-only, typed ({}): the declared columns + audit columns",
+                            b.mode.label()
+                        )
+                    } else {
+                        "append-only, raw_payload + audit columns".to_string()
+                    },
+                    rows: 0,
+                    rows_added: 0,
+                    rows_removed: 0,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Switches the language of engine-written texts. If the example is
+    /// untouched (no rule, SQL or file changed), it is reloaded in that
+    /// language so its rationales follow too.
+    pub async fn set_lang(&mut self, lang: Lang) -> Result<()> {
+        let mode = self.def.bronze.first().map(|b| b.mode);
+        // Modes as the example defines them, or all switched to one ("stored as").
+        let mut mode_override = None;
+        let untouched = crate::examples::find(&self.example).is_some_and(|e| {
+            let mut def = (e.definition)(self.lang);
+            if def != self.def {
+                for b in &mut def.bronze {
+                    b.mode = mode.unwrap_or_default();
+                }
+                mode_override = mode;
+            }
+            def == self.def && self.batches.len() == (e.files)().len() + (e.kafka)().len()
+        });
+        let mode = mode_override;
+        if untouched && lang != self.lang {
+            let example = self.example.clone();
+            return self.load_example_with(&example, lang, mode).await;
+        }
+        // An edited example keeps its edits; texts still as the example wrote
+        // them (titles, descriptions, rationales) switch language.
+        if let Some(e) = crate::examples::find(&self.example) {
+            let (old, new) = ((e.definition)(self.lang), (e.definition)(lang));
+            translate_untouched(&mut self.def, &old, &new);
+        }
+        self.lang = lang;
+        if let Some(out) = &self.last_good {
+            self.checks = evaluate(&self.ctx, &self.def, out, lang).await;
+        }
+        Ok(())
+    }
+}
+
+/// Texts of `def` that still read as in `old` (the example in the previous
+/// language) become `new`'s; texts the user edited stay.
+pub(super) fn translate_untouched(def: &mut PipelineDef, old: &PipelineDef, new: &PipelineDef) {
+    fn swap(text: &mut String, old: Option<&String>, new: Option<&String>) {
+        if let (Some(o), Some(n)) = (old, new) {
+            if text == o {
+                *text = n.clone();
+            }
+        }
+    }
+    swap(&mut def.title, Some(&old.title), Some(&new.title));
+    for b in &mut def.bronze {
+        let [o, n] = [old, new].map(|d| d.bronze.iter().find(|x| x.name == b.name));
+        swap(
+            &mut b.description,
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
+        );
+    }
+    for s in &mut def.silver {
+        let [o, n] = [old, new].map(|d| d.silver.iter().find(|x| x.name == s.name));
+        swap(
+            &mut s.description,
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
+        );
+        for r in &mut s.rules.rules {
+            let [ro, rn] =
+                [o, n].map(|t| t.and_then(|t| t.rules.rules.iter().find(|y| y.id == r.id)));
+            swap(
+                &mut r.rationale,
+                ro.map(|x| &x.rationale),
+                rn.map(|x| &x.rationale),
+            );
+        }
+    }
+    for g in &mut def.gold {
+        let [o, n] = [old, new].map(|d| d.gold.iter().find(|x| x.name == g.name));
+        swap(
+            &mut g.description,
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
+        );
+    }
+    for c in &mut def.checks {
+        let [o, n] = [old, new].map(|d| d.checks.iter().find(|x| x.id == c.id));
+        swap(
+            &mut c.description,
+            o.map(|x| &x.description),
+            n.map(|x| &x.description),
+        );
+    }
+}

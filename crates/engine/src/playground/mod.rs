@@ -1,0 +1,370 @@
+//! The playground: one pipeline, its lake and its last good results, driven
+//! by [`Request`]s. This is the only stateful type callers hold.
+//! This file holds the state, the constructors and [`Playground::handle`];
+//! each operation lives in its own file, as delta-rs keeps one file per
+//! operation: `load`, `ingest`, `reingest`, `kafka`, `edit` (rules, gold
+//! SQL), `run`, `restore`, `replay`, `view` (snapshot, table pages, trail,
+//! export) and `forget` (the right to be forgotten).
+
+mod edit;
+mod forget;
+mod ingest;
+mod kafka;
+mod load;
+mod reingest;
+mod replay;
+mod restore;
+mod run;
+mod view;
+
+pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
+pub use medallion_protocol::view::PREVIEW_ROWS;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::MemorySchemaProvider;
+use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::api::{Checkpoint, Erasure, Lang, ReplayReport, Request, Response, RunInfo, RunMode};
+use crate::bronze::kafka::Topic;
+use crate::bronze::{bronze_schema, table_schema, BatchInfo};
+use crate::checks::CheckResult;
+use crate::env::{Clock, IdGenerator, RandomIds, SystemClock};
+use crate::error::Diagnostic;
+use crate::error::{EngineError, Result};
+use crate::lake::versions::History;
+use crate::lake::{Lake, LAKE_URL};
+use crate::model::PipelineDef;
+use crate::output::RunOutput;
+use crate::query::register_table;
+
+/// Largest file accepted by one ingest (bytes). Larger files are refused
+/// before anything is written: the browser tab holds the whole lake in memory.
+pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Makes an empty object store for a new lake (an in-memory one, or a test's
+/// store that fails on purpose).
+pub type StoreFactory = Arc<dyn Fn() -> Arc<dyn object_store::ObjectStore> + Send + Sync>;
+
+/// A running playground.
+pub struct Playground {
+    ctx: SessionContext,
+    lake: Lake,
+    /// Makes the store of a new lake (each example or pipeline loaded starts one).
+    new_store: StoreFactory,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGenerator>,
+    lang: Lang,
+    example: String,
+    def: PipelineDef,
+    batches: Vec<BatchInfo>,
+    bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+    last_good: Option<RunOutput>,
+    history: History,
+    replay: Option<ReplayReport>,
+    mode: RunMode,
+    checkpoints: Vec<Checkpoint>,
+    /// Kafka topics by bronze table (name without the layer).
+    topics: BTreeMap<String, Topic>,
+    erasures: Vec<Erasure>,
+    /// A warning about the last request's consequences, shown once.
+    notice: Option<String>,
+    /// Set while `reingest` appends (the same bytes are expected).
+    rereading: bool,
+    checks: Vec<CheckResult>,
+    diagnostics: Vec<Diagnostic>,
+    run_info: RunInfo,
+    run_history: Vec<crate::api::RunRecord>,
+    /// Hears how far a long request got (see [`Playground::set_progress`]).
+    progress: Option<Box<dyn Fn(crate::progress::Progress)>>,
+}
+
+/// A DataFusion session fit for the browser: one partition (nothing is
+/// spawned; `JoinSet::spawn` panics without a tokio runtime), no disk spilling,
+/// case-sensitive identifiers (TLC columns are `PULocationID`, `VendorID`),
+/// the JSON functions of `datafusion-functions-json` (`json_get_str(col,
+/// 'key', 0)`, `json_get_int`, `json_get_float`, `json_get_bool`,
+/// `json_get_json`, `json_as_text`, `json_length(col[, path…])`,
+/// `json_contains`, `json_object_keys`: path steps are keys or 0-based array
+/// indexes; a missing path or JSON `null` gives NULL; `json_get`'s value of
+/// mixed type cannot be stored, see [`crate::lake::unstorable_column`]), and
+/// the lake registered at `memory://lake/` with schemas bronze, silver, gold.
+/// Integer arithmetic and `sum` fail on overflow instead of wrapping around
+/// (as Spark's ANSI mode does; see `checked`).
+pub fn new_session(lake: &Lake) -> Result<SessionContext> {
+    let mut config = SessionConfig::new()
+        .with_target_partitions(1)
+        .with_repartition_joins(false)
+        .with_repartition_aggregations(false)
+        .with_repartition_windows(false)
+        .with_repartition_sorts(false)
+        .with_round_robin_repartition(false)
+        .with_repartition_file_scans(false);
+    config.options_mut().sql_parser.enable_ident_normalization = false;
+    let runtime = RuntimeEnvBuilder::new()
+        .with_disk_manager_builder(
+            DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
+        )
+        .build_arc()?;
+    let mut ctx = SessionContext::new_with_config_rt(config, runtime);
+    // JSON in SQL: json_get_str(lines, 0, 'sku'), json_length(lines), ...
+    // (datafusion-functions-json; every session the engine makes is this one).
+    datafusion_functions_json::register_all(&mut ctx)?;
+    let url = ObjectStoreUrl::parse(LAKE_URL)?;
+    ctx.register_object_store(url.as_ref(), lake.store());
+    let catalog = ctx
+        .catalog("datafusion")
+        .ok_or_else(|| EngineError::Internal("default catalog missing".into()))?;
+    for layer in ["bronze", "silver", "gold"] {
+        catalog.register_schema(layer, Arc::new(MemorySchemaProvider::new()))?;
+    }
+    // Integer +, -, *, unary minus and sum fail on overflow instead of wrapping.
+    crate::checked::install(&ctx);
+    Ok(ctx)
+}
+
+impl Playground {
+    /// An empty playground with the real clock and random UUIDs.
+    pub fn new() -> Result<Self> {
+        Self::with_env(Arc::new(SystemClock), Arc::new(RandomIds))
+    }
+
+    /// An empty playground with the given clock and id generator (tests pin both).
+    pub fn with_env(clock: Arc<dyn Clock>, ids: Arc<dyn IdGenerator>) -> Result<Self> {
+        Self::with_store(
+            clock,
+            ids,
+            Arc::new(|| Arc::new(object_store::memory::InMemory::new())),
+        )
+    }
+
+    /// An empty playground whose lakes live in stores made by `new_store`
+    /// (tests use a store that fails a write on purpose).
+    pub fn with_store(
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGenerator>,
+        new_store: StoreFactory,
+    ) -> Result<Self> {
+        let lake = Lake::from_store(new_store());
+        let ctx = new_session(&lake)?;
+        Ok(Self {
+            ctx,
+            lake,
+            new_store,
+            clock,
+            ids,
+            lang: Lang::En,
+            example: String::new(),
+            def: PipelineDef {
+                title: String::new(),
+                bronze: vec![],
+                silver: vec![],
+                gold: vec![],
+                checks: vec![],
+                anti_patterns: Default::default(),
+            },
+            batches: vec![],
+            bronze: BTreeMap::new(),
+            last_good: None,
+            history: History::default(),
+            replay: None,
+            mode: RunMode::Full,
+            checkpoints: vec![],
+            topics: BTreeMap::new(),
+            erasures: vec![],
+            notice: None,
+            rereading: false,
+            checks: vec![],
+            diagnostics: vec![],
+            run_history: vec![],
+            run_info: RunInfo {
+                ok: true,
+                duration_ms: 0.0,
+                runs: 0,
+                errors: vec![],
+            },
+            progress: None,
+        })
+    }
+
+    /// From now on `listener` hears how far each long request got: bytes and
+    /// records of a file being read, the rule and gold model a run is at,
+    /// the table being written. `None`: nobody listens (the default).
+    pub fn set_progress(&mut self, listener: Option<Box<dyn Fn(crate::progress::Progress)>>) {
+        self.progress = listener;
+    }
+
+    fn reporter(&self) -> crate::progress::Reporter<'_> {
+        crate::progress::Reporter::new(self.progress.as_deref())
+    }
+
+    /// Carries out a request. Never panics; failures come back as [`Response::Error`].
+    pub async fn handle(&mut self, request: Request) -> Response {
+        if !matches!(request, Request::GetTable { .. } | Request::Snapshot) {
+            self.notice = None;
+        }
+        let result = match request {
+            Request::LoadExample {
+                example,
+                lang,
+                bronze_mode,
+            } => self
+                .load_example_with(&example, lang, bronze_mode)
+                .await
+                .map(|_| self.snapshot()),
+            Request::LoadPipeline { pipeline } => {
+                self.load_pipeline(pipeline).await.map(|_| self.snapshot())
+            }
+            Request::Ingest {
+                table,
+                file_name,
+                bytes,
+                options,
+            } => self
+                .ingest(&table, &file_name, &bytes, &options)
+                .await
+                .map(|_| self.snapshot()),
+            Request::Reingest {
+                batch_id,
+                options,
+                remember,
+            } => self
+                .reingest(&batch_id, &options, remember)
+                .await
+                .map(|_| self.snapshot()),
+            Request::Restore { table, version } => {
+                self.restore(&table, version).await.map(|_| self.snapshot())
+            }
+            Request::Replay => self.replay().await.map(|_| self.snapshot()),
+            Request::KafkaProduce { table, messages } => self
+                .kafka_produce(&table, messages)
+                .map(|_| self.snapshot()),
+            Request::KafkaPoll {
+                table,
+                max,
+                crash_before_commit,
+            } => self
+                .kafka_poll(&table, max, crash_before_commit)
+                .await
+                .map(|_| self.snapshot()),
+            Request::PlanForget { table, predicate } => self
+                .plan_forget(&table, &predicate)
+                .await
+                .map(Response::ErasurePlan),
+            Request::Forget {
+                table,
+                predicate,
+                reason,
+                expected_rows,
+            } => self
+                .forget(&table, &predicate, &reason, expected_rows)
+                .await
+                .map(|_| self.snapshot()),
+            Request::SetRunMode { mode } => {
+                let was = self.mode;
+                self.mode = mode;
+                // Back to full refresh: the tables are rebuilt from bronze now.
+                if mode == RunMode::Full && was != RunMode::Full {
+                    self.run().await;
+                }
+                Ok(self.snapshot())
+            }
+            Request::Run { full_refresh } => {
+                self.run_with(self.mode == RunMode::Incremental && !full_refresh)
+                    .await;
+                Ok(self.snapshot())
+            }
+            Request::SetRules {
+                silver_table,
+                rules,
+            } => self
+                .set_rules(&silver_table, rules)
+                .await
+                .map(|_| self.snapshot()),
+            Request::SetGoldSql { model, sql } => self
+                .set_gold_sql(&model, &sql)
+                .await
+                .map(|_| self.snapshot()),
+            Request::SetAntiPatterns { anti_patterns } => {
+                self.def.anti_patterns = anti_patterns;
+                self.run().await;
+                Ok(self.snapshot())
+            }
+            Request::SetLang { lang } => self.set_lang(lang).await.map(|_| self.snapshot()),
+            Request::GetTable {
+                table,
+                offset,
+                limit,
+                version,
+                corrupt_only,
+            } => self
+                .table_view_at(&table, offset, limit, version, corrupt_only)
+                .map(Response::Table),
+            Request::ExportRules { silver_table } => self
+                .export_rules(&silver_table)
+                .map(|text| Response::Text { text }),
+            Request::Trail { table, row } => self.trail(&table, row).await.map(Response::Trail),
+            Request::Snapshot => Ok(self.snapshot()),
+        };
+        result.unwrap_or_else(|e| Response::Error {
+            message: e.to_string(),
+        })
+    }
+
+    fn snapshot(&self) -> Response {
+        Response::Snapshot(self.view())
+    }
+
+    /// The object store of the current lake (tables' Parquet files and their
+    /// `_delta_log`s, the landing zone), for reading the commit logs.
+    pub fn lake_store(&self) -> Arc<dyn object_store::ObjectStore> {
+        self.lake.store()
+    }
+
+    /// The pipeline definition currently loaded.
+    pub fn definition(&self) -> &PipelineDef {
+        &self.def
+    }
+
+    /// Arrow schema of bronze table `table` (raw or typed, as declared).
+    fn bronze_schema_of(&self, table: &str) -> SchemaRef {
+        self.def
+            .bronze_table(table)
+            .map(table_schema)
+            .unwrap_or_else(bronze_schema)
+    }
+
+    /// Rows of bronze `table` (without the layer) from the batches up to
+    /// version `upto` (all of them when `None`).
+    fn bronze_rows(&self, table: &str, upto: Option<u64>) -> Result<RecordBatch> {
+        let rows = self
+            .bronze
+            .get(table)
+            .into_iter()
+            .flatten()
+            .filter(|(i, _)| upto.is_none_or(|v| i.version <= v));
+        Ok(concat_batches(
+            &self.bronze_schema_of(table),
+            rows.map(|(_, r)| r),
+        )?)
+    }
+
+    async fn register_bronze(&self, table: &str) -> Result<()> {
+        let rows = self.bronze_rows(table, None)?;
+        if rows.num_rows() == 0 && !self.bronze.contains_key(table) {
+            // No file yet: write an empty part so the table exists for SQL.
+            let path = format!("{}/part-000000.parquet", Lake::table_dir("bronze", table));
+            self.lake
+                .write_parquet(&path, self.bronze_schema_of(table), &[])
+                .await?;
+        }
+        register_table(&self.ctx, &format!("bronze.{table}"), &rows).await
+    }
+}

@@ -1,0 +1,159 @@
+//! Run: silver and gold from bronze, as a full refresh or incrementally from
+//! the batches past the watermark (seed 000 §5); the checks, the run
+//! history, and a new version of every table that changed.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::api::{Checkpoint, RunMode};
+use crate::checks::evaluate;
+use crate::output::RunInput;
+use crate::pipeline::run;
+
+use super::*;
+
+impl Playground {
+    /// Runs the whole pipeline from bronze. On success the results replace the
+    /// last good ones; on failure the last good results stay and the errors are
+    /// kept for display.
+    pub async fn run(&mut self) {
+        self.run_with(self.mode == RunMode::Incremental).await
+    }
+
+    /// The watermark of each bronze table: the largest `_ingest_ts` a
+    /// successful run has processed.
+    pub fn watermarks(&self) -> BTreeMap<String, i64> {
+        crate::api::watermarks(&self.checkpoints)
+    }
+
+    /// Batches past the watermark of their table.
+    pub(super) fn batches_past_watermark(&self) -> HashSet<String> {
+        let w = self.watermarks();
+        self.batches
+            .iter()
+            .filter(|b| {
+                w.get(&format!("bronze.{}", b.table))
+                    .is_none_or(|ts| b.ingest_ts_micros > *ts)
+            })
+            .map(|b| b.batch_id.clone())
+            .collect()
+    }
+
+    pub(super) async fn run_with(&mut self, incremental: bool) {
+        let started = web_time::Instant::now();
+        self.run_info.runs += 1;
+        self.run_info.errors.clear();
+        let new_batches = self.batches_past_watermark();
+        let result = run(RunInput {
+            ctx: &self.ctx,
+            def: &self.def,
+            bronze: &self.bronze,
+            run_id: self.run_info.runs,
+            previous: self.last_good.as_ref(),
+            new_batches: incremental.then_some(&new_batches),
+            progress: self.reporter(),
+        })
+        .await;
+        match result {
+            Ok(mut out) => {
+                // A failed gold model keeps showing its last good table (marked in the UI).
+                for d in &out.gold_errors {
+                    let name = format!("gold.{}", d.id);
+                    if let Some(old) = self
+                        .last_good
+                        .as_ref()
+                        .and_then(|o| o.tables.iter().find(|t| t.name == name))
+                    {
+                        out.tables.push(old.clone());
+                    }
+                }
+                let ts = self.clock.now_micros();
+                let detail = format!(
+                    "run {}{}",
+                    self.run_info.runs,
+                    if incremental { " (incremental)" } else { "" }
+                );
+                self.save_watermarks(&new_batches, incremental);
+                let written: Vec<_> = out
+                    .tables
+                    .iter()
+                    .filter(|t| !t.name.starts_with("bronze."))
+                    .collect();
+                for (i, t) in written.iter().enumerate() {
+                    self.reporter().report(crate::progress::Progress::Writing {
+                        table: t.name.clone(),
+                        n: i as u32 + 1,
+                        of: written.len() as u32,
+                    });
+                    if let Err(e) =
+                        self.history
+                            .commit_snapshot(&t.name, ts, "WRITE", detail.clone(), &t.batch)
+                    {
+                        self.run_info.errors.push(e.to_string());
+                    }
+                }
+                self.checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
+                self.run_history.push(crate::api::RunRecord {
+                    run: self.run_info.runs,
+                    ts_micros: ts,
+                    incremental,
+                    rules: out.rule_stats.clone(),
+                    checks: self
+                        .checks
+                        .iter()
+                        .map(|c| (c.id.clone(), c.status))
+                        .collect(),
+                });
+                if self.run_history.len() > crate::api::RUN_HISTORY {
+                    self.run_history.remove(0);
+                }
+                if !out.notes.is_empty() {
+                    self.notice = Some(out.notes.join(" "));
+                }
+                self.diagnostics = std::mem::take(&mut out.gold_errors);
+                self.run_info.ok = self.diagnostics.is_empty() && self.run_info.errors.is_empty();
+                self.last_good = Some(out);
+            }
+            Err(diags) => {
+                self.run_info.ok = false;
+                self.run_info.errors = diags
+                    .iter()
+                    .filter(|d| d.scope == "pipeline")
+                    .map(|d| d.message.clone())
+                    .collect();
+                self.diagnostics = diags;
+            }
+        }
+        self.run_info.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    }
+
+    /// Appends a checkpoint row for every bronze table whose watermark moves.
+    pub(super) fn save_watermarks(&mut self, processed: &HashSet<String>, incremental: bool) {
+        let mut per_table: BTreeMap<String, (i64, usize, usize)> = BTreeMap::new();
+        for b in self
+            .batches
+            .iter()
+            .filter(|b| processed.contains(&b.batch_id))
+        {
+            let e = per_table
+                .entry(format!("bronze.{}", b.table))
+                .or_insert((i64::MIN, 0, 0));
+            e.0 = e.0.max(b.ingest_ts_micros);
+            e.1 += 1;
+            e.2 += b.records;
+        }
+        for (table, (ts, batches, rows)) in per_table {
+            self.checkpoints.push(Checkpoint {
+                bronze_table: table,
+                last_ingest_ts_micros: ts,
+                batches,
+                rows,
+                mode: if incremental {
+                    RunMode::Incremental
+                } else {
+                    RunMode::Full
+                },
+                run: self.run_info.runs,
+            });
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Running SQL the way the in-browser engine can: one partition on the
+//! calling task ([`collect_single`]), queries only ([`queries_only`]), a
+//! bounded size ([`check_size`]) and row count ([`GOLD_MAX_ROWS`]), and
+//! writing a table's Parquet file to the lake ([`register_table`]). Shared
+//! by silver's rules, gold's models and the checks.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::{Field, Schema};
+use datafusion::catalog::MemTable;
+use datafusion::dataframe::DataFrame;
+use datafusion::execution::context::SQLOptions;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+
+use crate::error::{clean_datafusion_message, EngineError, Result};
+
+/// Writes `batch` as the single Parquet file of table `name` and (re)registers
+/// the table with DataFusion as a Parquet listing table over that folder.
+pub async fn register_table(ctx: &SessionContext, name: &str, batch: &RecordBatch) -> Result<()> {
+    let (layer, table) = name
+        .split_once('.')
+        .ok_or_else(|| EngineError::Internal(format!("unqualified table {name}")))?;
+    let dir = crate::lake::Lake::table_dir(layer, table);
+    let store = lake_of(ctx)?;
+    if layer != "bronze" {
+        store.clear_dir(&dir).await?;
+        store
+            .write_parquet(
+                &format!("{dir}/part-000001.parquet"),
+                batch.schema(),
+                std::slice::from_ref(batch),
+            )
+            .await?;
+    }
+    ctx.deregister_table(name)?;
+    ctx.register_parquet(
+        name,
+        &format!("{}{dir}/", crate::lake::LAKE_URL),
+        Default::default(),
+    )
+    .await?;
+    Ok(())
+}
+
+pub(crate) fn lake_of(ctx: &SessionContext) -> Result<crate::lake::Lake> {
+    let url = datafusion::execution::object_store::ObjectStoreUrl::parse(crate::lake::LAKE_URL)?;
+    let store = ctx.runtime_env().object_store(&url)?;
+    Ok(crate::lake::Lake::from_store(store))
+}
+
+/// Most rows a gold model may produce. A gold table is an aggregate for
+/// people to read; a query that explodes (a cross join) stops here instead of
+/// exhausting the tab's memory.
+pub const GOLD_MAX_ROWS: usize = 100_000;
+
+/// Why a query was not run or stopped early.
+#[derive(Debug)]
+pub(crate) enum CollectError {
+    /// DataFusion or Arrow error while planning, cleaned for display.
+    Query(String),
+    /// DataFusion or Arrow error while running (a row's value), cleaned.
+    Execution(String),
+    /// The plan needs several partitions (threads), which the browser lacks.
+    Parallel(String),
+    /// More than the allowed rows; carries the limit.
+    TooManyRows(usize),
+}
+
+impl std::fmt::Display for CollectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CollectError::Query(m) | CollectError::Execution(m) => write!(f, "{m}"),
+            CollectError::Parallel(node) => write!(
+                f,
+                "this query would run in several parallel parts ({node}), which the in-browser engine cannot do (a browser tab has no threads for it). UNION / UNION ALL is the usual cause: write it without UNION."
+            ),
+            CollectError::TooManyRows(n) => write!(f, "the result has more than {n} rows; stopped. Aggregate (GROUP BY) or add a LIMIT."),
+        }
+    }
+}
+
+impl From<CollectError> for String {
+    fn from(e: CollectError) -> String {
+        e.to_string()
+    }
+}
+
+/// First operator of `plan` (depth first) that produces more than one
+/// partition. Running such a plan spawns tasks, which panics in a browser.
+pub(crate) fn parallel_node(
+    plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Option<String> {
+    use datafusion::physical_plan::ExecutionPlanProperties;
+    if plan.output_partitioning().partition_count() > 1 {
+        return Some(plan.name().to_string());
+    }
+    plan.children().into_iter().find_map(parallel_node)
+}
+
+/// Runs `df` as one partition on the calling task (nothing is spawned, so it
+/// works without a tokio runtime) and concatenates the result. Refuses plans
+/// that need several partitions; stops after `max_rows` rows if given.
+pub(crate) async fn collect_single(
+    df: DataFrame,
+    max_rows: Option<usize>,
+) -> std::result::Result<RecordBatch, CollectError> {
+    use futures::StreamExt;
+    let task_ctx = Arc::new(df.task_ctx());
+    let plan = df
+        .create_physical_plan()
+        .await
+        .map_err(|e| CollectError::Query(df_err(e)))?;
+    if let Some(node) = parallel_node(&plan) {
+        return Err(CollectError::Parallel(node));
+    }
+    let schema = plan.schema();
+    let mut stream = plan
+        .execute(0, task_ctx)
+        .map_err(|e| CollectError::Execution(df_err(e)))?;
+    let mut batches = Vec::new();
+    let mut rows = 0;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(|e| {
+            if is_row_error(&e) {
+                CollectError::Execution(df_err(e))
+            } else {
+                CollectError::Query(df_err(e))
+            }
+        })?;
+        rows += batch.num_rows();
+        if max_rows.is_some_and(|m| rows > m) {
+            return Err(CollectError::TooManyRows(max_rows.unwrap_or_default()));
+        }
+        batches.push(batch);
+    }
+    concat_batches(&schema, &batches).map_err(|e| CollectError::Query(e.to_string()))
+}
+
+pub(crate) fn read_batch(ctx: &SessionContext, batch: &RecordBatch) -> Result<DataFrame> {
+    let table = MemTable::try_new(batch.schema(), vec![vec![batch.clone()]])?;
+    Ok(ctx.read_table(Arc::new(table))?)
+}
+
+pub(crate) fn df_err(e: datafusion::error::DataFusionError) -> String {
+    clean_datafusion_message(&e.to_string())
+}
+
+/// SQL options for statements that only read: no DDL, no DML, no `SET`.
+pub(crate) fn queries_only() -> SQLOptions {
+    SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
+}
+
+/// `batch` with `array` added (or replaced) as column `name` (nullable).
+pub(crate) fn with_column(batch: &RecordBatch, name: &str, array: ArrayRef) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut cols = batch.columns().to_vec();
+    let field = Field::new(name, array.data_type().clone(), true);
+    match batch.schema().index_of(name) {
+        Ok(i) => {
+            fields[i] = field;
+            cols[i] = array;
+        }
+        Err(_) => {
+            fields.push(field);
+            cols.push(array);
+        }
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}
+
+/// Most SQL tokens in a gold model / a rule expression. DataFusion walks
+/// expression trees recursively, and a browser's WebAssembly stack is small:
+/// a sum of a thousand terms overflows it and kills the module. Far above
+/// anything a readable model needs.
+pub const MAX_SQL_TOKENS: usize = 800;
+
+/// See [`MAX_SQL_TOKENS`]; for one rule expression.
+pub const MAX_EXPRESSION_TOKENS: usize = 300;
+
+/// Refuses SQL longer than `limit` tokens (whitespace and comments not counted).
+pub(crate) fn check_size(sql: &str, limit: usize) -> std::result::Result<(), String> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = GenericDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize()
+        .map_err(|e| format!("SQL syntax: {e}"))?;
+    let n = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .count();
+    if n > limit {
+        return Err(format!(
+            "this SQL has {n} tokens; the in-browser engine takes at most {limit} here (very long expressions overflow its stack). Split it up or simplify it."
+        ));
+    }
+    Ok(())
+}
+
+/// Is `e` about the values of the rows (a failed cast, a division by zero,
+/// an overflow), rather than about the expression or the engine (an
+/// internal error, something not implemented)? Only the first kind is a
+/// row's problem.
+pub(crate) fn is_row_error(e: &datafusion::error::DataFusionError) -> bool {
+    use datafusion::error::DataFusionError as E;
+    matches!(
+        e.find_root(),
+        E::ArrowError(..) | E::Execution(..) | E::External(..)
+    )
+}

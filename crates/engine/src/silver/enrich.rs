@@ -1,0 +1,383 @@
+//! Enrichments (`E*` rules, seed 002 §3): new columns computed per row, or
+//! joined from a lookup table (bronze read with its schema, or a silver
+//! table built earlier in the run) with a LEFT JOIN.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::logical_expr::{Expr, JoinType};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use super::stage::*;
+use crate::query::*;
+use crate::silver::rules::Rule;
+
+/// Adds a computed column. A row fails when its value cannot be computed
+/// (a run-time error, e.g. a division by zero) or is NULL. Rows keep their order.
+pub(crate) async fn enrich_computed(
+    ctx: &SessionContext,
+    input: &RecordBatch,
+    rule: &Rule,
+) -> std::result::Result<Step, String> {
+    let column = rule.column.trim();
+    check_target_column(rule, column)?;
+    if input.schema().index_of(column).is_ok() {
+        return Err(format!(
+            "column {column} already exists (use a normalize rule to change it)"
+        ));
+    }
+    let sql = rule.resolved_expression();
+    let e = crate::silver::eval::evaluate(ctx, input, &sql).await?;
+    let out = with_column(input, column, e.values.clone()).map_err(|e| e.to_string())?;
+    let failures = enrich_failures(input, &out, rule, column, "", &sql, &e);
+    Ok(Step {
+        rows: out,
+        changed: 0,
+        failures,
+        read_as_utc: 0,
+    })
+}
+
+/// Rows whose enrichment failed: its expression could not be computed for
+/// the row (`e`'s errors, reasons over `input`'s values), or the rule's first
+/// new column is NULL in `out` (`why` says more, e.g. no lookup match).
+pub(crate) fn enrich_failures(
+    input: &RecordBatch,
+    out: &RecordBatch,
+    rule: &Rule,
+    column: &str,
+    why: &str,
+    sql: &str,
+    e: &crate::silver::eval::Evaluated,
+) -> Failures {
+    let arrival = arrivals(out);
+    let Some(values) = out.column_by_name(column) else {
+        return vec![];
+    };
+    (0..out.num_rows())
+        .filter_map(|r| {
+            match e.error_of(r) {
+                Some(error) => Some(run_time_reason(rule, sql, error, input, &e.columns, r)),
+                None if values.is_null(r) => Some(format!("{}: {column} is NULL{why}", rule.id)),
+                None => None,
+            }
+            .map(|reason| (arrival[r], reason))
+        })
+        .collect()
+}
+
+/// Qualifier of the row's own columns in a lookup join.
+pub(crate) const ROW_ALIAS: &str = "__row";
+
+/// `sql` (one expression) with every bare identifier that names one of the
+/// row's columns qualified as [`ROW_ALIAS`] (`user_id` → `__row.user_id`).
+pub(crate) fn qualify_row_columns(
+    sql: &str,
+    row_columns: &std::collections::HashSet<String>,
+) -> std::result::Result<String, String> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions_mut, Expr as SqlExpr, Ident};
+    let dialect = GenericDialect {};
+    let mut expr = Parser::new(&dialect)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| format!("SQL syntax: {e}"))?;
+    let _ = visit_expressions_mut(&mut expr, |e| {
+        if let SqlExpr::Identifier(id) = e {
+            if row_columns.contains(&id.value) {
+                *e = SqlExpr::CompoundIdentifier(vec![Ident::new(ROW_ALIAS), id.clone()]);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(expr.to_string())
+}
+
+/// Splits "pu.borough, upper(pu.zone)" into SQL expressions with the SQL parser.
+pub(crate) fn split_expressions(text: &str) -> std::result::Result<Vec<String>, String> {
+    let dialect = GenericDialect {};
+    let mut parser = Parser::new(&dialect)
+        .try_with_sql(text)
+        .map_err(|e| e.to_string())?;
+    let exprs = parser
+        .parse_comma_separated(Parser::parse_expr)
+        .map_err(|e| e.to_string())?;
+    Ok(exprs.into_iter().map(|e| e.to_string()).collect())
+}
+
+/// LEFT JOIN with a lookup table, then adds the rule's output columns. A
+/// row fails when it found no match (its first new column is NULL). Errors
+/// when the join would change the number of rows (lookup key not unique).
+pub(crate) async fn enrich_lookup(
+    ctx: &SessionContext,
+    input: &RecordBatch,
+    rule: &Rule,
+    lookups: &Lookups<'_>,
+) -> std::result::Result<Step, String> {
+    let lookup = rule.lookup.as_ref().ok_or("no lookup")?;
+    let outputs = rule.output_columns();
+    if outputs.is_empty() {
+        return Err(
+            "name the new column(s) this lookup adds, e.g. pickup_borough, pickup_zone".into(),
+        );
+    }
+    for c in &outputs {
+        check_target_column(rule, c)?;
+        if input.schema().index_of(c).is_ok() {
+            return Err(format!(
+                "column {c} already exists (use a normalize rule to change it)"
+            ));
+        }
+    }
+    let exprs = split_expressions(&rule.resolved_expression())?;
+    if exprs.len() != outputs.len() {
+        return Err(format!(
+            "{} output column(s) but {} expression(s): give one expression per column, in the same order",
+            outputs.len(),
+            exprs.len()
+        ));
+    }
+    let known = || {
+        lookups
+            .bronze
+            .keys()
+            .map(|k| format!("bronze.{k}"))
+            .chain(lookups.silver.keys().cloned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let rows = if lookup.table.starts_with("silver.") {
+        lookups.silver.get(&lookup.table).ok_or_else(|| {
+            format!(
+                "lookup table {} is not built before this table (tables available here: {}). A silver table can join silver tables listed before it.",
+                lookup.table,
+                known()
+            )
+        })?
+    } else {
+        let table = lookup
+            .table
+            .strip_prefix("bronze.")
+            .unwrap_or(&lookup.table);
+        &lookups
+            .bronze
+            .get(table)
+            .ok_or_else(|| {
+                format!(
+                    "lookup table {} does not exist (tables: {})",
+                    lookup.table,
+                    known()
+                )
+            })?
+            .rows
+    };
+    // Only the lookup's own columns take part (not its lineage columns).
+    let schema = rows.schema();
+    let own: Vec<usize> = (0..schema.fields().len())
+        .filter(|&i| !is_internal(schema.field(i).name().as_str()))
+        .collect();
+    let lookup_rows = rows.project(&own).map_err(|e| e.to_string())?;
+
+    // The row's own columns are qualified as `__row`, and a bare name in the
+    // rule's SQL that is one of them means the row's column: in
+    // `user_id = u.user_id` the lookup may have a `user_id` too. The rows
+    // carry ids through the join (a hash join reorders them).
+    let n = input.num_rows();
+    let with_ids = crate::silver::eval::with_row_ids(input)?;
+    let row_names: std::collections::HashSet<String> = input
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let on_sql = qualify_row_columns(&lookup.on, &row_names)?;
+    let not_unique = |got: String| {
+        format!(
+            "the join changed the row count from {n} to {got}: the lookup key is not unique in {}. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\".",
+            lookup.table
+        )
+    };
+    // The join of some rows (a slice of `with_ids`): every column of both
+    // sides under a plain name; the qualified names stay in the schema for
+    // the output expressions.
+    let lookup_rows = &lookup_rows;
+    let join = |rows: RecordBatch| {
+        let on_sql = on_sql.clone();
+        async move {
+            let plan = |e: datafusion::error::DataFusionError| CollectError::Query(df_err(e));
+            let left = read_batch(ctx, &rows)
+                .map_err(|e| CollectError::Query(e.to_string()))?
+                .alias(ROW_ALIAS)
+                .map_err(plan)?;
+            let right = read_batch(ctx, lookup_rows)
+                .map_err(|e| CollectError::Query(e.to_string()))?
+                .alias(&lookup.alias)
+                .map_err(plan)?;
+            let both = left.schema().join(right.schema()).map_err(plan)?;
+            let on = ctx
+                .state()
+                .create_logical_expr(&on_sql, &both)
+                .map_err(|e| CollectError::Query(format!("join condition: {}", df_err(e))))?;
+            let joined = left
+                .join_on(right, JoinType::Left, vec![on])
+                .map_err(plan)?;
+            let schema = joined.schema().clone();
+            let select: Vec<Expr> = schema
+                .columns()
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| Expr::Column(c).alias(format!("__c{i}")))
+                .collect();
+            let out =
+                collect_single(joined.select(select).map_err(plan)?, Some(rows.num_rows())).await?;
+            Ok::<_, CollectError>((schema, out))
+        }
+    };
+    // A join condition that fails at run time on some rows (a CAST of a bad
+    // code) fails those rows only: halve until they stand alone.
+    let mut pieces = Vec::new();
+    let mut failed_rows: Vec<(usize, String)> = Vec::new();
+    let mut schema = None;
+    let mut todo = vec![(0usize, n)];
+    while let Some((offset, len)) = todo.pop() {
+        match join(with_ids.slice(offset, len)).await {
+            Ok((s, out)) => {
+                schema = Some(s);
+                pieces.push(out);
+            }
+            Err(CollectError::TooManyRows(m)) => {
+                return Err(not_unique(if len == n {
+                    format!("more than {m}")
+                } else {
+                    "more".into()
+                }))
+            }
+            Err(CollectError::Execution(m)) if len <= 1 => failed_rows.push((offset, m)),
+            Err(CollectError::Execution(_)) => {
+                let half = len / 2;
+                todo.push((offset + half, len - half));
+                todo.push((offset, half));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // The schema of the join, also when every row failed.
+    let schema = match schema {
+        Some(s) => s,
+        None => join(with_ids.slice(0, 0)).await.map_err(String::from)?.0,
+    };
+    let arrow_schema: SchemaRef = Arc::new(schema.as_arrow().clone());
+    let id_index = schema
+        .index_of_column_by_name(Some(&ROW_ALIAS.into()), crate::silver::eval::ROW_ID)
+        .ok_or("row ids lost in the join")?;
+    // Rows whose join failed: their own columns (with their id), the
+    // lookup's NULL, as a LEFT JOIN without a match gives them.
+    failed_rows.sort_by_key(|(r, _)| *r);
+    if !failed_rows.is_empty() {
+        let at = datafusion::arrow::array::UInt32Array::from_iter_values(
+            failed_rows.iter().map(|(r, _)| *r as u32),
+        );
+        let columns: Vec<ArrayRef> = schema
+            .iter()
+            .map(|(qualifier, f)| {
+                let own = qualifier
+                    .filter(|q| q.table() == ROW_ALIAS)
+                    .and_then(|_| with_ids.column_by_name(f.name()));
+                match own {
+                    Some(c) => datafusion::arrow::compute::take(c.as_ref(), &at, None)
+                        .map_err(|e| e.to_string()),
+                    None => Ok(datafusion::arrow::array::new_null_array(
+                        f.data_type(),
+                        failed_rows.len(),
+                    )),
+                }
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        pieces.push(
+            RecordBatch::try_new(Arc::clone(&arrow_schema), columns).map_err(|e| e.to_string())?,
+        );
+    }
+    let pieces: Vec<RecordBatch> = pieces
+        .into_iter()
+        .map(|p| RecordBatch::try_new(Arc::clone(&arrow_schema), p.columns().to_vec()))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let out = concat_batches(&arrow_schema, &pieces).map_err(|e| e.to_string())?;
+    let order = crate::silver::eval::input_order(out.column(id_index), n)
+        .ok_or_else(|| not_unique(out.num_rows().to_string()))?;
+    let joined_rows = RecordBatch::try_new(
+        Arc::clone(&arrow_schema),
+        out.columns()
+            .iter()
+            .map(|c| datafusion::arrow::compute::take(c.as_ref(), &order, None))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    // Each output column, row by row (a failing row fails the rule, not the run).
+    let mut out = input.clone();
+    let mut evaluated = Vec::with_capacity(outputs.len());
+    for (c, e) in outputs.iter().zip(&exprs) {
+        let qualified = qualify_row_columns(e, &row_names)?;
+        let values =
+            crate::silver::eval::evaluate_qualified(ctx, &joined_rows, &schema, &qualified)
+                .map_err(|m| m.replace(&qualified, e))?;
+        out = with_column(&out, c, values.values.clone()).map_err(|e| e.to_string())?;
+        // Reasons show the rule's own text, not the internal qualification.
+        evaluated.push((e.clone(), values));
+    }
+    let mut failures = Vec::new();
+    let arrival = arrivals(input);
+    let on_columns: Vec<(String, usize)> = input
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| lookup.on.contains(f.name().as_str()) && !is_internal(f.name()))
+        .map(|(i, f)| (f.name().clone(), i))
+        .collect();
+    for (row, error) in &failed_rows {
+        failures.push((
+            arrival[*row],
+            format!(
+                "{}: join condition {} failed on this row: {error}{}",
+                rule.id,
+                lookup.on,
+                crate::silver::eval::describe(input, &on_columns, *row, true)
+            ),
+        ));
+    }
+    for (sql, values) in &evaluated[1..] {
+        for (row, error) in &values.errors {
+            failures.push((
+                arrival[*row],
+                run_time_reason(rule, sql, error, &joined_rows, &values.columns, *row),
+            ));
+        }
+    }
+    // Reasons quote the joined row: the lookup's columns too (`l.qty = 0`).
+    let (first_sql, first) = &evaluated[0];
+    failures.extend(
+        enrich_failures(
+            &joined_rows,
+            &out,
+            rule,
+            &outputs[0],
+            &format!(" (no match in {})", lookup.table),
+            first_sql,
+            first,
+        )
+        .into_iter()
+        .filter(|(a, _)| !failed_rows.iter().any(|(r, _)| arrival[*r] == *a)),
+    );
+    failures.sort_by_key(|(a, _)| *a);
+    Ok(Step {
+        rows: out,
+        changed: 0,
+        failures,
+        read_as_utc: 0,
+    })
+}

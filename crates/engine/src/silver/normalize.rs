@@ -1,0 +1,98 @@
+//! Normalizations (`N*` rules, seed 002 §3): a column rewritten in place,
+//! row by row, counting the values changed.
+
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::prelude::SessionContext;
+
+use super::stage::*;
+use crate::query::*;
+use crate::silver::rules::Rule;
+
+/// Replaces an existing column with the expression's value, converted
+/// exactly to the rule's declared `type` if it has one. A row fails when its
+/// value cannot be computed (a run-time error such as a failed CAST), does
+/// not convert, or becomes NULL from a non-NULL value. Rows keep their order.
+pub(crate) async fn normalize(
+    ctx: &SessionContext,
+    input: &RecordBatch,
+    rule: &Rule,
+) -> std::result::Result<Step, String> {
+    let column = rule.column.trim();
+    check_target_column(rule, column)?;
+    let Ok(old_index) = input.schema().index_of(column) else {
+        return Err(format!(
+            "column {column} does not exist here, so it cannot be normalized (use an enrich rule to add a new column)"
+        ));
+    };
+    let sql = rule.resolved_expression();
+    let e = crate::silver::eval::evaluate(ctx, input, &sql).await?;
+    let arrival = arrivals(input);
+    let mut failures = Vec::new();
+    let mut failed = vec![false; input.num_rows()];
+    for (row, error) in &e.errors {
+        failed[*row] = true;
+        failures.push((
+            arrival[*row],
+            run_time_reason(rule, &sql, error, input, &e.columns, *row),
+        ));
+    }
+    let mut value = e.values;
+    let mut read_as_utc = 0;
+    if let Some(ty) = rule.cast {
+        let text = cast(&value, &DataType::Utf8).map_err(|e| e.to_string())?;
+        let text = text
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or("value as text")?;
+        let converted = crate::silver::convert::convert_source_column(
+            &crate::silver::source::SourceColumn::new(column, ty),
+            text,
+        )
+        .map_err(|e| e.to_string())?;
+        for (row, e) in converted.errors.into_iter().enumerate() {
+            if let Some(e) = e {
+                failed[row] = true;
+                failures.push((arrival[row], format!("{}: {e}", rule.id)));
+            }
+        }
+        read_as_utc = converted.read_as_utc.iter().filter(|f| **f).count();
+        value = converted.array;
+    }
+    let out = with_column(input, column, value).map_err(|e| e.to_string())?;
+    let old = input.column(old_index);
+    let new = out.column(old_index);
+    let opts = FormatOptions::default().with_null("NULL");
+    let old_text = ArrayFormatter::try_new(old.as_ref(), &opts).map_err(|e| e.to_string())?;
+    for row in 0..out.num_rows() {
+        if old.is_valid(row) && new.is_null(row) && !failed[row] {
+            failures.push((
+                arrival[row],
+                format!(
+                    "{}: {column} became NULL (was {})",
+                    rule.id,
+                    old_text.value(row)
+                ),
+            ));
+        }
+    }
+    failures.sort_by_key(|(a, _)| *a);
+    Ok(Step {
+        changed: changed_values(old, new),
+        rows: out,
+        failures,
+        read_as_utc,
+    })
+}
+
+/// Values that differ, comparing in the old column's type (so 1.5 → 1 counts as a change).
+pub(crate) fn changed_values(old: &ArrayRef, new: &ArrayRef) -> usize {
+    match cast(new, old.data_type())
+        .and_then(|n| datafusion::arrow::compute::kernels::cmp::distinct(old, &n))
+    {
+        Ok(d) => d.iter().filter(|v| v == &Some(true)).count(),
+        Err(_) => old.len(),
+    }
+}
