@@ -15,6 +15,12 @@ pub trait Clock: Send + Sync {
 pub trait IdGenerator: Send + Sync {
     /// A new UUID (version 4 layout).
     fn new_id(&self) -> uuid::Uuid;
+
+    /// The playground starts over (a scenario or pipeline is loaded).
+    /// [`SeededIds`] goes back to its first id, so a session's ids depend only
+    /// on the requests since it last started over (what the page saves and
+    /// gives a new worker after a reload). The others ignore it.
+    fn start_over(&self) {}
 }
 
 /// The real clock: `Date.now()` in a browser, the OS clock natively (via `web-time`).
@@ -134,6 +140,10 @@ impl IdGenerator for SeededIds {
             .wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835));
         uuid::Builder::from_random_bytes(mixed.to_be_bytes()).into_uuid()
     }
+
+    fn start_over(&self) {
+        self.next.store(0, Ordering::SeqCst);
+    }
 }
 
 #[cfg(test)]
@@ -150,6 +160,8 @@ mod tests {
         assert_ne!(first[0], first[1]);
         assert_eq!(first[0].get_version_num(), 4);
         assert_eq!(first[0].get_variant(), uuid::Variant::RFC4122);
+        a.start_over();
+        assert_eq!(a.new_id(), first[0], "after start_over the first id again");
     }
 
     #[test]

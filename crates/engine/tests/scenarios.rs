@@ -1055,3 +1055,30 @@ async fn switching_language_after_an_edit_translates_the_untouched_texts() {
         "У каждого заказа в silver положительная сумма"
     );
 }
+
+/// A reload gives a new worker only the requests since the last scenario was
+/// loaded; with the session's seed it must name every batch as before.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn after_switching_scenario_the_ids_depend_only_on_the_requests_since() {
+    use medallion_engine::env::SeededIds;
+    let batch_ids = |v: &PipelineView| -> Vec<String> {
+        v.batches.iter().map(|b| b.batch_id.clone()).collect()
+    };
+    let new = || {
+        Playground::with_env(
+            Arc::new(FixedClock::new(1_700_000_000_000_000)),
+            Arc::new(SeededIds::new(0x5eed)),
+        )
+        .expect("playground")
+    };
+    let mut switched = new();
+    switched.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    let before = send(&mut switched, Request::Snapshot).await;
+    switched.load_example("kafka_orders", Lang::En).await.unwrap();
+    let after = send(&mut switched, Request::Snapshot).await;
+    let mut fresh = new();
+    fresh.load_example("kafka_orders", Lang::En).await.unwrap();
+    let again = send(&mut fresh, Request::Snapshot).await;
+    assert!(!batch_ids(&before).is_empty() && !batch_ids(&after).is_empty());
+    assert_eq!(batch_ids(&after), batch_ids(&again));
+}

@@ -84,6 +84,7 @@ impl Playground {
 
     pub(super) async fn reset(&mut self, name: &str, def: PipelineDef, lang: Lang) -> Result<()> {
         let lake = Lake::from_store((self.new_store)());
+        self.ids.start_over();
         self.ctx = new_session(&lake)?;
         self.lake = lake;
         self.lang = lang;
