@@ -50,8 +50,9 @@ test('a reload restores the session; a second tab is read-only until it takes ov
   assert.ok(before.versions.length >= 3, `silver has versions: ${before.versions}`);
   assert.match(before.quarantineCard, /more in history/);
 
-  // Reload: the same session, to the cell.
+  // Reload: the same session, to the cell. The page says what it is doing.
   await page.reload();
+  await page.waitForFunction(() => /Restoring your saved session/.test(document.querySelector('#engine-status')?.textContent ?? ''), null, { timeout: 180_000, polling: 50 });
   await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
   await waitForCount(page, 'bronze.nyc_taxi_yellow', 268, 180_000);
   const after = await state(page);

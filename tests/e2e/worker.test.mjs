@@ -99,5 +99,27 @@ test('the page paints before the engine loads; a large file is read in the worke
   const runTasks = await longTasksSince(page, mark);
   console.log(`# rerun after a rule edit: ${await page.locator('#run-status').innerText()}; largest main-thread long task: ${largest(runTasks)}`);
 
+  // A cancelled rule edit: the tables and the rule editor are as before it.
+  const silverAfterEdit = await count(page, 'silver.nyc_taxi_yellow');
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 70');
+  await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 30_000 });
+  await page.click('#engine-cancel');
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 600_000 });
+  assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 50');
+  assert.equal(await count(page, 'silver.nyc_taxi_yellow'), silverAfterEdit);
+
   assert.deepEqual(problems, []);
+}));
+
+test('cancelling the very first load leaves an empty page that says how to go on', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 180_000 });
+  await page.click('#engine-cancel');
+  await page.waitForSelector('#no-scenario', { timeout: 60_000 });
+  assert.match(await page.locator('#no-scenario').innerText(), /No scenario is loaded/);
+  assert.equal(await page.locator('#example-picker').inputValue(), '');
+  // Picking a scenario needs no confirmation: there is nothing to lose.
+  await page.selectOption('#example-picker', 'nyc_taxi_silver');
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  assert.deepEqual(problems.filter((p) => !/Cancelled/.test(p)), []);
 }));

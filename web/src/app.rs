@@ -358,11 +358,11 @@ pub fn app() -> Html {
 
     let top_bar = html! {
         <TopBar lang={lang} engine={(*engine).clone()}
-            loaded={state.view.as_ref().map(|v| Loaded { example: v.example.clone(), run: v.run.clone() })}
+            loaded={state.view.as_ref().map(|v| Loaded { example: v.example.clone(), empty: v.tables.is_empty(), run: v.run.clone() })}
             on_example={on_example} on_reload={on_reload} on_lang={on_lang} />
     };
     let status_bar = html! {
-        <EngineStatusBar engine={(*engine).clone()} lang={lang} on_restored={answer(false)} />
+        <EngineStatusBar engine={(*engine).clone()} lang={lang} on_restored={answer(true)} />
     };
     let messages = html! {
         <Messages banners={state.banners.clone()} on_close={acting(&dispatch, Action::RemoveBanner)} />
@@ -380,6 +380,18 @@ pub fn app() -> Html {
             </div>
         };
     };
+
+    // Nothing loaded (the very first load was cancelled): say how to go on.
+    if v.tables.is_empty() {
+        return html! {
+            <div class="app">
+                { top_bar }
+                { status_bar }
+                { messages }
+                <div class="loading" id="no-scenario">{ t(lang, "no_scenario") }</div>
+            </div>
+        };
+    }
 
     // A file dropped outside a bronze card must not make the browser open it
     // (that would leave the page and lose the session).

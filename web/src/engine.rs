@@ -49,10 +49,20 @@ pub enum EngineStatus {
     Idle,
     /// Working on requests; `progress` is the latest report of the oldest.
     Busy { progress: Option<Progress> },
-    /// After a cancel: a new engine is being given the session's requests again.
-    Restoring,
+    /// A new engine is being given the session's requests again, after a
+    /// reload ([`Restore::Saved`]) or a cancel ([`Restore::Cancelled`]).
+    Restoring(Restore),
     /// The engine stopped or could not start; the text says why.
     Failed(String),
+}
+
+/// Why the session's requests are given to a new engine again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restore {
+    /// The page was reloaded (or reopened): the saved session comes back.
+    Saved,
+    /// Work was cancelled (or the engine restarted): back to the state before it.
+    Cancelled,
 }
 
 /// Is the session saved in this browser (see `session.rs`)?
@@ -100,7 +110,8 @@ struct Inner {
     /// since the last example or pipeline was loaded.
     journal: Vec<Journaled>,
     /// Set while a new worker is being given the journal again.
-    restoring: bool,
+    /// Set while a new engine is given the journal again.
+    restoring: Option<Restore>,
     status: Callback<EngineStatus>,
     last_status: EngineStatus,
     seed: u128,
@@ -127,34 +138,6 @@ impl PartialEq for Engine {
     }
 }
 
-/// Does the request change what the engine holds (so a new worker must get it again)?
-fn changes_state(request: &Request) -> bool {
-    !matches!(
-        request,
-        Request::GetTable { .. }
-            | Request::ExportRules { .. }
-            | Request::Trail { .. }
-            | Request::PlanForget { .. }
-            | Request::Snapshot
-    )
-}
-
-/// The request's name in the protocol (`ingest`, `set_rules`, ...).
-fn request_kind(request: &Request) -> String {
-    serde_json::to_value(request)
-        .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string))
-        .unwrap_or_else(|| "request".into())
-}
-
-/// Does the request replace the whole session (earlier journal entries no longer matter)?
-fn starts_over(request: &Request) -> bool {
-    matches!(
-        request,
-        Request::LoadExample { .. } | Request::LoadPipeline { .. }
-    )
-}
-
 impl Engine {
     /// A handle; the worker starts with [`Engine::start`].
     pub fn new() -> Self {
@@ -168,7 +151,7 @@ impl Engine {
             unsent: vec![],
             sent: BTreeMap::new(),
             journal: vec![],
-            restoring: false,
+            restoring: None,
             status: Callback::noop(),
             last_status: EngineStatus::Loading {
                 loaded: 0,
@@ -228,8 +211,8 @@ impl Engine {
             if entries.is_empty() {
                 this.enqueue(first, None, now_micros(), true, done);
             } else {
-                this.0.borrow_mut().restoring = true;
-                this.status(EngineStatus::Restoring);
+                this.0.borrow_mut().restoring = Some(Restore::Saved);
+                this.status(EngineStatus::Restoring(Restore::Saved));
                 this.replay(entries, done);
             }
         });
@@ -244,7 +227,7 @@ impl Engine {
             // A step that fails now did not fail before: the state differs
             // from the one saved. Never silent: say which step and why.
             let problems = problems.clone();
-            let kind = request_kind(&j.request);
+            let kind = j.request.kind();
             let cb = Callback::from(move |r: Response| {
                 if let Response::Error { message } = r {
                     problems.emit(format!("step {} of {of} ({kind}): {message}", i + 1));
@@ -448,8 +431,8 @@ impl Engine {
                 let oldest = self.0.borrow().sent.keys().next().copied();
                 if oldest == Some(id) {
                     let restoring = self.0.borrow().restoring;
-                    self.status(if restoring {
-                        EngineStatus::Restoring
+                    self.status(if let Some(why) = restoring {
+                        EngineStatus::Restoring(why)
                     } else {
                         EngineStatus::Busy {
                             progress: Some(progress),
@@ -463,8 +446,8 @@ impl Engine {
                     let Some(p) = inner.sent.remove(&id) else {
                         return;
                     };
-                    if changes_state(&p.request) && !matches!(response, Response::Error { .. }) {
-                        let clear = starts_over(&p.request);
+                    if p.request.changes_state() && !matches!(response, Response::Error { .. }) {
+                        let clear = p.request.starts_over();
                         if clear {
                             inner.journal.clear();
                         }
@@ -478,7 +461,7 @@ impl Engine {
                         });
                     }
                     if inner.sent.is_empty() && inner.unsent.is_empty() {
-                        inner.restoring = false;
+                        inner.restoring = None;
                     }
                     (p.done, inner.busy_status())
                 };
@@ -501,7 +484,7 @@ impl Engine {
             inner.on_message = None;
             inner.on_error = None;
             inner.ready = false;
-            inner.restoring = true;
+            inner.restoring = Some(Restore::Cancelled);
             let mut open: Vec<Pending> = std::mem::take(&mut inner.sent).into_values().collect();
             open.append(&mut inner.unsent);
             open
@@ -511,7 +494,7 @@ impl Engine {
                 message: note.clone(),
             });
         }
-        self.status(EngineStatus::Restoring);
+        self.status(EngineStatus::Restoring(Restore::Cancelled));
         self.spawn();
         let journal = std::mem::take(&mut self.0.borrow_mut().journal);
         self.replay(journal, restored);
@@ -567,8 +550,8 @@ impl Inner {
     fn busy_status(&self) -> EngineStatus {
         if self.sent.is_empty() && self.unsent.is_empty() {
             EngineStatus::Idle
-        } else if self.restoring {
-            EngineStatus::Restoring
+        } else if let Some(why) = self.restoring {
+            EngineStatus::Restoring(why)
         } else {
             EngineStatus::Busy { progress: None }
         }

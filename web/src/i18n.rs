@@ -117,6 +117,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Отменено: ничего из этого не сохранено (таблицы как прежде)",
         ),
         "restoring" => ("Cancelled; restoring the tables as they were…", "Отменено; восстанавливаем таблицы как были…"),
+        "restoring_saved" => ("Restoring your saved session…", "Восстанавливаем сохранённую сессию…"),
         "restart_engine" => ("Restart the engine", "Перезапустить движок"),
         "saved" => ("Saved in this browser", "Сохранено в браузере"),
         "saved_hint" => (
@@ -164,6 +165,11 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "ingest_ok" => ("appended as a new batch", "добавлен как новый батч"),
         "reload" => ("Reload example", "Перезагрузить пример"),
         "example" => ("Scenario", "Сценарий"),
+        "choose_scenario" => ("Choose a scenario…", "Выберите сценарий…"),
+        "no_scenario" => (
+            "No scenario is loaded. Choose one in the list at the top to start.",
+            "Сценарий не загружен. Выберите его в списке вверху, чтобы начать.",
+        ),
         "confirm_example" => (
             "Open this scenario? Everything in the current one (dropped files, rule edits, versions) is replaced.",
             "Открыть этот сценарий? Всё в текущем (загруженные файлы, правки правил, версии) будет заменено.",

@@ -132,6 +132,36 @@ pub enum Request {
     Snapshot,
 }
 
+impl Request {
+    /// Does it change what the engine holds? Those requests are what a new
+    /// engine must be given again (after a reload or a cancel) to reach the
+    /// same state; the others only read.
+    pub fn changes_state(&self) -> bool {
+        !matches!(
+            self,
+            Request::GetTable { .. }
+                | Request::ExportRules { .. }
+                | Request::Trail { .. }
+                | Request::PlanForget { .. }
+                | Request::Snapshot
+        )
+    }
+
+    /// Does it replace the whole session, so that earlier requests no longer
+    /// matter (a scenario or a pipeline is loaded)?
+    pub fn starts_over(&self) -> bool {
+        matches!(self, Request::LoadExample { .. } | Request::LoadPipeline { .. })
+    }
+
+    /// Its name in the protocol (`ingest`, `set_rules`, ...).
+    pub fn kind(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string))
+            .unwrap_or_else(|| "request".into())
+    }
+}
+
 /// What the engine answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -9,7 +9,7 @@ use medallion_protocol::wire::Progress;
 use medallion_protocol::{Lang, Response};
 use yew::prelude::*;
 
-use crate::engine::{Engine, EngineStatus, SessionState};
+use crate::engine::{Engine, EngineStatus, Restore, SessionState};
 use crate::i18n::t;
 
 #[derive(Properties, PartialEq, Clone)]
@@ -99,9 +99,12 @@ pub fn engine_status_bar(p: &Props) -> Html {
                 <button class="ghost" id="engine-cancel" onclick={cancel}>{ t(lang, "cancel") }</button>
             </div>
         },
-        EngineStatus::Restoring => html! {
+        EngineStatus::Restoring(why) => html! {
             <div class="engine-status busy" id="engine-status">
-                <span>{ t(lang, "restoring") }</span>
+                <span>{ t(lang, match why {
+                    Restore::Saved => "restoring_saved",
+                    Restore::Cancelled => "restoring",
+                }) }</span>
                 { bar(None) }
             </div>
         },

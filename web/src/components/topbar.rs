@@ -12,8 +12,10 @@ use crate::ui::confirm;
 /// What the bar shows once the engine has answered.
 #[derive(PartialEq, Clone)]
 pub struct Loaded {
-    /// The scenario loaded now.
+    /// The scenario loaded now (empty for a pipeline loaded from a file).
     pub example: String,
+    /// Nothing is loaded (the very first load was cancelled).
+    pub empty: bool,
     pub run: RunInfo,
 }
 
@@ -44,14 +46,15 @@ pub fn top_bar(p: &Props) -> Html {
         };
     };
     let on_example = {
-        let (cb, current) = (p.on_example.clone(), loaded.example.clone());
+        let (cb, current, empty) = (p.on_example.clone(), loaded.example.clone(), loaded.empty);
         Callback::from(move |e: Event| {
             let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
             let name = el.value();
             if name == current {
                 return;
             }
-            if !confirm(t(lang, "confirm_example")) {
+            // Nothing to lose when nothing is loaded.
+            if !empty && !confirm(t(lang, "confirm_example")) {
                 el.set_value(&current);
                 return;
             }
@@ -72,6 +75,9 @@ pub fn top_bar(p: &Props) -> Html {
         <header class="topbar">
             <h1>{ t(lang, "app_title") }</h1>
             <select class="example-picker" id="example-picker" title={t(lang, "example")} onchange={on_example}>
+                if loaded.empty {
+                    <option value="" disabled=true selected=true>{ t(lang, "choose_scenario") }</option>
+                }
                 { for catalog.iter().map(|(name, title)| html! {
                     <option value={*name} selected={*name == loaded.example}>{ title }</option>
                 }) }
