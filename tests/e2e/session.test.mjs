@@ -62,15 +62,21 @@ test('a reload restores the session; a second tab is read-only until it takes ov
 
   // A second tab: the same session, read-only, until it takes over.
   const second = await page.context().newPage();
-  second.on('dialog', (d) => d.accept());
+  const asked = [];
+  second.on('dialog', (d) => { asked.push(d.message()); d.accept(); });
   second.on('pageerror', (e) => problems.push(`second tab: ${e.message}`));
   await second.goto(`${APP_URL}?lang=en`);
   await second.waitForFunction(() => /Open in another tab/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
   await waitForCount(second, 'silver.nyc_taxi_yellow', before.counts['silver.nyc_taxi_yellow'], 180_000);
+  // An edit made in the read-only tab is not saved: taking over asks before it is discarded.
+  await second.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
+  await waitForCount(second, 'silver.nyc_taxi_yellow', 248);
   await second.click('#take-over');
+  assert.deepEqual(asked, ['1 change(s) made in this tab are not in the saved session and will be discarded. Go on?']);
   await second.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
   await page.waitForFunction(() => /Another tab took over/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   await waitForCount(second, 'silver.nyc_taxi_yellow', before.counts['silver.nyc_taxi_yellow'], 180_000);
+  assert.equal(await second.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 200');
 
   // Start fresh (confirmed): the default example, as on a first visit.
   await second.click('#start-fresh');

@@ -109,7 +109,6 @@ struct Inner {
     /// Answered requests that changed the engine's state, oldest first,
     /// since the last example or pipeline was loaded.
     journal: Vec<Journaled>,
-    /// Set while a new worker is being given the journal again.
     /// Set while a new engine is given the journal again.
     restoring: Option<Restore>,
     status: Callback<EngineStatus>,
@@ -118,6 +117,11 @@ struct Inner {
     session: SessionState,
     session_listener: Callback<SessionState>,
     problems: Callback<String>,
+    /// Changes answered in this tab that are not in the saved session
+    /// (read-only or lost tab, storage full, a save that failed).
+    unsaved: usize,
+    /// The page reloads on purpose (see [`Engine::leave`]).
+    leaving: bool,
 }
 
 /// An answered request that changed the engine's state, with its file and
@@ -161,6 +165,8 @@ impl Engine {
             session: SessionState::Opening,
             session_listener: Callback::noop(),
             problems: Callback::noop(),
+            unsaved: 0,
+            leaving: false,
         })));
         engine
     }
@@ -170,6 +176,7 @@ impl Engine {
     /// `first` runs (the default example); `done` hears the answer. With
     /// `steal`, this tab takes the saved session over from another tab.
     pub fn start(&self, steal: bool, first: Request, done: Callback<Response>) {
+        self.warn_before_leaving();
         let this = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let lost = {
@@ -209,7 +216,9 @@ impl Engine {
                 })
                 .collect();
             if entries.is_empty() {
-                this.enqueue(first, None, now_micros(), true, done);
+                // Only an owner saves it; elsewhere it is no change of the learner's.
+                let save = matches!(this.0.borrow().session, SessionState::Saved { .. });
+                this.enqueue(first, None, now_micros(), save, done);
             } else {
                 this.0.borrow_mut().restoring = Some(Restore::Saved);
                 this.status(EngineStatus::Restoring(Restore::Saved));
@@ -255,7 +264,10 @@ impl Engine {
         wasm_bindgen_futures::spawn_local(async move {
             match crate::session::append(&seed, &text, now, file, clear).await {
                 Ok(()) => this.refresh_used(),
-                Err(e) => this.set_session(SessionState::NotSaved(e)),
+                Err(e) => {
+                    this.0.borrow_mut().unsaved += 1;
+                    this.set_session(SessionState::NotSaved(e));
+                }
             }
         });
     }
@@ -279,6 +291,44 @@ impl Engine {
             inner.session.clone()
         };
         listener.emit(current);
+    }
+
+    /// The browser asks before the page is closed or reloaded while
+    /// [`Engine::unsaved_changes`] is not 0 (unless the page itself reloads,
+    /// see [`Engine::leave`]).
+    fn warn_before_leaving(&self) {
+        let this = self.clone();
+        gloo::events::EventListener::new(&gloo::utils::window(), "beforeunload", move |e| {
+            if this.0.borrow().leaving || this.unsaved_changes() == 0 {
+                return;
+            }
+            if let Some(e) = e.dyn_ref::<web_sys::BeforeUnloadEvent>() {
+                e.prevent_default();
+                e.set_return_value("unsaved");
+            }
+        })
+        .forget();
+    }
+
+    /// The page is about to reload on purpose (the learner confirmed what
+    /// it discards): no second question from the browser.
+    pub fn leave(&self, reload: impl FnOnce()) {
+        self.0.borrow_mut().leaving = true;
+        reload();
+    }
+
+    /// Would leaving the page now lose work? Changes made here that are not
+    /// in the saved session, or a change the engine is still working on (its
+    /// entry is saved once it is answered).
+    pub fn unsaved_changes(&self) -> usize {
+        let inner = self.0.borrow();
+        let open = inner
+            .sent
+            .values()
+            .chain(inner.unsent.iter())
+            .filter(|p| p.save && p.request.changes_state())
+            .count();
+        inner.unsaved + open
     }
 
     fn set_session(&self, state: SessionState) {
@@ -453,6 +503,8 @@ impl Engine {
                         }
                         if p.save && matches!(inner.session, SessionState::Saved { .. }) {
                             self.save(&p, clear, format!("{:032x}", inner.seed));
+                        } else if p.save {
+                            inner.unsaved += 1;
                         }
                         inner.journal.push(Journaled {
                             request: p.request,

@@ -100,6 +100,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "gold_sql" => ("Gold model SQL (reads silver only)", "SQL gold-модели (только из silver)"),
         "recomputed" => ("recomputed in", "пересчитано за"),
         "ms" => ("ms", "мс"),
+        "mb" => ("MB", "МБ"),
         "stale" => (
             "The pipeline has errors (listed here, and marked at their rule or model): showing the results of the last good run.",
             "В пайплайне ошибки (перечислены здесь и отмечены у правила или модели): показаны результаты последнего успешного запуска.",
@@ -117,6 +118,10 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Отменено: ничего из этого не сохранено (таблицы как прежде)",
         ),
         "restoring" => ("Cancelled; restoring the tables as they were…", "Отменено; восстанавливаем таблицы как были…"),
+        "discard_unsaved" => (
+            "{n} change(s) made in this tab are not in the saved session and will be discarded. Go on?",
+            "Изменения, сделанные в этой вкладке ({n}), не сохранены и будут потеряны. Продолжить?",
+        ),
         "restoring_saved" => ("Restoring your saved session…", "Восстанавливаем сохранённую сессию…"),
         "restart_engine" => ("Restart the engine", "Перезапустить движок"),
         "saved" => ("Saved in this browser", "Сохранено в браузере"),

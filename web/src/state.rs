@@ -197,6 +197,8 @@ impl State {
         if !b.error {
             all.retain(|x| x.error);
         }
+        // The same message twice (several queued edits cancelled at once) is shown once, as the newest.
+        all.retain(|x| *x != b);
         all.push(b);
         if all.iter().filter(|x| x.error).count() > 3 {
             if let Some(first) = all.iter().position(|x| x.error) {

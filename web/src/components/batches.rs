@@ -157,7 +157,8 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
             opts.set(o);
         })
     };
-    let remember = use_state(|| true);
+    // Off by default: re-reading one batch does not change how the table's next files are read.
+    let remember = use_state(|| false);
     let submit = {
         let (cb, opts, id, remember) = (
             p.on_submit.clone(),

@@ -20,9 +20,9 @@ pub struct Props {
     pub on_restored: Callback<Response>,
 }
 
-/// `12.3 MB` for a byte count.
-fn megabytes(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
+/// `12.3 MB` (`12.3 МБ` in Russian) for a byte count.
+fn megabytes(lang: Lang, bytes: u64) -> String {
+    format!("{:.1} {}", bytes as f64 / 1_000_000.0, t(lang, "mb"))
 }
 
 /// One line saying what a progress report is about.
@@ -36,8 +36,8 @@ fn progress_text(lang: Lang, p: &Progress) -> String {
         } => format!(
             "{} {file}: {} / {}, {records} {}",
             t(lang, "progress_reading"),
-            megabytes(*bytes),
-            megabytes(*total_bytes),
+            megabytes(lang, *bytes),
+            megabytes(lang, *total_bytes),
             t(lang, "progress_records")
         ),
         Progress::Rule { table, rule, n, of } => {
@@ -83,7 +83,7 @@ pub fn engine_status_bar(p: &Props) -> Html {
             <div class="engine-status loading-engine" id="engine-status">
                 <span>{ t(lang, "loading_engine") }</span>
                 { bar((*total > 0).then(|| *loaded as f64 / *total as f64)) }
-                <span class="muted">{ if *total > 0 { format!("{} / {}", megabytes(*loaded), megabytes(*total)) } else { megabytes(*loaded) } }</span>
+                <span class="muted">{ if *total > 0 { format!("{} / {}", megabytes(lang, *loaded), megabytes(lang, *total)) } else { megabytes(lang, *loaded) } }</span>
             </div>
         },
         EngineStatus::Starting => html! {
@@ -136,26 +136,55 @@ pub fn session_bar(p: &SessionProps) -> Html {
         });
     }
     let lang = p.lang;
-    let start_fresh = Callback::from(move |_| {
-        if !crate::ui::confirm(t(lang, "start_fresh_confirm")) {
-            return;
-        }
-        wasm_bindgen_futures::spawn_local(async move {
-            if let Err(e) = crate::session::clear().await {
-                web_sys::console::error_1(&format!("the saved session could not be cleared: {e}").into());
+    let start_fresh = {
+        let engine = p.engine.clone();
+        Callback::from(move |_| {
+            if !crate::ui::confirm(t(lang, "start_fresh_confirm")) {
+                return;
             }
-            let _ = gloo::utils::window().location().reload();
-        });
-    });
-    let take_over = Callback::from(|_| crate::session::take_over_on_reload());
-    let reload = Callback::from(|_| {
-        let _ = gloo::utils::window().location().reload();
-    });
+            let engine = engine.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Err(e) = crate::session::clear().await {
+                    web_sys::console::error_1(&format!("the saved session could not be cleared: {e}").into());
+                }
+                engine.leave(|| {
+                    let _ = gloo::utils::window().location().reload();
+                });
+            });
+        })
+    };
+    // Taking over or reloading shows the saved session: changes made only
+    // here are gone then, so ask first when there are any.
+    let discard_ok = {
+        let engine = p.engine.clone();
+        move || {
+            let n = engine.unsaved_changes();
+            n == 0 || crate::ui::confirm(&t(lang, "discard_unsaved").replace("{n}", &n.to_string()))
+        }
+    };
+    let take_over = {
+        let (engine, discard_ok) = (p.engine.clone(), discard_ok.clone());
+        Callback::from(move |_| {
+            if discard_ok() {
+                engine.leave(crate::session::take_over_on_reload);
+            }
+        })
+    };
+    let reload = {
+        let engine = p.engine.clone();
+        Callback::from(move |_| {
+            if discard_ok() {
+                engine.leave(|| {
+                    let _ = gloo::utils::window().location().reload();
+                });
+            }
+        })
+    };
     match &*state {
         SessionState::Opening => html! {},
         SessionState::Saved { used } => html! {
             <span class="session" id="session-state">
-                <span title={t(lang, "saved_hint")}>{ t(lang, "saved") }{ used.map(|b| format!(" · {}", megabytes(b))).unwrap_or_default() }</span>
+                <span title={t(lang, "saved_hint")}>{ t(lang, "saved") }{ used.map(|b| format!(" · {}", megabytes(lang, b))).unwrap_or_default() }</span>
                 <button class="ghost" id="start-fresh" onclick={start_fresh}>{ t(lang, "start_fresh") }</button>
             </span>
         },
