@@ -17,15 +17,19 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 
 use crate::error::{clean_datafusion_message, EngineError, Result};
 
-/// Writes `batch` as the single Parquet file of table `name` and (re)registers
-/// the table with DataFusion as a Parquet listing table over that folder.
+/// Writes `batch` as the single Parquet file of silver or gold table `name`'s
+/// working copy (`{layer}/{table}/_current/`, outside the table's versions:
+/// the commit log names those) and (re)registers the table with DataFusion
+/// as a Parquet listing table over that folder. Bronze is registered over its
+/// own folder: its batch files are its data.
 pub async fn register_table(ctx: &SessionContext, name: &str, batch: &RecordBatch) -> Result<()> {
     let (layer, table) = name
         .split_once('.')
         .ok_or_else(|| EngineError::Internal(format!("unqualified table {name}")))?;
-    let dir = crate::lake::Lake::table_dir(layer, table);
+    let mut dir = crate::lake::Lake::table_dir(layer, table);
     let store = lake_of(ctx)?;
     if layer != "bronze" {
+        dir.push_str("/_current");
         store.clear_dir(&dir).await?;
         store
             .write_parquet(

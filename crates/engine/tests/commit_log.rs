@@ -207,3 +207,103 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
         v.history["bronze.nyc_taxi_yellow"].len()
     );
 }
+
+/// A playground over a [`FailingLogStore`] (its `fail` switch and store).
+async fn failing_playground() -> (Playground, Arc<AtomicBool>, Arc<FailingLogStore>) {
+    let fail = Arc::new(AtomicBool::new(false));
+    let stores: Arc<std::sync::Mutex<Vec<Arc<FailingLogStore>>>> = Arc::default();
+    let (f, s) = (fail.clone(), stores.clone());
+    let mut p = Playground::with_store(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+        Arc::new(move || {
+            let store = Arc::new(FailingLogStore {
+                inner: Default::default(),
+                fail: f.clone(),
+            });
+            s.lock().unwrap().push(store.clone());
+            store
+        }),
+    )
+    .unwrap();
+    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    let store = stores.lock().unwrap().last().unwrap().clone();
+    (p, fail, store)
+}
+
+async fn set_f2(p: &mut Playground, expression: &str) -> medallion_engine::PipelineView {
+    let mut rules = p.definition().silver[0].rules.rules.clone();
+    rules.iter_mut().find(|r| r.id == "F2").unwrap().expression = expression.into();
+    let r = p
+        .handle(Request::SetRules {
+            silver_table: "nyc_taxi_yellow".into(),
+            rules,
+        })
+        .await;
+    let Response::Snapshot(v) = r else { panic!("{r:?}") };
+    v
+}
+
+#[tokio::test]
+async fn every_table_lists_the_versions_its_log_has_and_time_travel_reads_the_logged_files() {
+    use medallion_engine::lake::Lake;
+    use medallion_engine::versions::History;
+    let (mut p, _, store) = failing_playground().await;
+    let v = set_f2(&mut p, "total_amount > 50").await;
+    assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 247);
+    // Bronze, silver, the quarantine and gold each have a log; a History that
+    // reads only the store lists exactly what the page shows.
+    let lake = Lake::from_store(store.clone());
+    for layer in ["bronze.", "silver.nyc", "silver.quarantine", "gold."] {
+        assert!(v.history.keys().any(|t| t.starts_with(layer)), "{layer} has versions");
+    }
+    for (table, versions) in &v.history {
+        let mut read = History::default();
+        read.refresh(&lake, table).await.unwrap();
+        assert_eq!(read.versions(table), versions.as_slice(), "{table}");
+    }
+    let silver = &v.history["silver.nyc_taxi_yellow"];
+    assert_eq!(
+        silver.iter().map(|v| (v.version, v.operation.as_str(), v.rows)).collect::<Vec<_>>(),
+        [(0, "WRITE", 260), (1, "WRITE", 247)]
+    );
+    assert_eq!((silver[1].rows_added, silver[1].rows_removed), (0, 13));
+    let log = TableLog::new(store, "silver/nyc_taxi_yellow");
+    let now = log.snapshot(None).await.unwrap().unwrap();
+    assert_eq!(now.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["part-000001.parquet"]);
+    // Version 0 is read back from its own file.
+    let r = p
+        .handle(Request::GetTable {
+            table: "silver.nyc_taxi_yellow".into(),
+            offset: 0,
+            limit: 5,
+            version: Some(0),
+            corrupt_only: false,
+        })
+        .await;
+    let Response::Table(t) = r else { panic!("{r:?}") };
+    assert_eq!((t.row_count, t.version), (260, Some(0)));
+}
+
+#[tokio::test]
+async fn a_run_whose_silver_commit_fails_keeps_showing_the_previous_version() {
+    let (mut p, fail, _) = failing_playground().await;
+    let before = set_f2(&mut p, "total_amount > 1000").await;
+    fail.store(true, Ordering::SeqCst);
+    let v = set_f2(&mut p, "total_amount > 50").await;
+    assert!(!v.run.ok);
+    assert!(
+        v.run.errors.iter().any(|e| e == "storage: silver/nyc_taxi_yellow: the lake's store failed: Generic test error: no space left on device"),
+        "{:?}",
+        v.run.errors
+    );
+    // Silver is shown as its log has it: 260 rows, the same versions.
+    assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 260);
+    assert_eq!(v.history["silver.nyc_taxi_yellow"], before.history["silver.nyc_taxi_yellow"]);
+    // The store works again: the next run commits the edit as the next version.
+    fail.store(false, Ordering::SeqCst);
+    let v = set_f2(&mut p, "total_amount > 50").await;
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 247);
+    assert_eq!(v.history["silver.nyc_taxi_yellow"].len(), before.history["silver.nyc_taxi_yellow"].len() + 1);
+}

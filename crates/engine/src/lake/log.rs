@@ -84,6 +84,63 @@ pub struct CommitInfo {
     pub operation: String,
     /// Delta writes these as strings (`"mode": "Append"`).
     pub operation_parameters: BTreeMap<String, String>,
+    /// Row counts as text (Delta's `operationMetrics`): `numAddedRows`,
+    /// `numRemovedRows` (rows of the table not in the previous version,
+    /// rows of the previous version no longer in it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub operation_metrics: BTreeMap<String, String>,
+    /// What the commit did in the learner's words (Delta's
+    /// `userMetadata`), e.g. `batch 2: trips.csv`, `run 3 (incremental)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_metadata: Option<String>,
+    /// The commit's time in µs since the Unix epoch (`timestamp` has ms,
+    /// as Delta writes it; versions show the exact time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_micros: Option<i64>,
+}
+
+impl CommitInfo {
+    /// A commit of `operation` at `ts_micros` (µs since the Unix epoch)
+    /// described by `detail`, adding and removing that many rows.
+    pub fn new(
+        ts_micros: i64,
+        operation: &str,
+        detail: impl Into<String>,
+        rows_added: usize,
+        rows_removed: usize,
+    ) -> Self {
+        Self {
+            timestamp: ts_micros.div_euclid(1000),
+            operation: operation.to_string(),
+            operation_parameters: BTreeMap::new(),
+            operation_metrics: [
+                ("numAddedRows".to_string(), rows_added.to_string()),
+                ("numRemovedRows".to_string(), rows_removed.to_string()),
+            ]
+            .into(),
+            user_metadata: Some(detail.into()),
+            timestamp_micros: Some(ts_micros),
+        }
+    }
+
+    /// The same with the operation parameter `key` = `value`.
+    pub fn with(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.operation_parameters.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// A row count from `operationMetrics` (0 when missing).
+    pub fn metric(&self, key: &str) -> usize {
+        self.operation_metrics
+            .get(key)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// µs since the Unix epoch (from `timestamp` when written without them).
+    pub fn ts_micros(&self) -> i64 {
+        self.timestamp_micros.unwrap_or(self.timestamp * 1000)
+    }
 }
 
 /// The table's identity and schema.
@@ -156,6 +213,23 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Rows of the live files, from their stats (files without stats count 0).
+    pub fn num_records(&self) -> u64 {
+        self.files.iter().filter_map(Add::num_records).sum()
+    }
+}
+
+/// One version as the log has it: its commit and the files live after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedVersion {
+    pub version: u64,
+    /// `None` when the entry has no `commitInfo` (a writer other than this engine).
+    pub commit: Option<CommitInfo>,
+    /// The table's data files as of this version, in the order they were added.
+    pub files: Vec<Add>,
+}
+
+impl LoggedVersion {
+    /// Rows of the live files, from their stats.
     pub fn num_records(&self) -> u64 {
         self.files.iter().filter_map(Add::num_records).sum()
     }
@@ -270,6 +344,38 @@ impl TableLog {
             .collect()
     }
 
+    /// Every version, oldest first, each with the files live after it
+    /// (the log replayed once). Empty: the table has no commit yet.
+    pub async fn history(&self) -> Result<Vec<LoggedVersion>, LogError> {
+        let mut files: Vec<Add> = Vec::new();
+        let mut out = Vec::new();
+        for version in self.versions().await? {
+            let mut commit = None;
+            for action in self.entry(version).await? {
+                match action {
+                    Action::Add(a) => {
+                        files.retain(|f| f.path != a.path);
+                        files.push(a);
+                    }
+                    Action::Remove(r) => files.retain(|f| f.path != r.path),
+                    Action::MetaData(_) => {}
+                    Action::CommitInfo(c) => commit = Some(c),
+                }
+            }
+            out.push(LoggedVersion {
+                version,
+                commit,
+                files: files.clone(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The table's folder in the lake (`silver/orders`).
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
     /// The table as of `version` (`None`: the newest), replaying the log
     /// from version 0. `Ok(None)`: the table has no commit yet.
     pub async fn snapshot(&self, version: Option<u64>) -> Result<Option<Snapshot>, LogError> {
@@ -373,6 +479,9 @@ mod tests {
             timestamp: 1_700_000_000_000,
             operation: op.into(),
             operation_parameters: [("mode".to_string(), "Append".to_string())].into(),
+            operation_metrics: Default::default(),
+            user_metadata: None,
+            timestamp_micros: None,
         })
     }
 

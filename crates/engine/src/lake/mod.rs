@@ -1,15 +1,16 @@
-//! The lake: every table is Parquet in an `object_store` in-memory store,
+//! The lake: every table is Parquet in an `object_store` store (in memory),
 //! registered with DataFusion under `memory://lake/`.
 //!
-//! Layout: `{layer}/{table}/part-{n:06}.parquet`. Bronze gets one file per
-//! batch (append-only); silver and gold are replaced as a whole on each run.
-//! A file is written with a single `put` of fully encoded bytes, so a reader
-//! sees either the whole file or none of it (the in-memory store's `put` is
-//! atomic).
+//! Layout: `{layer}/{table}/` holds the table's commit log (`_delta_log/`,
+//! see [`log`]) and the data files it names, `part-{n:06}.parquet`: bronze
+//! gets one file per batch (append-only); silver, the quarantine and gold
+//! one file per version ([`versions`]). DataFusion reads a silver or gold
+//! table from its working copy, `{layer}/{table}/_current/`, rewritten by
+//! each run; versions, time travel and restore read the log. A file is
+//! written with a single `put` of fully encoded bytes, so a reader sees
+//! either the whole file or none of it.
 //!
-//! [`log`]: each table's commit log (`{layer}/{table}/_delta_log/`, Delta's
-//! actions); a commit is visible only once its log entry is written, after
-//! its files. Bronze appends commit through it.
+//! A commit is visible only once its log entry is written, after its files.
 
 use std::sync::Arc;
 
@@ -164,6 +165,18 @@ pub fn encode_parquet(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Byte
     }
     writer.close()?;
     Ok(Bytes::from(buf))
+}
+
+/// The whole Parquet file as one record batch (with its schema even when
+/// it holds no rows).
+pub fn decode_parquet_table(data: Bytes) -> Result<RecordBatch> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data)?;
+    let schema = builder.schema().clone();
+    let mut batches = Vec::new();
+    for b in builder.build()? {
+        batches.push(b?);
+    }
+    Ok(datafusion::arrow::compute::concat_batches(&schema, &batches)?)
 }
 
 /// Record batches from Parquet bytes.

@@ -4,64 +4,64 @@
 //! be restored to one (seed `001_ae16f07f217e9df3.txt`, "time travel";
 //! seed `000_87b8dd7200a8cd99.txt` §6 on why bronze is never overwritten).
 //!
-//! Bronze versions are cumulative appends: version `v` is every batch whose
-//! [`crate::bronze::BatchInfo::version`] is at most `v`, so bronze needs no
-//! copies. Silver and gold are rewritten by each run: a run whose result
-//! equals the current version commits nothing (rerunning is idempotent);
-//! otherwise the new snapshot is kept. Only the newest [`KEEP_SNAPSHOTS`]
-//! snapshots of a table keep their data (the browser holds everything in
-//! memory); older entries stay in the history marked as expired, like
-//! `VACUUM` / `expire_snapshots`.
+//! **The commit log is the truth** ([`super::log`]): [`History`] lists each
+//! table's versions as its `_delta_log` has them, read back after every
+//! commit, and reads an older version's rows from the data files the log
+//! names. It keeps in memory only that listing and the current rows of each
+//! silver and gold table (to see whether a run changed them).
+//!
+//! Bronze versions are cumulative appends: each commit adds one batch's
+//! file (or rewrites files for an erasure). Silver, the quarantine and gold
+//! are rewritten by each run: a run whose result equals the current version
+//! commits nothing (rerunning is idempotent); otherwise the new snapshot is
+//! written as one Parquet file, `part-{version:06}.parquet`, and the commit
+//! removes the previous one. Only the newest [`KEEP_SNAPSHOTS`] versions of a
+//! table keep their file (the browser holds everything in memory); older
+//! versions stay listed, marked as expired, like Delta's `VACUUM`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::row::{RowConverter, SortField};
+use futures::TryStreamExt;
 
+use super::log::{schema_string, Action, Add, CommitInfo, Format, MetaData, Remove, TableLog};
+use super::{decode_parquet_table, encode_parquet, Lake};
 use crate::error::Result;
 
 pub use medallion_protocol::history::VersionInfo;
 
-/// Snapshots whose data is kept per silver or gold table.
+/// Versions per silver or gold table whose data file is kept.
 pub const KEEP_SNAPSHOTS: usize = 25;
 
-#[derive(Debug, Clone, Default)]
-struct TableLog {
-    versions: Vec<VersionInfo>,
-    snapshots: BTreeMap<u64, RecordBatch>,
-}
-
-/// Histories of every table, by qualified name (`silver.nyc_taxi_yellow`).
+/// Each table's versions as read from its log, by qualified name
+/// (`silver.nyc_taxi_yellow`), and the current rows of silver and gold.
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    tables: BTreeMap<String, TableLog>,
+    versions: BTreeMap<String, Vec<VersionInfo>>,
+    /// Live files (paths in the store) of each version, by table.
+    files: BTreeMap<String, BTreeMap<u64, Vec<String>>>,
+    current: BTreeMap<String, RecordBatch>,
 }
 
-/// What to record in a commit.
-pub struct Commit<'a> {
-    pub ts_micros: i64,
-    pub operation: &'a str,
-    pub detail: String,
-    pub rows: usize,
-    pub rows_added: usize,
-    pub rows_removed: usize,
+/// The folder of a qualified table name (`silver.orders` → `silver/orders`).
+pub fn table_dir(table: &str) -> String {
+    match table.split_once('.') {
+        Some((layer, name)) => Lake::table_dir(layer, name),
+        None => table.to_string(),
+    }
 }
 
 impl History {
     /// The versions of `table`, oldest first (empty if it has none).
     pub fn versions(&self, table: &str) -> &[VersionInfo] {
-        self.tables
-            .get(table)
-            .map(|t| t.versions.as_slice())
-            .unwrap_or(&[])
+        self.versions.get(table).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Every table's versions.
     pub fn all(&self) -> BTreeMap<String, Vec<VersionInfo>> {
-        self.tables
-            .iter()
-            .map(|(k, v)| (k.clone(), v.versions.clone()))
-            .collect()
+        self.versions.clone()
     }
 
     /// The newest version number of `table`.
@@ -69,109 +69,196 @@ impl History {
         self.versions(table).last().map(|v| v.version)
     }
 
-    /// Rows of `table` at its newest version (0 if it has none).
-    pub fn current_rows(&self, table: &str) -> usize {
-        self.versions(table).last().map(|v| v.rows).unwrap_or(0)
+    /// Reads `table`'s versions from its log again (after a commit to it).
+    /// A version is readable when every file it names is still in the
+    /// store; bronze's always are (time travel reads its batches up to the
+    /// version, without erased records). An append (`WRITE` in mode
+    /// `Append`) is listed as `APPEND`.
+    pub async fn refresh(&mut self, lake: &Lake, table: &str) -> Result<()> {
+        let log = TableLog::new(lake.store(), table_dir(table));
+        let logged = log.history().await?;
+        let present: HashSet<String> = lake
+            .store()
+            .list(Some(&object_store::path::Path::from(log.dir())))
+            .map_ok(|m| m.location.to_string())
+            .try_collect()
+            .await?;
+        let bronze = table.starts_with("bronze.");
+        let mut versions = Vec::with_capacity(logged.len());
+        let mut files = BTreeMap::new();
+        for v in logged {
+            let paths: Vec<String> = v
+                .files
+                .iter()
+                .map(|f| format!("{}/{}", log.dir(), f.path))
+                .collect();
+            let info = v.commit.clone().unwrap_or_else(|| CommitInfo::new(0, "WRITE", "", 0, 0));
+            let append = info.operation == "WRITE"
+                && info.operation_parameters.get("mode").map(String::as_str) == Some("Append");
+            versions.push(VersionInfo {
+                version: v.version,
+                ts_micros: info.ts_micros(),
+                operation: if append { "APPEND".into() } else { info.operation.clone() },
+                rows: v.num_records() as usize,
+                rows_added: info.metric("numAddedRows"),
+                rows_removed: info.metric("numRemovedRows"),
+                detail: info.user_metadata.clone().unwrap_or_default(),
+                readable: bronze || paths.iter().all(|p| present.contains(p)),
+            });
+            files.insert(v.version, paths);
+        }
+        self.versions.insert(table.to_string(), versions);
+        self.files.insert(table.to_string(), files);
+        Ok(())
     }
 
-    /// Records a commit that adds and removes rows relative to the current
-    /// version (bronze: an append, an erasure). Returns the version.
-    pub fn commit_change(
+    /// Commits `data` as a new version of silver or gold `table` unless it
+    /// equals the current one: its Parquet file first, then the log entry
+    /// (removing the previous version's file from the table, adding this
+    /// one; `metaData` on the first version and when the schema changes).
+    /// Returns the new version, or `None` when nothing changed.
+    pub async fn commit_snapshot(
         &mut self,
-        table: &str,
-        ts_micros: i64,
-        operation: &str,
-        detail: String,
-        rows_added: usize,
-        rows_removed: usize,
-    ) -> u64 {
-        let rows = (self.current_rows(table) + rows_added).saturating_sub(rows_removed);
-        self.commit(
-            table,
-            Commit {
-                ts_micros,
-                operation,
-                detail,
-                rows,
-                rows_added,
-                rows_removed,
-            },
-        )
-    }
-
-    /// Records a commit without data (bronze: its batches are the data). Returns the version.
-    pub fn commit(&mut self, table: &str, c: Commit<'_>) -> u64 {
-        let log = self.tables.entry(table.to_string()).or_default();
-        let version = log.versions.last().map(|v| v.version + 1).unwrap_or(0);
-        log.versions.push(VersionInfo {
-            version,
-            ts_micros: c.ts_micros,
-            operation: c.operation.to_string(),
-            rows: c.rows,
-            rows_added: c.rows_added,
-            rows_removed: c.rows_removed,
-            detail: c.detail,
-            readable: true,
-        });
-        version
-    }
-
-    /// Commits `data` as a new snapshot of `table` unless it equals the current
-    /// one. Returns the new version, or `None` when nothing changed.
-    pub fn commit_snapshot(
-        &mut self,
+        lake: &Lake,
         table: &str,
         ts_micros: i64,
         operation: &str,
         detail: String,
         data: &RecordBatch,
     ) -> Result<Option<u64>> {
-        let previous = self.current(table).and_then(|v| self.snapshot(table, v));
-        let (added, removed) = match previous {
+        let (added, removed) = match self.current.get(table) {
             Some(old) if old == data => return Ok(None),
             Some(old) => row_diff(old, data)?,
             None => (data.num_rows(), 0),
         };
-        let version = self.commit(
-            table,
-            Commit {
-                ts_micros,
-                operation,
-                detail,
-                rows: data.num_rows(),
-                rows_added: added,
-                rows_removed: removed,
-            },
-        );
-        let log = self.tables.entry(table.to_string()).or_default();
-        log.snapshots.insert(version, data.clone());
-        while log.snapshots.len() > KEEP_SNAPSHOTS {
-            let oldest = *log.snapshots.keys().next().unwrap_or(&version);
-            log.snapshots.remove(&oldest);
-            if let Some(v) = log.versions.iter_mut().find(|v| v.version == oldest) {
-                v.readable = false;
-            }
+        let dir = table_dir(table);
+        let log = TableLog::new(lake.store(), dir.clone());
+        let read_version = log.latest().await?;
+        let version = read_version.map_or(0, |v| v + 1);
+        let file = format!("part-{version:06}.parquet");
+        let bytes = encode_parquet(data.schema(), std::slice::from_ref(data))?;
+        let size = bytes.len() as u64;
+        lake.put_bytes(&format!("{dir}/{file}"), bytes.to_vec()).await?;
+        let ms = ts_micros.div_euclid(1000);
+        let mut actions = vec![Action::CommitInfo(CommitInfo::new(
+            ts_micros, operation, detail, added, removed,
+        ))];
+        let schema_changed = self
+            .current
+            .get(table)
+            .is_none_or(|old| old.schema().fields() != data.schema().fields());
+        if schema_changed {
+            actions.push(Action::MetaData(MetaData {
+                id: format!("{table}@{ts_micros}"),
+                name: table.to_string(),
+                format: Format {
+                    provider: "parquet".into(),
+                    options: Default::default(),
+                },
+                schema_string: schema_string(&data.schema()),
+                partition_columns: vec![],
+                configuration: Default::default(),
+                created_time: ms,
+            }));
+        }
+        let previous = self
+            .current(table)
+            .and_then(|v| self.files.get(table)?.get(&v).cloned())
+            .unwrap_or_default();
+        for p in previous {
+            actions.push(Action::Remove(Remove {
+                path: p.strip_prefix(&format!("{dir}/")).unwrap_or(&p).to_string(),
+                deletion_timestamp: ms,
+                data_change: true,
+            }));
+        }
+        actions.push(Action::Add(Add {
+            path: file,
+            partition_values: Default::default(),
+            size,
+            modification_time: ms,
+            data_change: true,
+            stats: Some(format!("{{\"numRecords\":{}}}", data.num_rows())),
+        }));
+        log.commit(read_version, &actions).await?;
+        self.current.insert(table.to_string(), data.clone());
+        self.refresh(lake, table).await?;
+        // VACUUM: only the newest KEEP_SNAPSHOTS versions keep their file.
+        let readable: Vec<u64> = self
+            .versions(table)
+            .iter()
+            .filter(|v| v.readable)
+            .map(|v| v.version)
+            .collect();
+        if readable.len() > KEEP_SNAPSHOTS {
+            let expired = readable[..readable.len() - KEEP_SNAPSHOTS].to_vec();
+            self.vacuum(lake, table, &expired).await?;
         }
         Ok(Some(version))
     }
 
-    /// Drops the data of every snapshot of `table` but the current one (they
-    /// stay listed, unreadable): `expire_snapshots` after an erasure.
-    pub fn expire_all_but_current(&mut self, table: &str) {
+    /// Deletes the data files of every version of `table` but the current
+    /// one (they stay listed, unreadable): `VACUUM` after an erasure, so no
+    /// older snapshot keeps erased records.
+    pub async fn expire_all_but_current(&mut self, lake: &Lake, table: &str) -> Result<()> {
         let current = self.current(table);
-        if let Some(log) = self.tables.get_mut(table) {
-            log.snapshots.retain(|v, _| Some(*v) == current);
-            for v in log.versions.iter_mut() {
-                if Some(v.version) != current {
-                    v.readable = false;
-                }
-            }
-        }
+        let old: Vec<u64> = self
+            .versions(table)
+            .iter()
+            .map(|v| v.version)
+            .filter(|v| Some(*v) != current)
+            .collect();
+        self.vacuum(lake, table, &old).await
     }
 
-    /// The data of `table` at `version`, if that snapshot is kept.
-    pub fn snapshot(&self, table: &str, version: u64) -> Option<&RecordBatch> {
-        self.tables.get(table)?.snapshots.get(&version)
+    async fn vacuum(&mut self, lake: &Lake, table: &str, versions: &[u64]) -> Result<()> {
+        let keep: HashSet<String> = self
+            .current(table)
+            .and_then(|v| self.files.get(table)?.get(&v).cloned())
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let doomed: HashSet<String> = versions
+            .iter()
+            .filter_map(|v| self.files.get(table)?.get(v).cloned())
+            .flatten()
+            .filter(|p| !keep.contains(p))
+            .collect();
+        for p in doomed {
+            lake.delete(&p).await?;
+        }
+        self.refresh(lake, table).await
+    }
+
+    /// The rows of silver or gold `table` at `version`, read from the files
+    /// its log names; `None` when that version has expired.
+    pub async fn snapshot(
+        &self,
+        lake: &Lake,
+        table: &str,
+        version: u64,
+    ) -> Result<Option<RecordBatch>> {
+        if !self
+            .versions(table)
+            .iter()
+            .any(|v| v.version == version && v.readable)
+        {
+            return Ok(None);
+        }
+        let paths = self
+            .files
+            .get(table)
+            .and_then(|f| f.get(&version))
+            .cloned()
+            .unwrap_or_default();
+        let mut tables = Vec::new();
+        for p in &paths {
+            tables.push(decode_parquet_table(lake.get_bytes(p).await?)?);
+        }
+        match tables.first() {
+            Some(first) => Ok(Some(concat_batches(&first.schema(), &tables)?)),
+            None => Ok(None),
+        }
     }
 }
 
@@ -238,41 +325,46 @@ mod tests {
         RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(v.to_vec()))]).unwrap()
     }
 
-    #[test]
-    fn unchanged_data_commits_nothing_and_diffs_count_duplicates() {
-        let mut h = History::default();
-        let t = "silver.t";
-        assert_eq!(
-            h.commit_snapshot(t, 1, "WRITE", "run 1".into(), &ints(&[1, 2, 2]))
-                .unwrap(),
-            Some(0)
-        );
-        assert_eq!(
-            h.commit_snapshot(t, 2, "WRITE", "run 2".into(), &ints(&[1, 2, 2]))
-                .unwrap(),
-            None
-        );
-        assert_eq!(
-            h.commit_snapshot(t, 3, "WRITE", "run 3".into(), &ints(&[1, 2, 3, 3]))
-                .unwrap(),
-            Some(1)
-        );
+    #[tokio::test]
+    async fn unchanged_data_commits_nothing_and_diffs_count_duplicates() {
+        let (lake, mut h, t) = (Lake::default(), History::default(), "silver.t");
+        let mut commit = async |ts: i64, rows: &[i64]| {
+            h.commit_snapshot(&lake, t, ts, "WRITE", format!("run {ts}"), &ints(rows))
+                .await
+                .unwrap()
+        };
+        assert_eq!(commit(1, &[1, 2, 2]).await, Some(0));
+        assert_eq!(commit(2, &[1, 2, 2]).await, None);
+        assert_eq!(commit(3, &[1, 2, 3, 3]).await, Some(1));
         let v = &h.versions(t)[1];
         assert_eq!((v.rows, v.rows_added, v.rows_removed), (4, 2, 1));
-        assert_eq!(h.snapshot(t, 0).unwrap().num_rows(), 3);
+        assert_eq!((v.operation.as_str(), v.detail.as_str(), v.ts_micros), ("WRITE", "run 3", 3));
+        assert_eq!(h.snapshot(&lake, t, 0).await.unwrap().unwrap(), ints(&[1, 2, 2]));
+        // The log says the same: version 1 removed version 0's file and added its own.
+        let log = TableLog::new(lake.store(), "silver/t");
+        let snap = log.snapshot(None).await.unwrap().unwrap();
+        assert_eq!(snap.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["part-000001.parquet"]);
+        assert_eq!(snap.num_records(), 4);
     }
 
-    #[test]
-    fn old_snapshots_expire_but_stay_listed() {
-        let mut h = History::default();
+    #[tokio::test]
+    async fn old_snapshots_expire_but_stay_listed() {
+        let (lake, mut h) = (Lake::default(), History::default());
         for i in 0..(KEEP_SNAPSHOTS as i64 + 2) {
-            h.commit_snapshot("gold.g", i, "WRITE", format!("run {i}"), &ints(&[i]))
+            h.commit_snapshot(&lake, "gold.g", i, "WRITE", format!("run {i}"), &ints(&[i]))
+                .await
                 .unwrap();
         }
         let versions = h.versions("gold.g");
         assert_eq!(versions.len(), KEEP_SNAPSHOTS + 2);
         assert!(!versions[0].readable && !versions[1].readable && versions[2].readable);
-        assert!(h.snapshot("gold.g", 1).is_none());
-        assert!(h.snapshot("gold.g", 2).is_some());
+        assert!(h.snapshot(&lake, "gold.g", 1).await.unwrap().is_none());
+        assert_eq!(h.snapshot(&lake, "gold.g", 2).await.unwrap().unwrap(), ints(&[2]));
+        // A new History reading the same lake lists the same versions: the log is the truth.
+        let mut again = History::default();
+        again.refresh(&lake, "gold.g").await.unwrap();
+        assert_eq!(again.versions("gold.g"), h.versions("gold.g"));
+        h.expire_all_but_current(&lake, "gold.g").await.unwrap();
+        assert_eq!(h.versions("gold.g").iter().filter(|v| v.readable).count(), 1);
     }
 }

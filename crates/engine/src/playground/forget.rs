@@ -305,15 +305,17 @@ impl Playground {
         let ts = self.clock.now_micros();
         let batches = rewrites.len();
         let dir = Lake::table_dir("bronze", &name);
-        let mut logged = vec![Action::CommitInfo(CommitInfo {
-            timestamp: ts / 1000,
-            operation: "DELETE".into(),
-            operation_parameters: [
-                ("predicate".to_string(), predicate.to_string()),
-                ("reason".to_string(), reason.to_string()),
-            ]
-            .into(),
-        })];
+        let mut logged = vec![Action::CommitInfo(
+            CommitInfo::new(
+                ts,
+                "DELETE",
+                format!("right to be forgotten: {reason}"),
+                0,
+                m.rows,
+            )
+            .with("predicate", predicate)
+            .with("reason", reason),
+        )];
         for (_, info, kept, encoded, _) in &rewrites {
             // The file keeps its path: the erased rows leave every version.
             let path = info
@@ -361,14 +363,8 @@ impl Playground {
         log.commit(log.latest().await?, &logged).await?;
         self.register_bronze(&name).await?;
         let qualified = format!("bronze.{name}");
-        let version = self.history.commit_change(
-            &qualified,
-            ts,
-            "DELETE",
-            format!("right to be forgotten: {reason}"),
-            0,
-            m.rows,
-        );
+        self.history.refresh(&self.lake, &qualified).await?;
+        let version = self.history.current(&qualified).unwrap_or_default();
         let erasure = Erasure {
             table: qualified,
             predicate: predicate.to_string(),
@@ -418,7 +414,7 @@ impl Playground {
             .filter(|t| !t.starts_with("bronze."))
             .collect();
         for t in tables {
-            self.history.expire_all_but_current(&t);
+            self.history.expire_all_but_current(&self.lake, &t).await?;
         }
         Ok(erasure)
     }

@@ -263,16 +263,18 @@ impl Playground {
         log.commit(
             read_version,
             &[
-                Action::CommitInfo(CommitInfo {
-                    timestamp: ts / 1000,
-                    operation: "WRITE".into(),
-                    operation_parameters: [
-                        ("mode".to_string(), "Append".to_string()),
-                        ("batchId".to_string(), batch_id.clone()),
-                        ("sourceFile".to_string(), file_name.clone()),
-                    ]
-                    .into(),
-                }),
+                Action::CommitInfo(
+                    CommitInfo::new(
+                        ts,
+                        "WRITE",
+                        format!("batch {seq}: {file_name}"),
+                        stored.num_rows(),
+                        0,
+                    )
+                    .with("mode", "Append")
+                    .with("batchId", batch_id.clone())
+                    .with("sourceFile", file_name.clone()),
+                ),
                 Action::Add(Add {
                     path: format!("part-{seq:06}.parquet"),
                     partition_values: Default::default(),
@@ -284,14 +286,9 @@ impl Playground {
             ],
         )
         .await?;
-        let version = self.history.commit_change(
-            &format!("bronze.{table}"),
-            ts,
-            "APPEND",
-            format!("batch {seq}: {file_name}"),
-            stored.num_rows(),
-            0,
-        );
+        let qualified = format!("bronze.{table}");
+        self.history.refresh(&self.lake, &qualified).await?;
+        let version = self.history.current(&qualified).unwrap_or_default();
         let mut all_notes = split.notes;
         all_notes.extend(notes);
         let warned_records = split.records.iter().filter(|r| r.warning.is_some()).count();

@@ -9,7 +9,7 @@ use crate::bronze::{table_schema, IngestOptions};
 use crate::checks::evaluate;
 use crate::error::{EngineError, Result};
 use crate::lake::log::{schema_string, Action, CommitInfo, Format, MetaData, TableLog};
-use crate::lake::versions::{Commit, History};
+use crate::lake::versions::History;
 use crate::lake::Lake;
 use crate::model::{BronzeMode, PipelineDef};
 use crate::silver::source::validate_schema;
@@ -131,15 +131,23 @@ impl Playground {
                 .commit(
                     None,
                     &[
-                        Action::CommitInfo(CommitInfo {
-                            timestamp: created / 1000,
-                            operation: "CREATE TABLE".into(),
-                            operation_parameters: [(
-                                "description".to_string(),
-                                b.description.clone(),
-                            )]
-                            .into(),
-                        }),
+                        Action::CommitInfo(
+                            CommitInfo::new(
+                                created,
+                                "CREATE TABLE",
+                                if b.mode.is_typed() {
+                                    format!(
+                                        "append-only, typed ({}): the declared columns + audit columns",
+                                        b.mode.label()
+                                    )
+                                } else {
+                                    "append-only, raw_payload + audit columns".to_string()
+                                },
+                                0,
+                                0,
+                            )
+                            .with("description", b.description.clone()),
+                        ),
                         Action::MetaData(MetaData {
                             id: format!("bronze.{}@{created}", b.name),
                             name: format!("bronze.{}", b.name),
@@ -159,24 +167,9 @@ impl Playground {
                     ],
                 )
                 .await?;
-            self.history.commit(
-                &format!("bronze.{}", b.name),
-                Commit {
-                    ts_micros: created,
-                    operation: "CREATE TABLE",
-                    detail: if b.mode.is_typed() {
-                        format!(
-                            "append-only, typed ({}): the declared columns + audit columns",
-                            b.mode.label()
-                        )
-                    } else {
-                        "append-only, raw_payload + audit columns".to_string()
-                    },
-                    rows: 0,
-                    rows_added: 0,
-                    rows_removed: 0,
-                },
-            );
+            self.history
+                .refresh(&self.lake, &format!("bronze.{}", b.name))
+                .await?;
         }
         Ok(())
     }

@@ -306,6 +306,7 @@ impl Playground {
                 corrupt_only,
             } => self
                 .table_view_at(&table, offset, limit, version, corrupt_only)
+                .await
                 .map(Response::Table),
             Request::ExportRules { silver_table } => self
                 .export_rules(&silver_table)

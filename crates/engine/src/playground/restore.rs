@@ -18,7 +18,7 @@ impl Playground {
                 "{table} is append-only: its versions can be read (time travel) but not restored; restore applies to silver and gold tables"
             )));
         }
-        let data = self.table_batch_at(table, version)?;
+        let data = self.table_batch_at(table, version).await?;
         let out = self
             .last_good
             .as_mut()
@@ -31,13 +31,16 @@ impl Playground {
         slot.batch = data.clone();
         register_table(&self.ctx, table, &data).await?;
         let ts = self.clock.now_micros();
-        self.history.commit_snapshot(
-            table,
-            ts,
-            "RESTORE",
-            format!("restore of version {version}"),
-            &data,
-        )?;
+        self.history
+            .commit_snapshot(
+                &self.lake,
+                table,
+                ts,
+                "RESTORE",
+                format!("restore of version {version}"),
+                &data,
+            )
+            .await?;
         // Gold follows the restored silver (the next run rebuilds silver from bronze).
         if table.starts_with("silver.") {
             let previous = self.last_good.clone();
@@ -47,13 +50,16 @@ impl Playground {
                 Ok(gold) => {
                     if let Some(out) = self.last_good.as_mut() {
                         for g in gold.tables {
-                            self.history.commit_snapshot(
-                                &g.name,
-                                ts,
-                                "WRITE",
-                                format!("refresh after the restore of {table}"),
-                                &g.batch,
-                            )?;
+                            self.history
+                                .commit_snapshot(
+                                    &self.lake,
+                                    &g.name,
+                                    ts,
+                                    "WRITE",
+                                    format!("refresh after the restore of {table}"),
+                                    &g.batch,
+                                )
+                                .await?;
                             match out.tables.iter_mut().find(|t| t.name == g.name) {
                                 Some(slot) => *slot = g,
                                 None => out.tables.push(g),

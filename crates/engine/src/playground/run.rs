@@ -78,17 +78,45 @@ impl Playground {
                     .iter()
                     .filter(|t| !t.name.starts_with("bronze."))
                     .collect();
+                let mut not_committed = Vec::new();
                 for (i, t) in written.iter().enumerate() {
                     self.reporter().report(crate::progress::Progress::Writing {
                         table: t.name.clone(),
                         n: i as u32 + 1,
                         of: written.len() as u32,
                     });
-                    if let Err(e) =
-                        self.history
-                            .commit_snapshot(&t.name, ts, "WRITE", detail.clone(), &t.batch)
+                    if let Err(e) = self
+                        .history
+                        .commit_snapshot(&self.lake, &t.name, ts, "WRITE", detail.clone(), &t.batch)
+                        .await
                     {
                         self.run_info.errors.push(e.to_string());
+                        not_committed.push(t.name.clone());
+                    }
+                }
+                // A table whose commit failed is still at its previous version:
+                // show (and query) that, never rows no version holds.
+                for name in not_committed {
+                    let old = self
+                        .last_good
+                        .as_ref()
+                        .and_then(|o| o.tables.iter().find(|t| t.name == name))
+                        .cloned();
+                    let Some(i) = out.tables.iter().position(|t| t.name == name) else {
+                        continue;
+                    };
+                    match old {
+                        Some(old) => {
+                            if let Err(e) =
+                                crate::query::register_table(&self.ctx, &name, &old.batch).await
+                            {
+                                self.run_info.errors.push(e.to_string());
+                            }
+                            out.tables[i] = old;
+                        }
+                        None => {
+                            out.tables.remove(i);
+                        }
                     }
                 }
                 self.checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;

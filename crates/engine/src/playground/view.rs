@@ -192,11 +192,14 @@ impl Playground {
 
     /// Rows `offset..offset+limit` of the current version of table `name` (qualified) as text.
     pub fn table_view(&self, name: &str, offset: usize, limit: usize) -> Result<TableView> {
-        self.table_view_at(name, offset, limit, None, false)
+        let batch = self
+            .table_batch(name)
+            .ok_or_else(|| EngineError::Request(format!("there is no table {name}")))?;
+        self.render(name, batch, offset, limit, None, false)
     }
 
     /// The data of `name` at `version` (time travel), as kept in its history.
-    pub(super) fn table_batch_at(&self, name: &str, version: u64) -> Result<RecordBatch> {
+    pub(super) async fn table_batch_at(&self, name: &str, version: u64) -> Result<RecordBatch> {
         let versions = self.history.versions(name);
         let newest = versions
             .last()
@@ -210,15 +213,16 @@ impl Playground {
         if let Some(t) = name.strip_prefix("bronze.") {
             return self.bronze_rows(t, Some(version));
         }
-        self.history.snapshot(name, version).cloned().ok_or_else(|| {
+        self.history.snapshot(&self.lake, name, version).await?.ok_or_else(|| {
             EngineError::Request(format!(
                 "version {version} of {name} has expired: only the newest {KEEP_SNAPSHOTS} snapshots of a table keep their data"
             ))
         })
     }
 
-    /// Like [`Self::table_view`], at an earlier `version` when given (time travel).
-    pub fn table_view_at(
+    /// Like [`Self::table_view`], at an earlier `version` when given (time
+    /// travel: its rows come from the files the table's log names).
+    pub async fn table_view_at(
         &self,
         name: &str,
         offset: usize,
@@ -227,11 +231,24 @@ impl Playground {
         corrupt_only: bool,
     ) -> Result<TableView> {
         let batch = match version {
-            Some(v) => self.table_batch_at(name, v)?,
+            Some(v) => self.table_batch_at(name, v).await?,
             None => self
                 .table_batch(name)
                 .ok_or_else(|| EngineError::Request(format!("there is no table {name}")))?,
         };
+        self.render(name, batch, offset, limit, version, corrupt_only)
+    }
+
+    /// `batch` (table `name`, at `version` or the current one) as the page shows it.
+    fn render(
+        &self,
+        name: &str,
+        batch: RecordBatch,
+        offset: usize,
+        limit: usize,
+        version: Option<u64>,
+        corrupt_only: bool,
+    ) -> Result<TableView> {
         // Bronze rows flagged at ingest (the `_corrupt_reason` column is set).
         let flagged = batch
             .column_by_name("_corrupt_reason")
