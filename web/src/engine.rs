@@ -537,9 +537,7 @@ impl Engine {
             inner.on_error = None;
             inner.ready = false;
             inner.restoring = Some(Restore::Cancelled);
-            let mut open: Vec<Pending> = std::mem::take(&mut inner.sent).into_values().collect();
-            open.append(&mut inner.unsent);
-            open
+            inner.take_open()
         };
         for p in open {
             p.done.emit(Response::Error {
@@ -562,10 +560,8 @@ impl Engine {
             let mut inner = self.0.borrow_mut();
             inner.failed = true;
             inner.ready = false;
-            let mut open: Vec<Pending> = std::mem::take(&mut inner.sent).into_values().collect();
-            open.append(&mut inner.unsent);
             // A failed request stays out of the journal; the others can run again.
-            open
+            inner.take_open()
         };
         self.status(EngineStatus::Failed(message.clone()));
         for p in open {
@@ -599,6 +595,13 @@ impl Engine {
 }
 
 impl Inner {
+    /// Every request not answered yet (sent first, oldest first), taken out.
+    fn take_open(&mut self) -> Vec<Pending> {
+        let mut open: Vec<Pending> = std::mem::take(&mut self.sent).into_values().collect();
+        open.append(&mut self.unsent);
+        open
+    }
+
     fn busy_status(&self) -> EngineStatus {
         if self.sent.is_empty() && self.unsent.is_empty() {
             EngineStatus::Idle

@@ -307,3 +307,60 @@ async fn a_run_whose_silver_commit_fails_keeps_showing_the_previous_version() {
     assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 247);
     assert_eq!(v.history["silver.nyc_taxi_yellow"].len(), before.history["silver.nyc_taxi_yellow"].len() + 1);
 }
+
+#[tokio::test]
+async fn an_erasure_whose_log_entry_fails_erases_nothing_and_leaves_no_file_behind() {
+    let (mut p, fail, store) = failing_playground().await;
+    let Response::Snapshot(before) = p.handle(ingest("first.csv")).await else {
+        panic!()
+    };
+    let files = || async {
+        use futures::TryStreamExt;
+        use object_store::ObjectStore;
+        let mut paths: Vec<String> = store
+            .inner
+            .list(Some(&"bronze/nyc_taxi_yellow".into()))
+            .map_ok(|m| m.location.to_string())
+            .try_collect()
+            .await
+            .unwrap();
+        paths.sort();
+        paths
+    };
+    let files_before = files().await;
+    let forget = || Request::Forget {
+        table: "nyc_taxi_yellow".into(),
+        predicate: "_source_file = 'first.csv' AND raw_payload LIKE '2,%'".into(),
+        reason: "erasure request 18".into(),
+        expected_rows: Some(1),
+    };
+    fail.store(true, Ordering::SeqCst);
+    let r = p.handle(forget()).await;
+    let Response::Error { message } = r else { panic!("{r:?}") };
+    assert_eq!(
+        message,
+        "storage: bronze/nyc_taxi_yellow: the lake's store failed: Generic test error: no space left on device"
+    );
+    let Response::Snapshot(after) = p.handle(Request::Snapshot).await else {
+        panic!()
+    };
+    assert_eq!(after.table("bronze.nyc_taxi_yellow").unwrap().row_count, 268);
+    assert_eq!(after.batches, before.batches);
+    assert!(after.erasures.is_empty());
+    assert_eq!(files().await, files_before, "no new file left, no old file deleted");
+    let old = before.batches.iter().find(|b| b.file_name == "first.csv").unwrap();
+    let lake = medallion_engine::lake::Lake::from_store(store.clone());
+    let kept = medallion_engine::lake::decode_parquet_table(lake.get_bytes(&old.path).await.unwrap()).unwrap();
+    assert_eq!(kept.num_rows(), 2, "the batch's file still holds both records");
+    // With the store back, the same erasure goes through: the rewritten
+    // batch is a new file and the old one (with the erased row) is gone.
+    fail.store(false, Ordering::SeqCst);
+    let r = p.handle(forget()).await;
+    let Response::Snapshot(done) = r else { panic!("{r:?}") };
+    assert_eq!(done.table("bronze.nyc_taxi_yellow").unwrap().row_count, 267);
+    let now = files().await;
+    let rewritten = done.batches.iter().find(|b| b.file_name == "first.csv").unwrap();
+    assert!(rewritten.path.ends_with(".v3.parquet"), "{}", rewritten.path);
+    assert!(now.contains(&rewritten.path));
+    assert!(!now.contains(&old.path), "{now:?}");
+}

@@ -294,17 +294,12 @@ impl Playground {
             let encoded = encode_parquet(schema.clone(), std::slice::from_ref(&kept))?;
             rewrites.push((*i, info.clone(), kept, encoded, hits));
         }
-        if let Some(topic) = self.topics.get_mut(&name) {
-            for o in &m.topic_offsets {
-                if let Some(msg) = topic.log.get_mut(*o) {
-                    msg.value = None;
-                    msg.erased = true;
-                }
-            }
-        }
         let ts = self.clock.now_micros();
         let batches = rewrites.len();
         let dir = Lake::table_dir("bronze", &name);
+        let log = TableLog::new(self.lake.store(), dir.clone());
+        let read_version = log.latest().await?;
+        let version = read_version.map_or(0, |v| v + 1);
         let mut logged = vec![Action::CommitInfo(
             CommitInfo::new(
                 ts,
@@ -316,34 +311,67 @@ impl Playground {
             .with("predicate", predicate)
             .with("reason", reason),
         )];
+        // Each rewritten batch gets a new file beside the old one; the
+        // entry removes the old and adds the new; only once it is written
+        // are the old files (with the erased rows) deleted. A failure
+        // before that leaves the previous version as it was.
+        let relative = |path: &str| path.strip_prefix(&format!("{dir}/")).unwrap_or(path).to_string();
+        let mut new_paths = Vec::with_capacity(rewrites.len());
         for (_, info, kept, encoded, _) in &rewrites {
-            // The file keeps its path: the erased rows leave every version.
-            let path = info
-                .path
-                .strip_prefix(&format!("{dir}/"))
-                .unwrap_or(&info.path)
-                .to_string();
+            let new_path = match info.path.strip_suffix(".parquet") {
+                Some(stem) => format!("{stem}.v{version}.parquet"),
+                None => format!("{}.v{version}.parquet", info.path),
+            };
             logged.push(Action::Remove(Remove {
-                path: path.clone(),
+                path: relative(&info.path),
                 deletion_timestamp: ts / 1000,
                 data_change: true,
             }));
             logged.push(Action::Add(Add {
-                path,
+                path: relative(&new_path),
                 partition_values: Default::default(),
                 size: encoded.len() as u64,
                 modification_time: ts / 1000,
                 data_change: true,
                 stats: Some(format!("{{\"numRecords\":{}}}", kept.num_rows())),
             }));
+            new_paths.push(new_path);
         }
-        for (i, info, kept, encoded, hits) in rewrites {
-            self.lake.put_bytes(&info.path, encoded.to_vec()).await?;
+        let mut written = Vec::new();
+        let mut outcome = Ok(());
+        for ((_, _, _, encoded, _), path) in rewrites.iter().zip(&new_paths) {
+            outcome = self.lake.put_bytes(path, encoded.to_vec()).await;
+            if outcome.is_err() {
+                break;
+            }
+            written.push(path.clone());
+        }
+        if outcome.is_ok() {
+            outcome = log.commit(read_version, &logged).await.map(|_| ()).map_err(Into::into);
+        }
+        if let Err(e) = outcome {
+            // Not committed: the new files are named by no entry; remove them.
+            for path in written {
+                let _ = self.lake.delete(&path).await;
+            }
+            return Err(e);
+        }
+        if let Some(topic) = self.topics.get_mut(&name) {
+            for o in &m.topic_offsets {
+                if let Some(msg) = topic.log.get_mut(*o) {
+                    msg.value = None;
+                    msg.erased = true;
+                }
+            }
+        }
+        for ((i, info, kept, _, hits), new_path) in rewrites.into_iter().zip(new_paths) {
+            self.lake.delete(&info.path).await?;
             if let Some(landing) = &info.landing_path {
                 self.lake.delete(landing).await?;
             }
             if let Some(entry) = self.bronze.get_mut(&name).and_then(|v| v.get_mut(i)) {
                 entry.1 = kept;
+                entry.0.path = new_path;
                 entry.0.erased_records += hits;
                 entry.0.landing_path = None;
                 entry.0.notes.push(format!(
@@ -359,8 +387,6 @@ impl Playground {
                 }
             }
         }
-        let log = TableLog::new(self.lake.store(), dir);
-        log.commit(log.latest().await?, &logged).await?;
         self.register_bronze(&name).await?;
         let qualified = format!("bronze.{name}");
         self.history.refresh(&self.lake, &qualified).await?;
