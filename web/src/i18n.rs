@@ -158,6 +158,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         ),
         "progress_reading" => ("Reading", "Читаем"),
         "progress_records" => ("records", "записей"),
+        "progress_parsing" => ("Reading with the declared schema", "Читаем по объявленной схеме"),
         "progress_rule" => ("rule", "правило"),
         "progress_model" => ("Building", "Строим"),
         "progress_writing" => ("Writing", "Записываем"),

@@ -63,8 +63,14 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut parsed_tables: BTreeMap<String, Parsed> = BTreeMap::new();
     let mut superseded = BTreeMap::new();
 
-    for b in &def.bronze {
+    for (i, b) in def.bronze.iter().enumerate() {
         let all_batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
+        input.progress.report(crate::progress::Progress::Parsing {
+            table: format!("bronze.{}", b.name),
+            records: all_batches.iter().map(|(_, rb)| rb.num_rows() as u64).sum(),
+            n: i as u32 + 1,
+            of: def.bronze.len() as u32,
+        });
         let rows: Vec<RecordBatch> = all_batches.iter().map(|(_, rb)| rb.clone()).collect();
         // Silver reads a file's latest read only (see `BatchInfo::superseded_by`).
         let batches: Vec<(BatchInfo, RecordBatch)> = all_batches

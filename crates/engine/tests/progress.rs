@@ -57,6 +57,16 @@ async fn an_ingest_reports_the_file_then_every_rule_model_and_table_in_order() {
             },
         ]
     );
+    // The run reads each bronze table with its declared schema first.
+    assert!(
+        heard.contains(&Progress::Parsing {
+            table: "bronze.nyc_taxi_yellow".into(),
+            records: 268,
+            n: 1,
+            of: 2,
+        }),
+        "{heard:?}"
+    );
     let rules: Vec<(String, u32, u32)> = heard
         .iter()
         .filter_map(|pr| match pr {

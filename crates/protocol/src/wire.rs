@@ -59,6 +59,14 @@ pub enum Progress {
         total_bytes: u64,
         records: u64,
     },
+    /// Reading bronze table `table` (qualified) with its declared schema at
+    /// the start of a run: `records` rows; the `n`th of `of` bronze tables.
+    Parsing {
+        table: String,
+        records: u64,
+        n: u32,
+        of: u32,
+    },
     /// Running rule `rule` (its id) of silver table `table` (qualified):
     /// the `n`th (1-based) of `of` rules of the run.
     Rule {
@@ -80,7 +88,8 @@ impl Progress {
             Progress::Reading {
                 bytes, total_bytes, ..
             } => (*bytes as f64, *total_bytes as f64),
-            Progress::Rule { n, of, .. }
+            Progress::Parsing { n, of, .. }
+            | Progress::Rule { n, of, .. }
             | Progress::Model { n, of, .. }
             | Progress::Writing { n, of, .. } => (*n as f64, *of as f64),
         };

@@ -40,6 +40,16 @@ fn progress_text(lang: Lang, p: &Progress) -> String {
             megabytes(lang, *total_bytes),
             t(lang, "progress_records")
         ),
+        Progress::Parsing {
+            table,
+            records,
+            n,
+            of,
+        } => format!(
+            "{} {table}: {records} {} ({n} / {of})",
+            t(lang, "progress_parsing"),
+            t(lang, "progress_records")
+        ),
         Progress::Rule { table, rule, n, of } => {
             format!("{table}: {} {rule} ({n} / {of})", t(lang, "progress_rule"))
         }
