@@ -146,6 +146,16 @@ pub(crate) fn pipeline_diag(e: EngineError) -> Diagnostic {
     }
 }
 
+/// The messages of `diags`, `; `-separated: a run that failed, told as one
+/// error (a replay's rebuild, a row trail's replay of the rules).
+pub(crate) fn joined_messages(diags: &[Diagnostic]) -> String {
+    diags
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
