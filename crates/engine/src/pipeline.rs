@@ -127,11 +127,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 .unwrap_or_default();
             match crate::silver::explode::for_silver(s, def.bronze_table(&s.source), &batches) {
                 Some(Ok(e)) => Some(e),
-                Some(Err(message)) => {
+                Some(Err(e)) => {
                     diagnostics.push(Diagnostic {
                         scope: "pipeline".into(),
                         id: s.name.clone(),
-                        message,
+                        message: e.to_string(),
                         table: String::new(),
                     });
                     continue;
