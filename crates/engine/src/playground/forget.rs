@@ -172,7 +172,7 @@ impl Playground {
         }
         let mut rebuild_error = None;
         match self.rebuild(&remaining).await {
-            Err(e) => rebuild_error = Some(e),
+            Err(e) => rebuild_error = Some(e.to_string()),
             Ok(out) => {
                 if !out.gold_errors.is_empty() {
                     rebuild_error = Some(
