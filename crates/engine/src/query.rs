@@ -86,12 +86,6 @@ impl From<QueryError> for EngineError {
     }
 }
 
-impl From<QueryError> for String {
-    fn from(e: QueryError) -> String {
-        e.to_string()
-    }
-}
-
 /// First operator of `plan` (depth first) that produces more than one
 /// partition. Running such a plan spawns tasks, which panics in a browser.
 pub(crate) fn parallel_node(

@@ -123,12 +123,6 @@ impl From<EvalError> for EngineError {
     }
 }
 
-impl From<EvalError> for String {
-    fn from(e: EvalError) -> String {
-        e.to_string()
-    }
-}
-
 /// How an aggregate in a per-row expression can give every row a value.
 const AGGREGATE_HINT: &str = "A rule computes one value per row: an aggregate such as count(*) needs OVER (...) (a window) to give every row its own value.";
 

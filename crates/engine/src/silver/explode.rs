@@ -185,12 +185,6 @@ impl From<ExplodeError> for EngineError {
     }
 }
 
-impl From<ExplodeError> for String {
-    fn from(e: ExplodeError) -> String {
-        e.to_string()
-    }
-}
-
 /// A child table's input rows and what was read.
 pub(crate) struct Exploded {
     pub parsed: Parsed,

@@ -160,12 +160,6 @@ impl From<MergeError> for EngineError {
     }
 }
 
-impl From<MergeError> for String {
-    fn from(e: MergeError) -> String {
-        e.to_string()
-    }
-}
-
 /// SCD2 columns added before the lineage columns.
 pub const SCD2_COLUMNS: [&str; 3] = ["valid_from", "valid_to", "is_current"];
 

@@ -151,12 +151,6 @@ impl From<RuleError> for EngineError {
     }
 }
 
-impl From<RuleError> for String {
-    fn from(e: RuleError) -> String {
-        e.to_string()
-    }
-}
-
 /// How many rows a lookup join gave, for [`RuleError::KeyNotUnique`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum JoinedRows {
