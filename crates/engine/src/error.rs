@@ -193,4 +193,16 @@ mod tests {
             "No field named fare. Did you mean 'fare_amount'?"
         );
     }
+
+    #[test]
+    fn a_rule_error_names_its_rule() {
+        let e = EngineError::Rule {
+            rule_id: "F1".into(),
+            message: "No field named fare. Did you mean 'fare_amount'?".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "rule F1: No field named fare. Did you mean 'fare_amount'?"
+        );
+    }
 }

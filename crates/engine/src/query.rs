@@ -212,3 +212,27 @@ pub(crate) fn is_row_error(e: &datafusion::error::DataFusionError) -> bool {
         E::ArrowError(..) | E::Execution(..) | E::External(..)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_long_sql_names_its_token_count_and_the_limit() {
+        let e = check_size("fare_amount + tip_amount", 2).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                QueryError::TooLong {
+                    tokens: 3,
+                    limit: 2
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "this SQL has 3 tokens; the in-browser engine takes at most 2 here (very long expressions overflow its stack). Split it up or simplify it."
+        );
+    }
+}

@@ -616,3 +616,18 @@ fn table_aliases(plan: &LogicalPlan) -> BTreeMap<String, String> {
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_past_the_end_is_named_from_one() {
+        let e = TrailError::NoRow {
+            table: "silver.orders".into(),
+            rows: 3,
+            row: 3,
+        };
+        assert_eq!(e.to_string(), "silver.orders has 3 rows; there is no row 4");
+    }
+}

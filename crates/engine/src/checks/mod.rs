@@ -992,3 +992,16 @@ async fn contract(
         nulls: Some(nulls),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_table_is_named() {
+        let e = CheckError::NoTable {
+            table: "silver.orders".into(),
+        };
+        assert_eq!(e.to_string(), "table silver.orders does not exist");
+    }
+}

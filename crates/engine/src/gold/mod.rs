@@ -221,3 +221,20 @@ pub(crate) async fn run_gold(
     }
     Ok((batch, read_bronze))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflicting_merge_key_names_the_key_columns_and_values() {
+        let e = GoldError::ConflictingKey {
+            on: vec!["report_date".into(), "country".into()],
+            key: "report_date=2024-01-15, country=DE".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "MERGE ON report_date, country: the query returns different rows for report_date=2024-01-15, country=DE; a MERGE needs one row per key (group by report_date, country, or filter), or the row order would decide which one is written"
+        );
+    }
+}

@@ -119,3 +119,20 @@ impl Playground {
         .map_err(RebuildError::Run)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_rebuild_lists_its_diagnostics() {
+        let e = RebuildError::Run(vec![
+            Diagnostic::rule("F1", "No field named fare. Did you mean 'fare_amount'?"),
+            Diagnostic::rule("N2", "column zone does not exist here, so it cannot be normalized (use an enrich rule to add a new column)"),
+        ]);
+        assert_eq!(
+            e.to_string(),
+            "No field named fare. Did you mean 'fare_amount'?; column zone does not exist here, so it cannot be normalized (use an enrich rule to add a new column)"
+        );
+    }
+}

@@ -1815,4 +1815,29 @@ mod tests {
             "\"DECIMAL(10,2)\""
         );
     }
+
+    #[test]
+    fn a_format_error_names_the_column_and_the_format() {
+        let e = check_formats(ColumnType::Timestamp, &["dd/MM/yyyy HH:mm z".to_string()])
+            .unwrap_err()
+            .in_column("pickup_ts");
+        assert_eq!(
+            e.to_string(),
+            "column pickup_ts: format \"dd/MM/yyyy HH:mm z\": zone names (z) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX"
+        );
+    }
+
+    #[test]
+    fn a_nonexistent_local_time_names_the_zone_and_the_skipped_hour() {
+        let at = |t: &str| t.parse::<NaiveDateTime>().unwrap();
+        let e = TimestampError::Nonexistent {
+            zone: Tz::America__New_York,
+            skipped: Some((at("2024-03-10T02:00:00"), at("2024-03-10T03:00:00"))),
+            shift_forward: Some(at("2024-03-10T03:30:00")),
+        };
+        assert_eq!(
+            e.to_string(),
+            "a nonexistent local time in America/New_York (clocks skipped 02:00–03:00 on 2024-03-10; nonexistent: shift_forward would read it as 03:30)"
+        );
+    }
 }

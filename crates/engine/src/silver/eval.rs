@@ -1002,4 +1002,17 @@ mod tests {
         assert_eq!(shape("sum(qty) OVER () > 3"), Shape::Window);
         assert_eq!(shape("qty IN (SELECT 1)"), Shape::Subquery);
     }
+
+    #[test]
+    fn not_one_value_per_row_names_the_expression_and_the_rows() {
+        let e = EvalError::NotOneValuePerRow {
+            sql: "count(*) > 1".into(),
+            rows: 4,
+            got: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "count(*) > 1 must give one value for each of the 4 rows, but gives more than 4. A rule computes one value per row: an aggregate such as count(*) needs OVER (...) (a window) to give every row its own value."
+        );
+    }
 }

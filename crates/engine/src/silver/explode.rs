@@ -949,4 +949,25 @@ mod tests {
             "column ÉMISSION is named twice (parent, position, state and element columns need distinct names)"
         );
     }
+
+    #[test]
+    fn an_element_error_names_the_array_the_position_and_the_step() {
+        let e = ExplodeError::ElementStep {
+            path: "lines".into(),
+            pos: 1,
+            walked: "price".into(),
+            value: "5".into(),
+        };
+        assert_eq!(e.to_string(), "lines[1].price is 5, not an object");
+        let e = ExplodeError::InTable {
+            silver: "order_lines".into(),
+            error: Box::new(ExplodeError::NamedTwice {
+                column: "qty".into(),
+            }),
+        };
+        assert_eq!(
+            e.to_string(),
+            "silver.order_lines explode: column qty is named twice (parent, position, state and element columns need distinct names)"
+        );
+    }
 }

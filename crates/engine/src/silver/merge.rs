@@ -1364,4 +1364,16 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_null_key_names_the_column_and_the_row() {
+        let e = MergeError::NullKey {
+            column: "customer_id".into(),
+            key: "customer_id=NULL, region=EU".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "customer_id is NULL in a row (customer_id=NULL, region=EU): merge keys must not be NULL (such rows go to the quarantine), or set null_safe_keys so that NULL equals NULL"
+        );
+    }
 }

@@ -1623,4 +1623,25 @@ mod tests {
             }]
         );
     }
+
+    #[test]
+    fn a_zone_on_a_date_column_names_the_column_and_its_type() {
+        let col = SourceColumn::new("pickup_date", ColumnType::Date).zoned(
+            "Europe/Berlin",
+            AmbiguousTime::default(),
+            NonexistentTime::default(),
+        );
+        let e = validate_column(&col).unwrap_err();
+        assert_eq!(
+            e,
+            SourceError::ZoneNotOnTimestamp {
+                column: "pickup_date".into(),
+                data_type: ColumnType::Date,
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "column pickup_date: a time_zone (and ambiguous / nonexistent) applies to TIMESTAMP columns only, and pickup_date is DATE"
+        );
+    }
 }

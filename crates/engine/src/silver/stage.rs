@@ -257,3 +257,29 @@ pub(crate) struct Step {
     /// Normalize to TIMESTAMP: values without an offset, read as UTC.
     pub(crate) read_as_utc: usize,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_errors_name_the_column_and_the_lookup_table() {
+        let e = RuleError::SeveralNames {
+            name: "pickup_zone, dropoff_zone".into(),
+            kind: RuleKind::Normalize,
+        };
+        assert_eq!(
+            e.to_string(),
+            "\"pickup_zone, dropoff_zone\" is several names; a normalize rule works on one column (a lookup enrichment can add several)"
+        );
+        let e = RuleError::KeyNotUnique {
+            rows: 4,
+            joined: JoinedRows::MoreThan(4),
+            table: "bronze.zones".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the join changed the row count from 4 to more than 4: the lookup key is not unique in bronze.zones. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\"."
+        );
+    }
+}
