@@ -2,46 +2,37 @@
 //! DataFusion's `DataFusionError`. Every message is written for the learner who
 //! will read it in the UI: it names the table, file, rule or column involved.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
 /// Result alias used across the engine.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
-/// What went wrong, by phase.
-#[derive(Debug, Clone, PartialEq)]
+/// What went wrong, by phase. Each module's own error (`ConvertError`,
+/// `RuleError`, `TrailError`, ...) converts into one of these with `From`;
+/// the text the learner reads is the `Display` of that error.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EngineError {
     /// A file could not be appended to bronze (unknown table, unreadable bytes).
     /// Nothing of the file was written.
+    #[error("ingest failed: {0}")]
     Ingest(String),
     /// A rule of the registry is invalid (syntax error, unknown column, type
     /// mismatch). Carries the rule id so the UI can show it next to that rule.
+    #[error("rule {rule_id}: {message}")]
     Rule { rule_id: String, message: String },
     /// A gold model could not be planned or run.
+    #[error("gold model {model}: {message}")]
     Gold { model: String, message: String },
     /// The in-memory object store or the Parquet codec failed.
+    #[error("storage: {0}")]
     Storage(String),
     /// The request does not fit the current playground (unknown table, ...).
+    #[error("{0}")]
     Request(String),
     /// An internal error from DataFusion or Arrow that has no better home.
+    #[error("internal: {0}")]
     Internal(String),
 }
-
-impl fmt::Display for EngineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EngineError::Ingest(m) => write!(f, "ingest failed: {m}"),
-            EngineError::Rule { rule_id, message } => write!(f, "rule {rule_id}: {message}"),
-            EngineError::Gold { model, message } => write!(f, "gold model {model}: {message}"),
-            EngineError::Storage(m) => write!(f, "storage: {m}"),
-            EngineError::Request(m) => write!(f, "{m}"),
-            EngineError::Internal(m) => write!(f, "internal: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for EngineError {}
 
 impl From<datafusion::error::DataFusionError> for EngineError {
     fn from(e: datafusion::error::DataFusionError) -> Self {
@@ -155,6 +146,16 @@ pub(crate) fn pipeline_diag(e: EngineError) -> Diagnostic {
     }
 }
 
+/// The messages of `diags`, `; `-separated: a run that failed, told as one
+/// error (a replay's rebuild, a row trail's replay of the rules).
+pub(crate) fn joined_messages(diags: &[Diagnostic]) -> String {
+    diags
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +191,18 @@ mod tests {
                 "Schema error: No field named fare. Did you mean 'fare_amount'?."
             ),
             "No field named fare. Did you mean 'fare_amount'?"
+        );
+    }
+
+    #[test]
+    fn a_rule_error_names_its_rule() {
+        let e = EngineError::Rule {
+            rule_id: "F1".into(),
+            message: "No field named fare. Did you mean 'fare_amount'?".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "rule F1: No field named fare. Did you mean 'fare_amount'?"
         );
     }
 }

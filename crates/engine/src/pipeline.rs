@@ -133,11 +133,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 .unwrap_or_default();
             match crate::silver::explode::for_silver(s, def.bronze_table(&s.source), &batches) {
                 Some(Ok(e)) => Some(e),
-                Some(Err(message)) => {
+                Some(Err(e)) => {
                     diagnostics.push(Diagnostic {
                         scope: "pipeline".into(),
                         id: s.name.clone(),
-                        message,
+                        message: e.to_string(),
                         table: String::new(),
                     });
                     continue;
@@ -300,16 +300,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                                 parsed = &exploded_all.insert(e).parsed;
                             }
                             Some(Err(m)) => break Err(vec![merge_diag(s, m)]),
-                            None => {
-                                break Err(vec![merge_diag(
-                                    s,
-                                    "its bronze table is missing".into(),
-                                )])
-                            }
+                            None => break Err(vec![merge_diag(s, "its bronze table is missing")]),
                         }
                     } else {
                         let Some(all) = parsed_tables.get(&s.source) else {
-                            break Err(vec![merge_diag(s, "its bronze table is missing".into())]);
+                            break Err(vec![merge_diag(s, "its bronze table is missing")]);
                         };
                         parsed = all;
                     }
@@ -490,7 +485,7 @@ fn values_from_other_rows(ctx: &SessionContext, s: &SilverTableDef) -> Vec<Diagn
     out
 }
 
-fn merge_diag(s: &SilverTableDef, message: String) -> Diagnostic {
+fn merge_diag(s: &SilverTableDef, message: impl std::fmt::Display) -> Diagnostic {
     Diagnostic {
         scope: "pipeline".into(),
         id: s.name.clone(),

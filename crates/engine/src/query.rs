@@ -60,35 +60,33 @@ pub(crate) fn lake_of(ctx: &SessionContext) -> Result<crate::lake::Lake> {
 /// exhausting the tab's memory.
 pub const GOLD_MAX_ROWS: usize = 100_000;
 
-/// Why a query was not run or stopped early.
-#[derive(Debug)]
-pub(crate) enum CollectError {
+/// Why a query was not run, stopped early, or was refused before planning.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum QueryError {
     /// DataFusion or Arrow error while planning, cleaned for display.
+    #[error("{0}")]
     Query(String),
     /// DataFusion or Arrow error while running (a row's value), cleaned.
+    #[error("{0}")]
     Execution(String),
-    /// The plan needs several partitions (threads), which the browser lacks.
+    /// The plan needs several partitions (threads), which the browser lacks;
+    /// carries the first operator that would run in parallel.
+    #[error("this query would run in several parallel parts ({0}), which the in-browser engine cannot do (a browser tab has no threads for it). UNION / UNION ALL is the usual cause: write it without UNION.")]
     Parallel(String),
     /// More than the allowed rows; carries the limit.
+    #[error("the result has more than {0} rows; stopped. Aggregate (GROUP BY) or add a LIMIT.")]
     TooManyRows(usize),
+    /// The SQL text does not tokenize (an unterminated string literal, ...).
+    #[error("SQL syntax: {0}")]
+    Syntax(#[from] datafusion::sql::sqlparser::tokenizer::TokenizerError),
+    /// The SQL has more tokens than the in-browser engine takes ([`check_size`]).
+    #[error("this SQL has {tokens} tokens; the in-browser engine takes at most {limit} here (very long expressions overflow its stack). Split it up or simplify it.")]
+    TooLong { tokens: usize, limit: usize },
 }
 
-impl std::fmt::Display for CollectError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CollectError::Query(m) | CollectError::Execution(m) => write!(f, "{m}"),
-            CollectError::Parallel(node) => write!(
-                f,
-                "this query would run in several parallel parts ({node}), which the in-browser engine cannot do (a browser tab has no threads for it). UNION / UNION ALL is the usual cause: write it without UNION."
-            ),
-            CollectError::TooManyRows(n) => write!(f, "the result has more than {n} rows; stopped. Aggregate (GROUP BY) or add a LIMIT."),
-        }
-    }
-}
-
-impl From<CollectError> for String {
-    fn from(e: CollectError) -> String {
-        e.to_string()
+impl From<QueryError> for EngineError {
+    fn from(e: QueryError) -> Self {
+        EngineError::Request(e.to_string())
     }
 }
 
@@ -110,37 +108,37 @@ pub(crate) fn parallel_node(
 pub(crate) async fn collect_single(
     df: DataFrame,
     max_rows: Option<usize>,
-) -> std::result::Result<RecordBatch, CollectError> {
+) -> std::result::Result<RecordBatch, QueryError> {
     use futures::StreamExt;
     let task_ctx = Arc::new(df.task_ctx());
     let plan = df
         .create_physical_plan()
         .await
-        .map_err(|e| CollectError::Query(df_err(e)))?;
+        .map_err(|e| QueryError::Query(df_err(e)))?;
     if let Some(node) = parallel_node(&plan) {
-        return Err(CollectError::Parallel(node));
+        return Err(QueryError::Parallel(node));
     }
     let schema = plan.schema();
     let mut stream = plan
         .execute(0, task_ctx)
-        .map_err(|e| CollectError::Execution(df_err(e)))?;
+        .map_err(|e| QueryError::Execution(df_err(e)))?;
     let mut batches = Vec::new();
     let mut rows = 0;
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(|e| {
             if is_row_error(&e) {
-                CollectError::Execution(df_err(e))
+                QueryError::Execution(df_err(e))
             } else {
-                CollectError::Query(df_err(e))
+                QueryError::Query(df_err(e))
             }
         })?;
         rows += batch.num_rows();
         if max_rows.is_some_and(|m| rows > m) {
-            return Err(CollectError::TooManyRows(max_rows.unwrap_or_default()));
+            return Err(QueryError::TooManyRows(max_rows.unwrap_or_default()));
         }
         batches.push(batch);
     }
-    concat_batches(&schema, &batches).map_err(|e| CollectError::Query(e.to_string()))
+    concat_batches(&schema, &batches).map_err(|e| QueryError::Query(e.to_string()))
 }
 
 pub(crate) fn read_batch(ctx: &SessionContext, batch: &RecordBatch) -> Result<DataFrame> {
@@ -193,20 +191,16 @@ pub const MAX_SQL_TOKENS: usize = 800;
 pub const MAX_EXPRESSION_TOKENS: usize = 300;
 
 /// Refuses SQL longer than `limit` tokens (whitespace and comments not counted).
-pub(crate) fn check_size(sql: &str, limit: usize) -> std::result::Result<(), String> {
+pub(crate) fn check_size(sql: &str, limit: usize) -> std::result::Result<(), QueryError> {
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
     let dialect = GenericDialect {};
-    let tokens = Tokenizer::new(&dialect, sql)
-        .tokenize()
-        .map_err(|e| format!("SQL syntax: {e}"))?;
+    let tokens = Tokenizer::new(&dialect, sql).tokenize()?;
     let n = tokens
         .iter()
         .filter(|t| !matches!(t, Token::Whitespace(_)))
         .count();
     if n > limit {
-        return Err(format!(
-            "this SQL has {n} tokens; the in-browser engine takes at most {limit} here (very long expressions overflow its stack). Split it up or simplify it."
-        ));
+        return Err(QueryError::TooLong { tokens: n, limit });
     }
     Ok(())
 }
@@ -221,4 +215,28 @@ pub(crate) fn is_row_error(e: &datafusion::error::DataFusionError) -> bool {
         e.find_root(),
         E::ArrowError(..) | E::Execution(..) | E::External(..)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_long_sql_names_its_token_count_and_the_limit() {
+        let e = check_size("fare_amount + tip_amount", 2).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                QueryError::TooLong {
+                    tokens: 3,
+                    limit: 2
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "this SQL has 3 tokens; the in-browser engine takes at most 2 here (very long expressions overflow its stack). Split it up or simplify it."
+        );
+    }
 }

@@ -20,16 +20,75 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::prelude::SessionContext;
 
 use crate::bronze::BatchInfo;
+use crate::error::EngineError;
 use crate::model::PipelineDef;
 use crate::output::RunOutput;
-use crate::query::collect_single;
+use crate::query::{collect_single, QueryError};
 use crate::silver::build::trace_silver;
+use crate::silver::explode::ExplodeError;
 use crate::silver::merge::RemovedRow;
 use crate::silver::source::{parse_bronze, parse_bronze_events, Parsed};
-use crate::silver::stage::Lookups;
+use crate::silver::stage::{Lookups, RuleError};
 use medallion_protocol::lineage::TraceEntry;
 
 pub use medallion_protocol::lineage::{RowTrail, TrailRecord, TrailSilverRow};
+
+/// Why the trail of a row cannot be shown (the request's error).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TrailError {
+    /// There is no table `table` (qualified) in the last good run.
+    #[error("there is no table {table}")]
+    NoTable { table: String },
+    /// Row `row` (0-based; shown 1-based) is past the `rows` rows of `table`.
+    #[error("{table} has {rows} rows; there is no row {}", .row + 1)]
+    NoRow {
+        table: String,
+        rows: usize,
+        row: usize,
+    },
+    /// A bronze row: nothing to trace.
+    #[error("a bronze row is its own source: its file, batch and line are in its audit columns")]
+    BronzeRow,
+    /// The row has no `_event_id` to follow.
+    #[error("this row has no _event_id")]
+    NoEventId,
+    /// A quarantine row without its `silver_table`.
+    #[error("quarantine row without silver_table")]
+    NoSilverTable,
+    /// Silver table `table` (name without the layer) is not in the pipeline.
+    #[error("silver.{table} is not defined")]
+    SilverNotDefined { table: String },
+    /// Bronze table `table` (name without the layer) is not in the pipeline.
+    #[error("bronze.{table} is not defined")]
+    BronzeNotDefined { table: String },
+    /// `table` is no gold model of the pipeline.
+    #[error("{table} is not a gold model")]
+    NotGold { table: String },
+    /// The child table's records could not be exploded again.
+    #[error(transparent)]
+    Explode(#[from] ExplodeError),
+    /// The table's rules failed on the replayed records.
+    #[error(transparent)]
+    Rules(#[from] RuleError),
+    /// The gold model's input rows could not be read.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// DataFusion failed planning the gold model's input.
+    #[error(transparent)]
+    DataFusion(#[from] datafusion::error::DataFusionError),
+    /// Arrow failed picking the records.
+    #[error(transparent)]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+    /// Bronze could not be read with its schema.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl From<TrailError> for EngineError {
+    fn from(e: TrailError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
 
 /// Everything the trail needs from the playground.
 pub(crate) struct TrailInput<'a> {
@@ -76,31 +135,27 @@ pub(crate) async fn trail(
     input: TrailInput<'_>,
     table: &str,
     row: usize,
-) -> Result<RowTrail, String> {
-    let batch = input
-        .out
-        .table(table)
-        .ok_or_else(|| format!("there is no table {table}"))?;
+) -> Result<RowTrail, TrailError> {
+    let batch = input.out.table(table).ok_or_else(|| TrailError::NoTable {
+        table: table.to_string(),
+    })?;
     if row >= batch.num_rows() {
-        return Err(format!(
-            "{table} has {} rows; there is no row {}",
-            batch.num_rows(),
-            row + 1
-        ));
+        return Err(TrailError::NoRow {
+            table: table.to_string(),
+            rows: batch.num_rows(),
+            row,
+        });
     }
     let shown = describe_row(batch, row);
     if table.starts_with("gold.") {
         return gold_trail(&input, table, batch, row, shown).await;
     }
     if table.starts_with("bronze.") {
-        return Err(
-            "a bronze row is its own source: its file, batch and line are in its audit columns"
-                .into(),
-        );
+        return Err(TrailError::BronzeRow);
     }
-    let event = text(batch, "_event_id", row).ok_or("this row has no _event_id")?;
+    let event = text(batch, "_event_id", row).ok_or(TrailError::NoEventId)?;
     let silver_name = if table == "silver.quarantine" {
-        text(batch, "silver_table", row).ok_or("quarantine row without silver_table")?
+        text(batch, "silver_table", row).ok_or(TrailError::NoSilverTable)?
     } else {
         table.trim_start_matches("silver.").to_string()
     };
@@ -136,17 +191,22 @@ async fn silver_trail(
     silver_name: &str,
     event: &str,
     position: Option<Option<i32>>,
-) -> Result<RowTrail, String> {
+) -> Result<RowTrail, TrailError> {
     let def = input
         .def
         .silver
         .iter()
         .find(|s| s.name == silver_name)
-        .ok_or_else(|| format!("silver.{silver_name} is not defined"))?;
-    let source = input
-        .def
-        .bronze_table(&def.source)
-        .ok_or_else(|| format!("bronze.{} is not defined", def.source))?;
+        .ok_or_else(|| TrailError::SilverNotDefined {
+            table: silver_name.to_string(),
+        })?;
+    let source =
+        input
+            .def
+            .bronze_table(&def.source)
+            .ok_or_else(|| TrailError::BronzeNotDefined {
+                table: def.source.clone(),
+            })?;
     // The record itself and every record the merge folded into it (transitively).
     let log: &[RemovedRow] = input
         .out
@@ -190,8 +250,7 @@ async fn silver_trail(
             .map(|i| Some(wanted.contains(ids.value(i))))
             .collect();
         if mask.true_count() > 0 {
-            let rows = datafusion::arrow::compute::filter_record_batch(b, &mask)
-                .map_err(|e| e.to_string())?;
+            let rows = datafusion::arrow::compute::filter_record_batch(b, &mask)?;
             mini.push((info.clone(), rows));
             whole.push((info.clone(), b.clone()));
         }
@@ -219,8 +278,8 @@ async fn silver_trail(
         if whole_table { all } else { &mini },
     ) {
         Some(exploded) => exploded?.parsed,
-        None if whole_table => parse_bronze(&source.schema, all).map_err(|e| e.to_string())?,
-        None => parse_bronze_events(&source.schema, &whole, &wanted).map_err(|e| e.to_string())?,
+        None if whole_table => parse_bronze(&source.schema, all)?,
+        None => parse_bronze_events(&source.schema, &whole, &wanted)?,
     };
     // Lookups see what the run saw: bronze tables read with their schemas, silver tables as built.
     let mut bronze_parsed: BTreeMap<String, Parsed> = BTreeMap::new();
@@ -232,10 +291,7 @@ async fn silver_trail(
                     .is_some_and(|l| l.table.trim_start_matches("bronze.") == b.name)
         }) {
             let batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
-            bronze_parsed.insert(
-                b.name.clone(),
-                parse_bronze(&b.schema, batches).map_err(|e| e.to_string())?,
-            );
+            bronze_parsed.insert(b.name.clone(), parse_bronze(&b.schema, batches)?);
         }
     }
     let silver_tables: BTreeMap<String, RecordBatch> = input
@@ -367,14 +423,16 @@ async fn gold_trail(
     gold: &RecordBatch,
     row: usize,
     shown: String,
-) -> Result<RowTrail, String> {
+) -> Result<RowTrail, TrailError> {
     let model = input
         .def
         .gold
         .iter()
         .find(|g| format!("gold.{}", g.name) == table)
-        .ok_or_else(|| format!("{table} is not a gold model"))?;
-    let df = input.ctx.sql(&model.sql).await.map_err(|e| e.to_string())?;
+        .ok_or_else(|| TrailError::NotGold {
+            table: table.to_string(),
+        })?;
+    let df = input.ctx.sql(&model.sql).await?;
     let mut plan = df.logical_plan().clone();
     while let LogicalPlan::Sort(s) = &plan {
         plan = s.input.as_ref().clone();
@@ -466,12 +524,8 @@ async fn gold_trail(
             .enumerate()
             .map(|(k, (_, e))| e.clone().alias(format!("__event{k}"))),
     );
-    let rows_df = DataFrame::new(input.ctx.state(), input_plan)
-        .select(select)
-        .map_err(|e| e.to_string())?;
-    let rows = collect_single(rows_df, Some(crate::query::GOLD_MAX_ROWS))
-        .await
-        .map_err(|e| e.to_string())?;
+    let rows_df = DataFrame::new(input.ctx.state(), input_plan).select(select)?;
+    let rows = collect_single(rows_df, Some(crate::query::GOLD_MAX_ROWS)).await?;
     let opts = opts();
     let cell = |b: &RecordBatch, col: usize, r: usize| -> String {
         ArrayFormatter::try_new(b.column(col).as_ref(), &opts)
@@ -561,4 +615,19 @@ fn table_aliases(plan: &LogicalPlan) -> BTreeMap<String, String> {
         Ok(TreeNodeRecursion::Continue)
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_past_the_end_is_named_from_one() {
+        let e = TrailError::NoRow {
+            table: "silver.orders".into(),
+            rows: 3,
+            row: 3,
+        };
+        assert_eq!(e.to_string(), "silver.orders has 3 rows; there is no row 4");
+    }
 }

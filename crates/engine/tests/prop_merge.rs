@@ -387,7 +387,8 @@ fn a_null_key_part_is_refused_without_null_safe_keys() {
         deletes: &deletes,
         holds: None,
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         err,
         "k2 is NULL in a row (k1=a, k2=NULL): merge keys must not be NULL (such rows go to the quarantine), or set null_safe_keys so that NULL equals NULL"

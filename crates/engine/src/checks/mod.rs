@@ -16,13 +16,73 @@ use datafusion::catalog::MemTable;
 use datafusion::prelude::SessionContext;
 
 use crate::api::Lang;
-use crate::error::clean_datafusion_message;
+use crate::error::{clean_datafusion_message, EngineError};
 use crate::model::{CheckKind, PipelineDef, Severity};
 use crate::output::RunOutput;
-use crate::query::collect_single;
+use crate::query::{collect_single, QueryError};
 use crate::silver::source::{ArrowColumnType, ColumnType};
 
 pub use medallion_protocol::checks::{CheckResult, CheckStatus, SAMPLE_ROWS};
+
+/// Why a check could not be evaluated: its status is `error` and this is
+/// what it observed (in English, whatever the language of the page).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CheckError {
+    /// The check names a `table` the run did not produce.
+    #[error("table {table} does not exist")]
+    NoTable { table: String },
+    /// The check names a bronze `table` (name without the layer) that is not defined.
+    #[error("table bronze.{table} does not exist")]
+    NoBronzeTable { table: String },
+    /// An average over silver `table`, whose bronze rows are not there.
+    #[error("{table} has no bronze source")]
+    NoBronzeSource { table: String },
+    /// An average over a `column` the table does not have.
+    #[error("column {column} is missing")]
+    NoColumn { column: String },
+    /// An average over a column that is no number.
+    #[error("not numeric")]
+    NotNumeric,
+    /// `silver.quarantine` without its `column`.
+    #[error("quarantine has no {column} column")]
+    QuarantineColumn { column: &'static str },
+    /// An accepted_range check without bounds.
+    #[error("accepted_range needs min, max or both")]
+    RangeWithoutBounds,
+    /// An audit that is not one SELECT.
+    #[error("an audit is one SELECT that returns the bad rows")]
+    AuditNotQuery,
+    /// An audit whose SQL does not parse.
+    #[error("SQL syntax: {0}")]
+    AuditSyntax(datafusion::sql::sqlparser::parser::ParserError),
+    /// The check's SQL (a predicate, a query) does not plan; DataFusion's
+    /// message, cleaned.
+    #[error("{0}")]
+    Plan(String),
+    /// A check kind evaluated with SQL was sent the other way (an engine bug).
+    #[error("internal: SQL check")]
+    SqlCheck,
+    /// The check's query was refused or failed (size, parallel plan, rows).
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// DataFusion failed reading the table.
+    #[error(transparent)]
+    DataFusion(datafusion::error::DataFusionError),
+    /// Arrow failed casting the column.
+    #[error(transparent)]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+}
+
+impl From<CheckError> for EngineError {
+    fn from(e: CheckError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
+
+/// A planning error of a check's SQL, cleaned for reading.
+fn plan(e: datafusion::error::DataFusionError) -> CheckError {
+    CheckError::Plan(clean_datafusion_message(&e.to_string()))
+}
 
 /// Evaluates every check against a run's output.
 pub async fn evaluate(
@@ -42,7 +102,7 @@ pub async fn evaluate(
                     };
                     (o.status, observed, o.sample, o.nulls)
                 }
-                Some(Err(m)) => (CheckStatus::Error, m, vec![], None),
+                Some(Err(e)) => (CheckStatus::Error, e.to_string(), vec![], None),
                 None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
                     Ok((status, observed, nulls)) => {
                         let sample = match (&c.kind, status) {
@@ -60,7 +120,7 @@ pub async fn evaluate(
                         };
                         (status, observed, sample, nulls)
                     }
-                    Err(m) => (CheckStatus::Error, m, vec![], None),
+                    Err(e) => (CheckStatus::Error, e.to_string(), vec![], None),
                 },
             };
         let status = match (status, c.severity) {
@@ -117,9 +177,10 @@ fn reconcile_child(
     (status, text)
 }
 
-fn table<'a>(out: &'a RunOutput, name: &str) -> Result<&'a RecordBatch, String> {
-    out.table(name)
-        .ok_or_else(|| format!("table {name} does not exist"))
+fn table<'a>(out: &'a RunOutput, name: &str) -> Result<&'a RecordBatch, CheckError> {
+    out.table(name).ok_or_else(|| CheckError::NoTable {
+        table: name.to_string(),
+    })
 }
 
 fn t(lang: Lang, en: String, ru: String) -> String {
@@ -156,10 +217,12 @@ fn typed_bronze<'a>(
     def: &'a PipelineDef,
     out: &'a RunOutput,
     name: &str,
-) -> Result<(Option<&'a RecordBatch>, &'a crate::model::BronzeTableDef), String> {
+) -> Result<(Option<&'a RecordBatch>, &'a crate::model::BronzeTableDef), CheckError> {
     let b = def
         .bronze_table(name)
-        .ok_or_else(|| format!("table bronze.{name} does not exist"))?;
+        .ok_or_else(|| CheckError::NoBronzeTable {
+            table: name.to_string(),
+        })?;
     Ok((out.typed_bronze.get(name), b))
 }
 
@@ -169,7 +232,7 @@ async fn evaluate_one(
     kind: &CheckKind,
     out: &RunOutput,
     lang: Lang,
-) -> Result<Evaluated, String> {
+) -> Result<Evaluated, CheckError> {
     match kind {
         CheckKind::RowPredicate {
             table: name,
@@ -177,18 +240,16 @@ async fn evaluate_one(
         } => {
             let batch = table(out, name)?;
             let mem = MemTable::try_new(batch.schema(), vec![vec![batch.clone()]])
-                .map_err(|e| e.to_string())?;
-            let df = ctx.read_table(Arc::new(mem)).map_err(|e| e.to_string())?;
-            let expr = df
-                .parse_sql_expr(predicate)
-                .map_err(|e| clean_datafusion_message(&e.to_string()))?;
+                .map_err(CheckError::DataFusion)?;
+            let df = ctx
+                .read_table(Arc::new(mem))
+                .map_err(CheckError::DataFusion)?;
+            let expr = df.parse_sql_expr(predicate).map_err(plan)?;
             let count = |e: datafusion::prelude::Expr| {
                 let df = df.clone();
                 async move {
-                    let rows = df
-                        .filter(e)
-                        .map_err(|e| clean_datafusion_message(&e.to_string()))?;
-                    Ok::<usize, String>(collect_single(rows, None).await?.num_rows())
+                    let rows = df.filter(e).map_err(plan)?;
+                    Ok::<usize, CheckError>(collect_single(rows, None).await?.num_rows())
                 }
             };
             let bad = count(expr.clone().is_not_true()).await?;
@@ -447,7 +508,9 @@ async fn evaluate_one(
                 .iter()
                 .find(|s| s.name == silver_name)
                 .and_then(|s| out.typed_bronze.get(&s.source))
-                .ok_or_else(|| format!("{silver_table} has no bronze source"))?;
+                .ok_or_else(|| CheckError::NoBronzeSource {
+                    table: silver_table.clone(),
+                })?;
             let a = average(source, column)?;
             let b = average(silver, column)?;
             let (na, nb) = (
@@ -475,13 +538,13 @@ async fn evaluate_one(
         | CheckKind::AcceptedRange { .. }
         | CheckKind::Relationships { .. }
         | CheckKind::Contract { .. }
-        | CheckKind::Audit { .. } => Err("internal: SQL check".into()),
+        | CheckKind::Audit { .. } => Err(CheckError::SqlCheck),
     }
 }
 
 /// Rows of `silver.quarantine` for `silver_name` that are still quarantined
 /// (not closed by a later run).
-fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, String> {
+fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, CheckError> {
     let q = table(out, "silver.quarantine")?;
     let col = q
         .column_by_name("silver_table")
@@ -489,10 +552,14 @@ fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, String>
             c.as_any()
                 .downcast_ref::<datafusion::arrow::array::StringArray>()
         })
-        .ok_or("quarantine has no silver_table column")?;
+        .ok_or(CheckError::QuarantineColumn {
+            column: "silver_table",
+        })?;
     let released = q
         .column_by_name("closed_in_run")
-        .ok_or("quarantine has no closed_in_run column")?;
+        .ok_or(CheckError::QuarantineColumn {
+            column: "closed_in_run",
+        })?;
     Ok((0..q.num_rows())
         .filter(|&i| col.value(i) == silver_name && released.is_null(i))
         .count())
@@ -504,15 +571,17 @@ fn fmt_avg(v: Option<f64>) -> String {
 }
 
 /// Mean of the non-NULL values of a numeric column.
-fn average(batch: &RecordBatch, column: &str) -> Result<Option<f64>, String> {
+fn average(batch: &RecordBatch, column: &str) -> Result<Option<f64>, CheckError> {
     let arr = batch
         .column_by_name(column)
-        .ok_or_else(|| format!("column {column} is missing"))?;
-    let f = cast(arr, &DataType::Float64).map_err(|e| e.to_string())?;
+        .ok_or_else(|| CheckError::NoColumn {
+            column: column.to_string(),
+        })?;
+    let f = cast(arr, &DataType::Float64)?;
     let f = f
         .as_any()
         .downcast_ref::<Float64Array>()
-        .ok_or("not numeric")?;
+        .ok_or(CheckError::NotNumeric)?;
     let n = f.len() - f.null_count();
     Ok(sum(f).map(|s| s / n as f64).filter(|_| n > 0))
 }
@@ -540,7 +609,7 @@ async fn count_nulls(
     ctx: &SessionContext,
     table: &str,
     columns: &[String],
-) -> Result<usize, String> {
+) -> Result<usize, CheckError> {
     let any_null = columns
         .iter()
         .map(|c| format!("{} IS NULL", q(c)))
@@ -589,18 +658,18 @@ fn keys_of(def: &PipelineDef, table: &str) -> Vec<String> {
 }
 
 /// Runs a read-only SELECT and collects its rows.
-async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, String> {
+async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, CheckError> {
     crate::query::check_size(sql, crate::query::MAX_SQL_TOKENS)?;
     let df = ctx
         .sql_with_options(sql, crate::query::queries_only())
         .await
-        .map_err(|e| clean_datafusion_message(&e.to_string()))?;
+        .map_err(plan)?;
     Ok(collect_single(df, Some(crate::query::GOLD_MAX_ROWS)).await?)
 }
 
 /// How many rows the SELECT `sql` returns, and the first [`SAMPLE_ROWS`]
 /// of them (counted without collecting them all).
-async fn violations(ctx: &SessionContext, sql: &str) -> Result<(usize, RecordBatch), String> {
+async fn violations(ctx: &SessionContext, sql: &str) -> Result<(usize, RecordBatch), CheckError> {
     let counted = query(
         ctx,
         &format!("SELECT COUNT(*) AS n FROM ({sql}) AS __violations"),
@@ -682,7 +751,7 @@ async fn evaluate_sql_check(
     def: &PipelineDef,
     kind: &CheckKind,
     lang: Lang,
-) -> Option<Result<Outcome, String>> {
+) -> Option<Result<Outcome, CheckError>> {
     let rows_where = |table: &str, condition: String| {
         format!("SELECT * FROM {} WHERE {condition}", table_sql(table))
     };
@@ -749,7 +818,7 @@ async fn evaluate_sql_check(
                 parts.push(format!("{} > {m}", q(column)));
             }
             if parts.is_empty() {
-                return Some(Err("accepted_range needs min, max or both".into()));
+                return Some(Err(CheckError::RangeWithoutBounds));
             }
             simple(table, column, parts.join(" OR ")).await
         }
@@ -828,12 +897,8 @@ async fn evaluate_sql_check(
                             st[0],
                             datafusion::sql::sqlparser::ast::Statement::Query(_)
                         ) => {}
-                Ok(_) => {
-                    return Some(Err(
-                        "an audit is one SELECT that returns the bad rows".into()
-                    ))
-                }
-                Err(e) => return Some(Err(format!("SQL syntax: {e}"))),
+                Ok(_) => return Some(Err(CheckError::AuditNotQuery)),
+                Err(e) => return Some(Err(CheckError::AuditSyntax(e))),
             }
             match violations(ctx, sql.trim().trim_end_matches(';')).await {
                 Err(e) => Err(e),
@@ -860,7 +925,7 @@ async fn contract(
     table: &str,
     columns: &[crate::model::ContractColumn],
     lang: Lang,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, CheckError> {
     let batch = query(ctx, &format!("SELECT * FROM {}", table_sql(table))).await?;
     let schema = batch.schema();
     let mut problems = Vec::new();
@@ -926,4 +991,17 @@ async fn contract(
         sample: vec![],
         nulls: Some(nulls),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_table_is_named() {
+        let e = CheckError::NoTable {
+            table: "silver.orders".into(),
+        };
+        assert_eq!(e.to_string(), "table silver.orders does not exist");
+    }
 }

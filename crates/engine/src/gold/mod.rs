@@ -13,10 +13,67 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
-use crate::error::{clean_datafusion_message, pipeline_diag, Diagnostic};
+use crate::error::{clean_datafusion_message, pipeline_diag, Diagnostic, EngineError};
 use crate::model::PipelineDef;
 use crate::output::{RunOutput, TableData};
 use crate::query::*;
+use crate::silver::merge::MergeError;
+
+/// Why a gold model has no new table this run (it keeps its last good one):
+/// the model's diagnostic, shown next to it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GoldError {
+    /// The SQL does not parse (the parser's message, cleaned).
+    #[error("SQL syntax: {0}")]
+    Syntax(String),
+    /// The model has no statement.
+    #[error("the model is empty: write one SELECT query over silver tables")]
+    Empty,
+    /// Model `model` is one statement, but no query (DDL, DML).
+    #[error("gold.{model} must be one SELECT query. Statements that create, change or drop tables are not allowed: a gold model only reads silver.")]
+    NotQuery { model: String },
+    /// Model `model` has `count` statements.
+    #[error("gold.{model} must be one SELECT query, not {count} statements")]
+    Statements { model: String, count: usize },
+    /// DataFusion cannot plan the query (its message, cleaned).
+    #[error("{0}")]
+    Plan(String),
+    /// Model `model` reads the bronze `tables` (anti-pattern off).
+    #[error("gold.{model} reads {}: gold reads silver only. Bronze holds raw, unchecked records (duplicates, rejected rows); build gold from silver. (An instructor can switch on the anti-pattern \"gold reads bronze\" to show what goes wrong.)", .tables.join(", "))]
+    ReadsBronze { model: String, tables: Vec<String> },
+    /// Model `model` has a column the lake cannot store (`why`).
+    #[error("gold.{model}: {why}")]
+    Unstorable { model: String, why: String },
+    /// A MERGE ON `on` model returns two different rows for key `key`.
+    #[error("MERGE ON {}: the query returns different rows for {key}; a MERGE needs one row per key (group by {}, or filter), or the row order would decide which one is written", .on.join(", "), .on.join(", "))]
+    ConflictingKey { on: Vec<String>, key: String },
+    /// A MERGE ON `on` model cannot be merged into its previous table.
+    #[error("MERGE ON {}: {error}", .on.join(", "))]
+    Merge {
+        on: Vec<String>,
+        #[source]
+        error: MergeError,
+    },
+    /// The query was refused or failed (size, parallel plan, rows, a value).
+    #[error(transparent)]
+    Query(#[from] QueryError),
+}
+
+impl From<GoldError> for EngineError {
+    fn from(e: GoldError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
+
+/// The diagnostic of gold model `model`.
+fn gold_diag(model: &str, e: GoldError) -> Diagnostic {
+    Diagnostic {
+        scope: "gold".into(),
+        id: model.to_string(),
+        message: e.to_string(),
+        table: String::new(),
+    }
+}
 
 /// Gold models of a run: each model's table (or its error), and the bronze
 /// tables models read (only with the anti-pattern on). `previous` holds the
@@ -57,21 +114,15 @@ pub(crate) async fn build_gold(
                         .filter(|p| p.schema().fields() == batch.schema().fields());
                     // Two different rows for one key: which one is written
                     // would depend on the query's row order.
-                    let on = g.merge_on.join(", ");
-                    let conflict = match crate::silver::merge::conflicting_key(&batch, &g.merge_on) {
+                    let on = g.merge_on.clone();
+                    let conflict = match crate::silver::merge::conflicting_key(&batch, &g.merge_on)
+                    {
                         Ok(None) => None,
-                        Ok(Some(key)) => Some(format!(
-                            "MERGE ON {on}: the query returns different rows for {key}; a MERGE needs one row per key (group by {on}, or filter), or the row order would decide which one is written"
-                        )),
-                        Err(m) => Some(format!("MERGE ON {on}: {m}")),
+                        Ok(Some(key)) => Some(GoldError::ConflictingKey { on, key }),
+                        Err(error) => Some(GoldError::Merge { on, error }),
                     };
-                    if let Some(message) = conflict {
-                        diagnostics.push(Diagnostic {
-                            scope: "gold".into(),
-                            id: g.name.clone(),
-                            message,
-                            table: String::new(),
-                        });
+                    if let Some(e) = conflict {
+                        diagnostics.push(gold_diag(&g.name, e));
                         continue;
                     }
                     // A query's NULL group is one group: NULL keys match NULL.
@@ -89,13 +140,9 @@ pub(crate) async fn build_gold(
                         holds: None,
                     }) {
                         Ok(m) => m.batch,
-                        Err(message) => {
-                            diagnostics.push(Diagnostic {
-                                scope: "gold".into(),
-                                id: g.name.clone(),
-                                message: format!("MERGE ON {}: {message}", g.merge_on.join(", ")),
-                                table: String::new(),
-                            });
+                        Err(error) => {
+                            let on = g.merge_on.clone();
+                            diagnostics.push(gold_diag(&g.name, GoldError::Merge { on, error }));
                             continue;
                         }
                     }
@@ -106,12 +153,7 @@ pub(crate) async fn build_gold(
                 }
                 tables.push(TableData { name, batch });
             }
-            Err(message) => diagnostics.push(Diagnostic {
-                scope: "gold".into(),
-                id: g.name.clone(),
-                message,
-                table: String::new(),
-            }),
+            Err(e) => diagnostics.push(gold_diag(&g.name, e)),
         }
     }
     Ok(GoldBuild {
@@ -128,25 +170,27 @@ pub(crate) async fn run_gold(
     name: &str,
     sql: &str,
     allow_bronze: bool,
-) -> std::result::Result<(RecordBatch, Vec<String>), String> {
+) -> std::result::Result<(RecordBatch, Vec<String>), GoldError> {
     check_size(sql, MAX_SQL_TOKENS)?;
     let dialect = GenericDialect {};
     let statements = Parser::parse_sql(&dialect, sql)
-        .map_err(|e| format!("SQL syntax: {}", clean_datafusion_message(&e.to_string())))?;
+        .map_err(|e| GoldError::Syntax(clean_datafusion_message(&e.to_string())))?;
+    let model = || name.to_string();
     match statements.as_slice() {
         [datafusion::sql::sqlparser::ast::Statement::Query(_)] => {}
-        [] => return Err("the model is empty: write one SELECT query over silver tables".into()),
-        [_] => {
-            return Err(format!(
-                "gold.{name} must be one SELECT query. Statements that create, change or drop tables are not allowed: a gold model only reads silver."
-            ))
+        [] => return Err(GoldError::Empty),
+        [_] => return Err(GoldError::NotQuery { model: model() }),
+        _ => {
+            return Err(GoldError::Statements {
+                model: model(),
+                count: statements.len(),
+            })
         }
-        _ => return Err(format!("gold.{name} must be one SELECT query, not {} statements", statements.len())),
     }
     let df = ctx
         .sql_with_options(sql, queries_only())
         .await
-        .map_err(df_err)?;
+        .map_err(|e| GoldError::Plan(df_err(e)))?;
     let mut read_bronze = Vec::new();
     df.logical_plan()
         .apply_with_subqueries(|node| {
@@ -157,20 +201,40 @@ pub(crate) async fn run_gold(
             }
             Ok(TreeNodeRecursion::Continue)
         })
-        .map_err(df_err)?;
+        .map_err(|e| GoldError::Plan(df_err(e)))?;
     if !read_bronze.is_empty() && !allow_bronze {
         read_bronze.sort();
         read_bronze.dedup();
-        return Err(format!(
-            "gold.{name} reads {}: gold reads silver only. Bronze holds raw, unchecked records (duplicates, rejected rows); build gold from silver. (An instructor can switch on the anti-pattern \"gold reads bronze\" to show what goes wrong.)",
-            read_bronze.join(", ")
-        ));
+        return Err(GoldError::ReadsBronze {
+            model: model(),
+            tables: read_bronze,
+        });
     }
     read_bronze.sort();
     read_bronze.dedup();
     let batch = collect_single(df, Some(GOLD_MAX_ROWS)).await?;
     if let Some(why) = crate::lake::unstorable_column(&batch.schema()) {
-        return Err(format!("gold.{name}: {why}"));
+        return Err(GoldError::Unstorable {
+            model: model(),
+            why,
+        });
     }
     Ok((batch, read_bronze))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflicting_merge_key_names_the_key_columns_and_values() {
+        let e = GoldError::ConflictingKey {
+            on: vec!["report_date".into(), "country".into()],
+            key: "report_date=2024-01-15, country=DE".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "MERGE ON report_date, country: the query returns different rows for report_date=2024-01-15, country=DE; a MERGE needs one row per key (group by report_date, country, or filter), or the row order would decide which one is written"
+        );
+    }
 }

@@ -69,7 +69,7 @@ impl Playground {
         let all = concat_batches(&schema, batches.iter().map(|(_, b)| b))?;
         let (mask, errors) = crate::silver::filter::predicate_mask(&self.ctx, &all, predicate)
             .await
-            .map_err(refuse)?;
+            .map_err(|e| refuse(e.to_string()))?;
         if let Some((row, error)) = errors.first() {
             return Err(refuse(format!(
                 "cannot be computed for {} {} ({}: {error}), so whether {} should be erased is unknown",
@@ -118,7 +118,7 @@ impl Playground {
             if let Ok(rows) = bronze_batch(&split.records, audit) {
                 let (mask, _) = crate::silver::filter::predicate_mask(&self.ctx, &rows, predicate)
                     .await
-                    .map_err(refuse)?;
+                    .map_err(|e| refuse(e.to_string()))?;
                 topic_offsets = (0..mask.len())
                     .filter(|i| mask.value(*i))
                     .filter_map(|i| offsets.get(i).copied())
@@ -172,7 +172,7 @@ impl Playground {
         }
         let mut rebuild_error = None;
         match self.rebuild(&remaining).await {
-            Err(e) => rebuild_error = Some(e),
+            Err(e) => rebuild_error = Some(e.to_string()),
             Ok(out) => {
                 if !out.gold_errors.is_empty() {
                     rebuild_error = Some(

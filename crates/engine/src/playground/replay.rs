@@ -7,7 +7,7 @@ use datafusion::arrow::compute::concat_batches;
 
 use crate::api::{ReplayReport, ReplayTable};
 use crate::bronze::table_schema;
-use crate::error::{EngineError, Result};
+use crate::error::{joined_messages, Diagnostic, EngineError, Result};
 use crate::lake::versions::row_diff;
 use crate::lake::Lake;
 use crate::output::{RunInput, RunOutput};
@@ -15,6 +15,18 @@ use crate::pipeline::run;
 use crate::query::register_table;
 
 use super::*;
+
+/// Why silver and gold could not be rebuilt from bronze alone (a replay, an
+/// erasure's dry run): reported with the result, not as the request's error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RebuildError {
+    /// The fresh lake and session could not be set up.
+    #[error(transparent)]
+    Setup(#[from] EngineError),
+    /// The run failed: its rule and pipeline diagnostics.
+    #[error("{}", joined_messages(.0))]
+    Run(Vec<Diagnostic>),
+}
 
 impl Playground {
     /// Rebuilds every silver and gold table from bronze alone, in a fresh lake
@@ -25,7 +37,7 @@ impl Playground {
             Err(error) => ReplayReport {
                 identical: false,
                 tables: vec![],
-                error: Some(error),
+                error: Some(error.to_string()),
             },
             Ok(out) => {
                 let mut tables = Vec::new();
@@ -78,7 +90,7 @@ impl Playground {
     pub(super) async fn rebuild(
         &self,
         bronze: &forget::BronzeTables,
-    ) -> std::result::Result<RunOutput, String> {
+    ) -> std::result::Result<RunOutput, RebuildError> {
         let setup = async {
             let lake = Lake::default();
             let ctx = new_session(&lake)?;
@@ -93,7 +105,7 @@ impl Playground {
             }
             Ok::<_, EngineError>(ctx)
         };
-        let ctx = setup.await.map_err(|e| e.to_string())?;
+        let ctx = setup.await?;
         run(RunInput {
             ctx: &ctx,
             def: &self.def,
@@ -104,12 +116,23 @@ impl Playground {
             progress: self.reporter(),
         })
         .await
-        .map_err(|diags| {
-            diags
-                .iter()
-                .map(|d| d.message.clone())
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
+        .map_err(RebuildError::Run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_rebuild_lists_its_diagnostics() {
+        let e = RebuildError::Run(vec![
+            Diagnostic::rule("F1", "No field named fare. Did you mean 'fare_amount'?"),
+            Diagnostic::rule("N2", "column zone does not exist here, so it cannot be normalized (use an enrich rule to add a new column)"),
+        ]);
+        assert_eq!(
+            e.to_string(),
+            "No field named fare. Did you mean 'fare_amount'?; column zone does not exist here, so it cannot be normalized (use an enrich rule to add a new column)"
+        );
     }
 }

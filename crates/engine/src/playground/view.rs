@@ -33,7 +33,7 @@ impl Playground {
             row,
         )
         .await
-        .map_err(EngineError::Request)
+        .map_err(EngineError::from)
     }
 
     /// Everything the UI shows, with the first [`PREVIEW_ROWS`] rows of each table.

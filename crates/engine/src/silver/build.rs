@@ -137,8 +137,8 @@ pub(crate) async fn build_silver(
         .filter(|r| r.enabled && r.kind == RuleKind::Filter)
     {
         report(rule);
-        if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
-            diags.push(Diagnostic::rule(&rule.id, m));
+        if let Err(e) = check_rule(rule) {
+            diags.push(Diagnostic::rule(&rule.id, e.to_string()));
             continue;
         }
         match eval_condition(ctx, &typed, rule, true).await {
@@ -148,7 +148,7 @@ pub(crate) async fn build_silver(
                 }
                 stats.push(apply_action(rule, n, 0, failures, &mut drops, &mut diags));
             }
-            Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
+            Err(e) => diags.push(Diagnostic::rule(&rule.id, e.to_string())),
         }
     }
     let mut rejected = Vec::new();
@@ -166,8 +166,8 @@ pub(crate) async fn build_silver(
         .filter(|r| r.enabled && r.kind != RuleKind::Filter)
     {
         report(rule);
-        if let Err(m) = rule.check_params().and_then(|_| check_rule_size(rule)) {
-            diags.push(Diagnostic::rule(&rule.id, m));
+        if let Err(e) = check_rule(rule) {
+            diags.push(Diagnostic::rule(&rule.id, e.to_string()));
             continue;
         }
         // A rule that reads other rows (a window, a subquery over the rows)
@@ -202,7 +202,7 @@ pub(crate) async fn build_silver(
                         rule, checked, 0, failures, &mut drops, &mut diags,
                     ));
                 }
-                Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
+                Err(e) => diags.push(Diagnostic::rule(&rule.id, e.to_string())),
             }
             continue;
         }
@@ -234,7 +234,7 @@ pub(crate) async fn build_silver(
                 stats.push(stat);
                 current = step.rows;
             }
-            Err(m) => diags.push(Diagnostic::rule(&rule.id, m)),
+            Err(e) => diags.push(Diagnostic::rule(&rule.id, e.to_string())),
         }
     }
     if !diags.is_empty() {
@@ -245,7 +245,7 @@ pub(crate) async fn build_silver(
 
     // Delete events of a merged table; a row whose condition cannot be
     // computed is quarantined.
-    let table_diag = |what: &str, m: String| {
+    let table_diag = |what: &str, m: RuleError| {
         vec![Diagnostic {
             scope: "pipeline".into(),
             id: def.name.clone(),
@@ -456,7 +456,7 @@ pub(crate) async fn trace_silver(
     def: &SilverTableDef,
     parsed: &Parsed,
     lookups: &Lookups<'_>,
-) -> std::result::Result<(Vec<(String, TraceEntry)>, Vec<Rejected>), String> {
+) -> std::result::Result<(Vec<(String, TraceEntry)>, Vec<Rejected>), RuleError> {
     let mut entries = Vec::new();
     let mut stats = Vec::new();
     let built = build_silver(
@@ -469,12 +469,7 @@ pub(crate) async fn trace_silver(
         crate::progress::Reporter::NONE,
     )
     .await
-    .map_err(|d| {
-        d.into_iter()
-            .map(|d| d.message)
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
+    .map_err(RuleError::Failed)?;
     let events = parsed
         .rows
         .column_by_name("_event_id")
@@ -494,10 +489,12 @@ pub(crate) async fn trace_silver(
     ))
 }
 
-pub(crate) fn check_rule_size(rule: &Rule) -> std::result::Result<(), String> {
+/// A rule's parameters fit its kind, and its SQL is not too long to run.
+fn check_rule(rule: &Rule) -> std::result::Result<(), RuleError> {
+    rule.check_params().map_err(RuleError::Params)?;
     check_size(&rule.resolved_expression(), MAX_EXPRESSION_TOKENS)?;
-    match &rule.lookup {
-        Some(l) => check_size(&l.on, MAX_EXPRESSION_TOKENS),
-        None => Ok(()),
+    if let Some(l) = &rule.lookup {
+        check_size(&l.on, MAX_EXPRESSION_TOKENS)?;
     }
+    Ok(())
 }

@@ -51,6 +51,118 @@ use datafusion::arrow::compute::{cast_with_options, CastOptions};
 use crate::error::{EngineError, Result};
 use crate::model::{AmbiguousTime, ArrowColumnType, ColumnType, NonexistentTime, SourceColumn};
 
+/// Why a column's declaration cannot convert its texts: an unknown time
+/// zone or a declared format this reader cannot follow. Refuses the schema
+/// (or the run), naming the column ([`ConvertError::InColumn`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// `name` is no IANA time zone; `close`: the one whose name it matches
+    /// ignoring case and with `_` for spaces, if any.
+    #[error("unknown time zone '{name}'{}: use an IANA name, Area/Location as in America/New_York, Europe/Berlin or Asia/Tokyo, or UTC (abbreviations such as PST or CEST do not say when daylight saving applies)", did_you_mean(.close))]
+    UnknownTimeZone { name: String, close: Option<String> },
+    /// A chrono format with `%Z`, which skips a zone name without reading it.
+    #[error("format {format:?}: %Z would skip a zone name without reading it; use %z, %:z or %#z for an offset, or declare the column's time_zone")]
+    SkipsZoneName { format: String },
+    /// A Spark format with a quote that is not closed.
+    #[error("format {format:?}: a quote (') is not closed")]
+    UnclosedQuote { format: String },
+    /// A Spark format with zone-name letters (`letters`, e.g. `z` or `VV`).
+    #[error("format {format:?}: zone names ({letters}) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX")]
+    ZoneNames { format: String, letters: String },
+    /// A Spark format with pattern letters this reader does not map.
+    #[error("format {format:?}: the pattern letters {letters} are not supported here (supported: yyyy yy MM M dd d HH H hh h mm m ss s SSS SSSSSS SSSSSSSSS a XXX XX X xxx xx x Z ZZZZZ; quote literal text as in 'T')")]
+    UnsupportedLetters { format: String, letters: String },
+    /// One of the above in the declaration of column `column`.
+    #[error("column {column}: {error}")]
+    InColumn {
+        column: String,
+        #[source]
+        error: Box<ConvertError>,
+    },
+}
+
+impl ConvertError {
+    /// This error, said of declared column `column`.
+    pub fn in_column(self, column: &str) -> ConvertError {
+        ConvertError::InColumn {
+            column: column.to_string(),
+            error: Box::new(self),
+        }
+    }
+}
+
+impl From<ConvertError> for EngineError {
+    fn from(e: ConvertError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
+
+/// ` (did you mean America/New_York?)`, or nothing.
+fn did_you_mean(close: &Option<String>) -> String {
+    close
+        .as_ref()
+        .map(|tz| format!(" (did you mean {tz}?)"))
+        .unwrap_or_default()
+}
+
+/// Why a text is not a TIMESTAMP value. Its text completes a quarantine
+/// reason `ts: '<text>' is …` (`not TIMESTAMP (declared formats: …)`,
+/// `a nonexistent local time in …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimestampError {
+    /// Not one of the ISO-8601 / RFC 3339 spellings, or an impossible date
+    /// or time (`2024-02-30`, `25:00`).
+    #[error("not TIMESTAMP")]
+    NotIso,
+    /// Digits past microseconds that are not zeros.
+    #[error("not TIMESTAMP{}", SUB_MICROS)]
+    SubMicros,
+    /// Matches none of the column's declared `formats`.
+    #[error("not TIMESTAMP{}", listed_formats(.formats))]
+    NotInFormats { formats: Vec<String> },
+    /// A local time that happened twice in `zone` (the clocks went back at
+    /// `back_at` to `back_to`, from UTC offset `before` to `after`, in
+    /// seconds), with `ambiguous: reject`.
+    #[error("an ambiguous local time in {zone} (clocks went back from {} to {} on {}, so {}–{} happened twice, at UTC{} and at UTC{}; set ambiguous to earlier, later or arrival_order to choose)", hm(.back_at), hm(.back_to), .back_to.date(), hm(.back_to), hm(.back_at), offset_text(.before), offset_text(.after))]
+    Ambiguous {
+        zone: Tz,
+        back_at: NaiveDateTime,
+        back_to: NaiveDateTime,
+        before: i32,
+        after: i32,
+    },
+    /// A local time that never happened in `zone`: the clocks skipped
+    /// `skipped` (from, to) if known; `shift_forward`: what the policy
+    /// `shift_forward` would read it as (said with `nonexistent: reject`).
+    #[error("a nonexistent local time in {zone}{}{})", skipped_text(.skipped), shift_hint(.shift_forward))]
+    Nonexistent {
+        zone: Tz,
+        skipped: Option<(NaiveDateTime, NaiveDateTime)>,
+        shift_forward: Option<NaiveDateTime>,
+    },
+}
+
+/// ` (clocks skipped 02:00–03:00 on 2024-03-10` (closed by the message).
+fn skipped_text(skipped: &Option<(NaiveDateTime, NaiveDateTime)>) -> String {
+    match skipped {
+        Some((from, to)) => format!(
+            " (clocks skipped {}–{} on {}",
+            hm(from),
+            hm(to),
+            from.date()
+        ),
+        None => " (clocks skipped this time".to_string(),
+    }
+}
+
+/// `; nonexistent: shift_forward would read it as 03:30`, or nothing.
+fn shift_hint(shift_forward: &Option<NaiveDateTime>) -> String {
+    shift_forward
+        .as_ref()
+        .map(|at| format!("; nonexistent: shift_forward would read it as {}", hm(at)))
+        .unwrap_or_default()
+}
+
 /// One column converted to its declared type.
 #[derive(Debug, Clone)]
 pub struct Converted {
@@ -75,7 +187,7 @@ pub struct LocalTimes {
 /// `UTC`), from chrono-tz's copy of the tz database. An unknown name is an
 /// error that suggests the IANA form and, where one matches ignoring case
 /// and spaces, the right spelling.
-pub fn time_zone(name: &str) -> std::result::Result<Tz, String> {
+pub fn time_zone(name: &str) -> std::result::Result<Tz, ConvertError> {
     if let Ok(tz) = name.trim().parse::<Tz>() {
         return Ok(tz);
     }
@@ -83,11 +195,11 @@ pub fn time_zone(name: &str) -> std::result::Result<Tz, String> {
     let close = chrono_tz::TZ_VARIANTS
         .iter()
         .find(|tz| tz.name().eq_ignore_ascii_case(&wanted))
-        .map(|tz| format!(" (did you mean {}?)", tz.name()))
-        .unwrap_or_default();
-    Err(format!(
-        "unknown time zone '{name}'{close}: use an IANA name, Area/Location as in America/New_York, Europe/Berlin or Asia/Tokyo, or UTC (abbreviations such as PST or CEST do not say when daylight saving applies)"
-    ))
+        .map(|tz| tz.name().to_string());
+    Err(ConvertError::UnknownTimeZone {
+        name: name.to_string(),
+        close,
+    })
 }
 
 /// Converts one declared source column's texts, with its formats and, for a
@@ -98,8 +210,7 @@ pub fn time_zone(name: &str) -> std::result::Result<Tz, String> {
 pub fn convert_source_column(col: &SourceColumn, texts: &StringArray) -> Result<Converted> {
     let local = match &col.time_zone {
         Some(zone) if col.data_type == ColumnType::Timestamp => Some(LocalTimes {
-            zone: time_zone(zone)
-                .map_err(|e| EngineError::Request(format!("column {}: {e}", col.name)))?,
+            zone: time_zone(zone).map_err(|e| e.in_column(&col.name))?,
             ambiguous: col.ambiguous,
             nonexistent: col.nonexistent,
         }),
@@ -258,9 +369,8 @@ fn convert(
         }
         ColumnType::Timestamp => {
             let patterns = patterns_of(name, formats)?;
-            let listed = listed_formats(formats);
             let mut folds = Folds::default();
-            let mut local_errors: Vec<(usize, String)> = Vec::new();
+            let mut local_errors: Vec<(usize, TimestampError)> = Vec::new();
             let mut micros: Vec<Option<i64>> = Vec::with_capacity(n);
             for (row, utc) in read_as_utc.iter_mut().enumerate() {
                 let Some(text) = values(row) else {
@@ -271,15 +381,18 @@ fn convert(
                     parse_iso_timestamp(text)
                 } else {
                     let text = text.trim();
-                    patterns
-                        .iter()
-                        .find_map(|p| p.parse(text))
-                        .ok_or_else(|| listed.clone())
+                    patterns.iter().find_map(|p| p.parse(text)).ok_or_else(|| {
+                        TimestampError::NotInFormats {
+                            formats: formats.to_vec(),
+                        }
+                    })
                 };
                 let value = match reading {
-                    Err(detail) => Err(detail),
+                    Err(e) => Err(e),
                     Ok(Reading::Instant(v)) => Ok(v),
-                    Ok(Reading::Local(t)) if t.nanosecond() % 1_000 != 0 => Err(SUB_MICROS.into()),
+                    Ok(Reading::Local(t)) if t.nanosecond() % 1_000 != 0 => {
+                        Err(TimestampError::SubMicros)
+                    }
                     Ok(Reading::Local(t)) => match local {
                         None => {
                             *utc = true;
@@ -297,13 +410,12 @@ fn convert(
                 };
                 match value {
                     Ok(v) => micros.push(Some(v)),
-                    Err(detail) => {
-                        fail(row, detail);
+                    Err(e) => {
+                        local_errors.push((row, e));
                         micros.push(None)
                     }
                 }
             }
-            // A local time the zone cannot place is no format problem: its own message.
             for (row, why) in local_errors {
                 errors[row] = Some(format!("{name}: '{}' is {why}", texts.value(row)));
             }
@@ -332,7 +444,7 @@ fn patterns_of(name: &str, formats: &[String]) -> Result<Vec<Pattern>> {
         .iter()
         .map(|f| Pattern::new(f))
         .collect::<std::result::Result<_, _>>()
-        .map_err(|e| EngineError::Request(format!("column {name}: {e}")))
+        .map_err(|e| e.in_column(name).into())
 }
 
 /// " (declared formats: a, b)" for a message, or nothing.
@@ -374,7 +486,7 @@ fn date_from_text(text: &str, arrow: Option<i32>) -> std::result::Result<i32, Da
     match parse_iso_timestamp(text) {
         Ok(r) => date_of((r, false)),
         Err(_) if arrow.is_some() => Err(DateError::Timestamp(DATE_WITH_TIME)),
-        Err(detail) if detail == SUB_MICROS => Err(DateError::Timestamp(DATE_WITH_TIME)),
+        Err(TimestampError::SubMicros) => Err(DateError::Timestamp(DATE_WITH_TIME)),
         Err(_) => Err(DateError::Not(String::new())),
     }
 }
@@ -548,9 +660,9 @@ pub enum Reading {
 /// `Err` carries the detail for the message (empty, or why): a text that
 /// is none of these, an impossible date or time (`2024-02-30`, `25:00`;
 /// never rolled over), digits past microseconds that are not zeros.
-pub fn parse_iso_timestamp(text: &str) -> std::result::Result<Reading, String> {
+pub fn parse_iso_timestamp(text: &str) -> std::result::Result<Reading, TimestampError> {
     let t = text.trim().as_bytes();
-    let not = || String::new();
+    let not = || TimestampError::NotIso;
     let num = |from: usize, len: usize| -> Option<u32> {
         let digits = t.get(from..from + len)?;
         digits
@@ -596,7 +708,7 @@ pub fn parse_iso_timestamp(text: &str) -> std::result::Result<Reading, String> {
         .filter(|_| sec < 60)
         .ok_or_else(not)?;
     if nanos % 1_000 != 0 {
-        return Err(SUB_MICROS.into());
+        return Err(TimestampError::SubMicros);
     }
     let local = date.and_time(time);
     let offset_secs: i64 = match &t[at..] {
@@ -642,7 +754,7 @@ fn resolve_local(
     lt: &LocalTimes,
     t: NaiveDateTime,
     folds: &mut Folds,
-) -> std::result::Result<i64, String> {
+) -> std::result::Result<i64, TimestampError> {
     let zone = lt.zone;
     match zone.from_local_datetime(&t) {
         MappedLocalTime::Single(d) => Ok(d.timestamp_micros()),
@@ -665,18 +777,13 @@ fn resolve_local(
                 },
                 AmbiguousTime::Reject => {
                     let (before, after) = (offset_secs(&earlier), offset_secs(&later));
-                    let back_at = local_at(change, before);
-                    let back_to = local_at(change, after);
-                    return Err(format!(
-                        "an ambiguous local time in {zone} (clocks went back from {} to {} on {}, so {}–{} happened twice, at UTC{} and at UTC{}; set ambiguous to earlier, later or arrival_order to choose)",
-                        hm(back_at),
-                        hm(back_to),
-                        back_to.date(),
-                        hm(back_to),
-                        hm(back_at),
-                        offset_text(before),
-                        offset_text(after),
-                    ));
+                    return Err(TimestampError::Ambiguous {
+                        zone,
+                        back_at: local_at(change, before),
+                        back_to: local_at(change, after),
+                        before,
+                        after,
+                    });
                 }
             };
             Ok(if pick_later { later } else { earlier }.timestamp_micros())
@@ -691,29 +798,14 @@ fn resolve_local(
             });
             match (lt.nonexistent, shifted) {
                 (NonexistentTime::ShiftForward, Some(v)) => Ok(v),
-                _ => {
-                    let skipped = match (begin, end) {
-                        (Some((from, _)), Some(to)) => {
-                            format!(
-                                " (clocks skipped {}–{} on {}",
-                                hm(from),
-                                hm(to),
-                                from.date()
-                            )
-                        }
-                        _ => " (clocks skipped this time".to_string(),
-                    };
-                    let hint = match shifted.and_then(DateTime::from_timestamp_micros) {
-                        Some(at) if lt.nonexistent == NonexistentTime::Reject => format!(
-                            "; nonexistent: shift_forward would read it as {}",
-                            hm(at.with_timezone(&zone).naive_local())
-                        ),
-                        _ => String::new(),
-                    };
-                    Err(format!(
-                        "a nonexistent local time in {zone}{skipped}{hint})"
-                    ))
-                }
+                _ => Err(TimestampError::Nonexistent {
+                    zone,
+                    skipped: begin.map(|(from, _)| from).zip(end),
+                    shift_forward: shifted
+                        .and_then(DateTime::from_timestamp_micros)
+                        .filter(|_| lt.nonexistent == NonexistentTime::Reject)
+                        .map(|at| at.with_timezone(&zone).naive_local()),
+                }),
             }
         }
     }
@@ -753,7 +845,7 @@ fn local_at(s: i64, offset: i32) -> NaiveDateTime {
 }
 
 /// `02:00`, or `02:00:30` when the seconds are not zero.
-fn hm(t: NaiveDateTime) -> String {
+fn hm(t: &NaiveDateTime) -> String {
     if t.second() == 0 {
         t.format("%H:%M").to_string()
     } else {
@@ -762,8 +854,8 @@ fn hm(t: NaiveDateTime) -> String {
 }
 
 /// `-04:00` for -14400 seconds.
-fn offset_text(secs: i32) -> String {
-    let sign = if secs < 0 { '-' } else { '+' };
+fn offset_text(secs: &i32) -> String {
+    let sign = if *secs < 0 { '-' } else { '+' };
     let a = secs.unsigned_abs();
     format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
 }
@@ -773,7 +865,7 @@ fn offset_text(secs: i32) -> String {
 /// reader maps, and a chrono pattern must not use `%Z` (chrono skips a zone
 /// name without reading it, so the time would silently be taken as UTC).
 /// The message names the format and says what to use instead.
-pub fn check_formats(ty: ColumnType, formats: &[String]) -> std::result::Result<(), String> {
+pub fn check_formats(ty: ColumnType, formats: &[String]) -> std::result::Result<(), ConvertError> {
     if matches!(ty, ColumnType::Timestamp | ColumnType::Date) {
         formats.iter().try_for_each(|f| Pattern::new(f).map(|_| ()))
     } else {
@@ -791,7 +883,7 @@ enum Pattern {
 }
 
 impl Pattern {
-    fn new(format: &str) -> std::result::Result<Self, String> {
+    fn new(format: &str) -> std::result::Result<Self, ConvertError> {
         match format.trim().to_ascii_lowercase().as_str() {
             "epoch_ms" => return Ok(Pattern::Epoch(1_000)),
             "epoch_s" => return Ok(Pattern::Epoch(1_000_000)),
@@ -842,7 +934,7 @@ impl Pattern {
 /// A chrono pattern as declared, except that a literal `Z` reads as the
 /// UTC designator it is (`%#z`, which also takes `+01:00`), so a declared
 /// time zone never shifts a text that says it is UTC. `%Z` is refused.
-fn chrono_pattern(format: &str) -> std::result::Result<String, String> {
+fn chrono_pattern(format: &str) -> std::result::Result<String, ConvertError> {
     let mut out = String::new();
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
@@ -852,9 +944,9 @@ fn chrono_pattern(format: &str) -> std::result::Result<String, String> {
                 for spec in chars.by_ref() {
                     out.push(spec);
                     if spec == 'Z' {
-                        return Err(format!(
-                            "format {format:?}: %Z would skip a zone name without reading it; use %z, %:z or %#z for an offset, or declare the column's time_zone"
-                        ));
+                        return Err(ConvertError::SkipsZoneName {
+                            format: format.to_string(),
+                        });
                     }
                     if spec.is_ascii_alphabetic() || spec == '%' {
                         break;
@@ -877,14 +969,16 @@ fn chrono_pattern(format: &str) -> std::result::Result<String, String> {
 /// (`+0100`, `+01:00`). A quoted `'Z'` is read as the UTC designator. Zone
 /// names (`z`, `V`, `O`, `ZZZZ`) and other letters are refused with a
 /// message; so is an unclosed quote. An unquoted `T` is taken literally.
-fn spark_to_chrono(format: &str) -> std::result::Result<String, String> {
+fn spark_to_chrono(format: &str) -> std::result::Result<String, ConvertError> {
     let mut out = String::new();
     let mut rest = format;
     while let Some(c) = rest.chars().next() {
         if let Some(quoted) = rest.strip_prefix('\'') {
             let end = quoted
                 .find('\'')
-                .ok_or_else(|| format!("format {format:?}: a quote (') is not closed"))?;
+                .ok_or_else(|| ConvertError::UnclosedQuote {
+                    format: format.to_string(),
+                })?;
             match &quoted[..end] {
                 "" => out.push('\''),
                 "Z" => out.push_str("%#z"),
@@ -918,16 +1012,16 @@ fn spark_to_chrono(format: &str) -> std::result::Result<String, String> {
             ('X', 1..=3) | ('x', 1) | ('Z', 5) => "%#z",
             ('x', 2 | 3) | ('Z', 1..=3) => "%z",
             ('z' | 'V' | 'O' | 'v', _) | ('Z', 4) => {
-                return Err(format!(
-                    "format {format:?}: zone names ({}) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX",
-                    c.to_string().repeat(run)
-                ))
+                return Err(ConvertError::ZoneNames {
+                    format: format.to_string(),
+                    letters: c.to_string().repeat(run),
+                })
             }
             _ => {
-                return Err(format!(
-                    "format {format:?}: the pattern letters {} are not supported here (supported: yyyy yy MM M dd d HH H hh h mm m ss s SSS SSSSSS SSSSSSSSS a XXX XX X xxx xx x Z ZZZZZ; quote literal text as in 'T')",
-                    c.to_string().repeat(run)
-                ))
+                return Err(ConvertError::UnsupportedLetters {
+                    format: format.to_string(),
+                    letters: c.to_string().repeat(run),
+                })
             }
         };
         out.push_str(chrono);
@@ -1234,11 +1328,15 @@ mod tests {
             "03/01/2024 08:15",
             "",
         ] {
-            assert_eq!(parse_iso_timestamp(text), Err(String::new()), "{text}");
+            assert_eq!(
+                parse_iso_timestamp(text),
+                Err(TimestampError::NotIso),
+                "{text}"
+            );
         }
         assert_eq!(
             parse_iso_timestamp("2024-02-01T09:00:00.1234567Z"),
-            Err(SUB_MICROS.to_string())
+            Err(TimestampError::SubMicros)
         );
     }
 
@@ -1587,23 +1685,28 @@ mod tests {
         assert!(check("%Y-%m-%d %H:%M:%S%#z").is_ok());
         assert!(check("epoch_ms").is_ok());
         assert_eq!(
-            check("yyyy-MM-dd HH:mm z").unwrap_err(),
+            check("yyyy-MM-dd HH:mm z").unwrap_err().to_string(),
             "format \"yyyy-MM-dd HH:mm z\": zone names (z) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX"
         );
         assert!(check("yyyy-MM-dd HH:mm VV")
             .unwrap_err()
+            .to_string()
             .contains("zone names (VV)"));
         assert!(check("yyyy-MM-dd HH:mm ZZZZ")
             .unwrap_err()
+            .to_string()
             .contains("zone names (ZZZZ)"));
         assert!(check("EEE, dd MMM yyyy")
             .unwrap_err()
+            .to_string()
             .contains("the pattern letters EEE are not supported here"));
         assert!(check("yyyy-MM-dd'T")
             .unwrap_err()
+            .to_string()
             .contains("a quote (') is not closed"));
         assert!(check("%Y-%m-%d %H:%M %Z")
             .unwrap_err()
+            .to_string()
             .contains("%Z would skip a zone name"));
         // Not a date type: formats are DECIMAL's business (base64).
         assert!(check_formats(
@@ -1621,11 +1724,12 @@ mod tests {
         assert_eq!(time_zone("America/New_York"), Ok(Tz::America__New_York));
         assert_eq!(time_zone("UTC"), Ok(Tz::UTC));
         assert_eq!(
-            time_zone("america/new york").unwrap_err(),
+            time_zone("america/new york").unwrap_err().to_string(),
             "unknown time zone 'america/new york' (did you mean America/New_York?): use an IANA name, Area/Location as in America/New_York, Europe/Berlin or Asia/Tokyo, or UTC (abbreviations such as PST or CEST do not say when daylight saving applies)"
         );
         assert!(time_zone("PST")
             .unwrap_err()
+            .to_string()
             .starts_with("unknown time zone 'PST': use an IANA name"));
         assert!(time_zone("Mars/Olympus").is_err());
         let col = SourceColumn::new("local_ts", ColumnType::Timestamp).zoned(
@@ -1635,6 +1739,7 @@ mod tests {
         );
         assert!(validate_column(&col)
             .unwrap_err()
+            .to_string()
             .starts_with("column local_ts: unknown time zone 'New York': use an IANA name"));
         let err = convert_source_column(&col, &StringArray::from(vec!["2024-01-01"])).unwrap_err();
         assert!(err
@@ -1647,11 +1752,13 @@ mod tests {
         );
         assert!(validate_column(&col)
             .unwrap_err()
+            .to_string()
             .contains("applies to TIMESTAMP columns only"));
         let mut col = SourceColumn::new("t", ColumnType::Timestamp);
         col.ambiguous = AmbiguousTime::Later;
         assert!(validate_column(&col)
             .unwrap_err()
+            .to_string()
             .contains("declare the column's time_zone too"));
     }
 
@@ -1706,6 +1813,31 @@ mod tests {
             })
             .unwrap(),
             "\"DECIMAL(10,2)\""
+        );
+    }
+
+    #[test]
+    fn a_format_error_names_the_column_and_the_format() {
+        let e = check_formats(ColumnType::Timestamp, &["dd/MM/yyyy HH:mm z".to_string()])
+            .unwrap_err()
+            .in_column("pickup_ts");
+        assert_eq!(
+            e.to_string(),
+            "column pickup_ts: format \"dd/MM/yyyy HH:mm z\": zone names (z) are not read; declare the column's time_zone (an IANA name such as America/New_York) for local times, or read offsets with XXX"
+        );
+    }
+
+    #[test]
+    fn a_nonexistent_local_time_names_the_zone_and_the_skipped_hour() {
+        let at = |t: &str| t.parse::<NaiveDateTime>().unwrap();
+        let e = TimestampError::Nonexistent {
+            zone: Tz::America__New_York,
+            skipped: Some((at("2024-03-10T02:00:00"), at("2024-03-10T03:00:00"))),
+            shift_forward: Some(at("2024-03-10T03:30:00")),
+        };
+        assert_eq!(
+            e.to_string(),
+            "a nonexistent local time in America/New_York (clocks skipped 02:00–03:00 on 2024-03-10; nonexistent: shift_forward would read it as 03:30)"
         );
     }
 }

@@ -22,17 +22,17 @@ pub(crate) async fn enrich_computed(
     ctx: &SessionContext,
     input: &RecordBatch,
     rule: &Rule,
-) -> std::result::Result<Step, String> {
+) -> std::result::Result<Step, RuleError> {
     let column = rule.column.trim();
     check_target_column(rule, column)?;
     if input.schema().index_of(column).is_ok() {
-        return Err(format!(
-            "column {column} already exists (use a normalize rule to change it)"
-        ));
+        return Err(RuleError::ColumnExists {
+            column: column.to_string(),
+        });
     }
     let sql = rule.resolved_expression();
     let e = crate::silver::eval::evaluate(ctx, input, &sql).await?;
-    let out = with_column(input, column, e.values.clone()).map_err(|e| e.to_string())?;
+    let out = with_column(input, column, e.values.clone())?;
     let failures = enrich_failures(input, &out, rule, column, "", &sql, &e);
     Ok(Step {
         rows: out,
@@ -78,13 +78,13 @@ pub(crate) const ROW_ALIAS: &str = "__row";
 pub(crate) fn qualify_row_columns(
     sql: &str,
     row_columns: &std::collections::HashSet<String>,
-) -> std::result::Result<String, String> {
+) -> std::result::Result<String, RuleError> {
     use datafusion::sql::sqlparser::ast::{visit_expressions_mut, Expr as SqlExpr, Ident};
     let dialect = GenericDialect {};
     let mut expr = Parser::new(&dialect)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_expr())
-        .map_err(|e| format!("SQL syntax: {e}"))?;
+        .map_err(RuleError::Syntax)?;
     let _ = visit_expressions_mut(&mut expr, |e| {
         if let SqlExpr::Identifier(id) = e {
             if row_columns.contains(&id.value) {
@@ -97,14 +97,14 @@ pub(crate) fn qualify_row_columns(
 }
 
 /// Splits "pu.borough, upper(pu.zone)" into SQL expressions with the SQL parser.
-pub(crate) fn split_expressions(text: &str) -> std::result::Result<Vec<String>, String> {
+pub(crate) fn split_expressions(text: &str) -> std::result::Result<Vec<String>, RuleError> {
     let dialect = GenericDialect {};
     let mut parser = Parser::new(&dialect)
         .try_with_sql(text)
-        .map_err(|e| e.to_string())?;
+        .map_err(RuleError::OutputList)?;
     let exprs = parser
         .parse_comma_separated(Parser::parse_expr)
-        .map_err(|e| e.to_string())?;
+        .map_err(RuleError::OutputList)?;
     Ok(exprs.into_iter().map(|e| e.to_string()).collect())
 }
 
@@ -116,29 +116,24 @@ pub(crate) async fn enrich_lookup(
     input: &RecordBatch,
     rule: &Rule,
     lookups: &Lookups<'_>,
-) -> std::result::Result<Step, String> {
-    let lookup = rule.lookup.as_ref().ok_or("no lookup")?;
+) -> std::result::Result<Step, RuleError> {
+    let lookup = rule.lookup.as_ref().ok_or(RuleError::NoLookup)?;
     let outputs = rule.output_columns();
     if outputs.is_empty() {
-        return Err(
-            "name the new column(s) this lookup adds, e.g. pickup_borough, pickup_zone".into(),
-        );
+        return Err(RuleError::NoOutputColumns);
     }
     for c in &outputs {
         check_target_column(rule, c)?;
         if input.schema().index_of(c).is_ok() {
-            return Err(format!(
-                "column {c} already exists (use a normalize rule to change it)"
-            ));
+            return Err(RuleError::ColumnExists { column: c.clone() });
         }
     }
     let exprs = split_expressions(&rule.resolved_expression())?;
     if exprs.len() != outputs.len() {
-        return Err(format!(
-            "{} output column(s) but {} expression(s): give one expression per column, in the same order",
-            outputs.len(),
-            exprs.len()
-        ));
+        return Err(RuleError::OutputCount {
+            outputs: outputs.len(),
+            expressions: exprs.len(),
+        });
     }
     let known = || {
         lookups
@@ -147,16 +142,15 @@ pub(crate) async fn enrich_lookup(
             .map(|k| format!("bronze.{k}"))
             .chain(lookups.silver.keys().cloned())
             .collect::<Vec<_>>()
-            .join(", ")
     };
     let rows = if lookup.table.starts_with("silver.") {
-        lookups.silver.get(&lookup.table).ok_or_else(|| {
-            format!(
-                "lookup table {} is not built before this table (tables available here: {}). A silver table can join silver tables listed before it.",
-                lookup.table,
-                known()
-            )
-        })?
+        lookups
+            .silver
+            .get(&lookup.table)
+            .ok_or_else(|| RuleError::LookupNotBuilt {
+                table: lookup.table.clone(),
+                available: known(),
+            })?
     } else {
         let table = lookup
             .table
@@ -165,12 +159,9 @@ pub(crate) async fn enrich_lookup(
         &lookups
             .bronze
             .get(table)
-            .ok_or_else(|| {
-                format!(
-                    "lookup table {} does not exist (tables: {})",
-                    lookup.table,
-                    known()
-                )
+            .ok_or_else(|| RuleError::NoLookupTable {
+                table: lookup.table.clone(),
+                available: known(),
             })?
             .rows
     };
@@ -179,7 +170,7 @@ pub(crate) async fn enrich_lookup(
     let own: Vec<usize> = (0..schema.fields().len())
         .filter(|&i| !is_internal(schema.field(i).name().as_str()))
         .collect();
-    let lookup_rows = rows.project(&own).map_err(|e| e.to_string())?;
+    let lookup_rows = rows.project(&own)?;
 
     // The row's own columns are qualified as `__row`, and a bare name in the
     // rule's SQL that is one of them means the row's column: in
@@ -194,11 +185,10 @@ pub(crate) async fn enrich_lookup(
         .map(|f| f.name().clone())
         .collect();
     let on_sql = qualify_row_columns(&lookup.on, &row_names)?;
-    let not_unique = |got: String| {
-        format!(
-            "the join changed the row count from {n} to {got}: the lookup key is not unique in {}. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\".",
-            lookup.table
-        )
+    let not_unique = |joined: JoinedRows| RuleError::KeyNotUnique {
+        rows: n,
+        joined,
+        table: lookup.table.clone(),
     };
     // The join of some rows (a slice of `with_ids`): every column of both
     // sides under a plain name; the qualified names stay in the schema for
@@ -207,23 +197,14 @@ pub(crate) async fn enrich_lookup(
     let join = |rows: RecordBatch| {
         let on_sql = on_sql.clone();
         async move {
-            let plan = |e: datafusion::error::DataFusionError| CollectError::Query(df_err(e));
-            let left = read_batch(ctx, &rows)
-                .map_err(|e| CollectError::Query(e.to_string()))?
-                .alias(ROW_ALIAS)
-                .map_err(plan)?;
-            let right = read_batch(ctx, lookup_rows)
-                .map_err(|e| CollectError::Query(e.to_string()))?
-                .alias(&lookup.alias)
-                .map_err(plan)?;
-            let both = left.schema().join(right.schema()).map_err(plan)?;
+            let left = read_batch(ctx, &rows)?.alias(ROW_ALIAS)?;
+            let right = read_batch(ctx, lookup_rows)?.alias(&lookup.alias)?;
+            let both = left.schema().join(right.schema())?;
             let on = ctx
                 .state()
                 .create_logical_expr(&on_sql, &both)
-                .map_err(|e| CollectError::Query(format!("join condition: {}", df_err(e))))?;
-            let joined = left
-                .join_on(right, JoinType::Left, vec![on])
-                .map_err(plan)?;
+                .map_err(|e| RuleError::JoinCondition(df_err(e)))?;
+            let joined = left.join_on(right, JoinType::Left, vec![on])?;
             let schema = joined.schema().clone();
             let select: Vec<Expr> = schema
                 .columns()
@@ -231,9 +212,8 @@ pub(crate) async fn enrich_lookup(
                 .enumerate()
                 .map(|(i, c)| Expr::Column(c).alias(format!("__c{i}")))
                 .collect();
-            let out =
-                collect_single(joined.select(select).map_err(plan)?, Some(rows.num_rows())).await?;
-            Ok::<_, CollectError>((schema, out))
+            let out = collect_single(joined.select(select)?, Some(rows.num_rows())).await?;
+            Ok::<_, RuleError>((schema, out))
         }
     };
     // A join condition that fails at run time on some rows (a CAST of a bad
@@ -248,31 +228,33 @@ pub(crate) async fn enrich_lookup(
                 schema = Some(s);
                 pieces.push(out);
             }
-            Err(CollectError::TooManyRows(m)) => {
+            Err(RuleError::Query(QueryError::TooManyRows(m))) => {
                 return Err(not_unique(if len == n {
-                    format!("more than {m}")
+                    JoinedRows::MoreThan(m)
                 } else {
-                    "more".into()
+                    JoinedRows::More
                 }))
             }
-            Err(CollectError::Execution(m)) if len <= 1 => failed_rows.push((offset, m)),
-            Err(CollectError::Execution(_)) => {
+            Err(RuleError::Query(QueryError::Execution(m))) if len <= 1 => {
+                failed_rows.push((offset, m))
+            }
+            Err(RuleError::Query(QueryError::Execution(_))) => {
                 let half = len / 2;
                 todo.push((offset + half, len - half));
                 todo.push((offset, half));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
     // The schema of the join, also when every row failed.
     let schema = match schema {
         Some(s) => s,
-        None => join(with_ids.slice(0, 0)).await.map_err(String::from)?.0,
+        None => join(with_ids.slice(0, 0)).await?.0,
     };
     let arrow_schema: SchemaRef = Arc::new(schema.as_arrow().clone());
     let id_index = schema
         .index_of_column_by_name(Some(&ROW_ALIAS.into()), crate::silver::eval::ROW_ID)
-        .ok_or("row ids lost in the join")?;
+        .ok_or(RuleError::Internal("row ids lost in the join"))?;
     // Rows whose join failed: their own columns (with their id), the
     // lookup's NULL, as a LEFT JOIN without a match gives them.
     failed_rows.sort_by_key(|(r, _)| *r);
@@ -287,8 +269,7 @@ pub(crate) async fn enrich_lookup(
                     .filter(|q| q.table() == ROW_ALIAS)
                     .and_then(|_| with_ids.column_by_name(f.name()));
                 match own {
-                    Some(c) => datafusion::arrow::compute::take(c.as_ref(), &at, None)
-                        .map_err(|e| e.to_string()),
+                    Some(c) => datafusion::arrow::compute::take(c.as_ref(), &at, None),
                     None => Ok(datafusion::arrow::array::new_null_array(
                         f.data_type(),
                         failed_rows.len(),
@@ -296,27 +277,22 @@ pub(crate) async fn enrich_lookup(
                 }
             })
             .collect::<std::result::Result<_, _>>()?;
-        pieces.push(
-            RecordBatch::try_new(Arc::clone(&arrow_schema), columns).map_err(|e| e.to_string())?,
-        );
+        pieces.push(RecordBatch::try_new(Arc::clone(&arrow_schema), columns)?);
     }
     let pieces: Vec<RecordBatch> = pieces
         .into_iter()
         .map(|p| RecordBatch::try_new(Arc::clone(&arrow_schema), p.columns().to_vec()))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let out = concat_batches(&arrow_schema, &pieces).map_err(|e| e.to_string())?;
+        .collect::<std::result::Result<_, _>>()?;
+    let out = concat_batches(&arrow_schema, &pieces)?;
     let order = crate::silver::eval::input_order(out.column(id_index), n)
-        .ok_or_else(|| not_unique(out.num_rows().to_string()))?;
+        .ok_or_else(|| not_unique(JoinedRows::Rows(out.num_rows())))?;
     let joined_rows = RecordBatch::try_new(
         Arc::clone(&arrow_schema),
         out.columns()
             .iter()
             .map(|c| datafusion::arrow::compute::take(c.as_ref(), &order, None))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?,
-    )
-    .map_err(|e| e.to_string())?;
+            .collect::<std::result::Result<Vec<_>, _>>()?,
+    )?;
     // Each output column, row by row (a failing row fails the rule, not the run).
     let mut out = input.clone();
     let mut evaluated = Vec::with_capacity(outputs.len());
@@ -324,8 +300,12 @@ pub(crate) async fn enrich_lookup(
         let qualified = qualify_row_columns(e, &row_names)?;
         let values =
             crate::silver::eval::evaluate_qualified(ctx, &joined_rows, &schema, &qualified)
-                .map_err(|m| m.replace(&qualified, e))?;
-        out = with_column(&out, c, values.values.clone()).map_err(|e| e.to_string())?;
+                .map_err(|error| RuleError::LookupOutput {
+                    error,
+                    qualified: qualified.clone(),
+                    written: e.clone(),
+                })?;
+        out = with_column(&out, c, values.values.clone())?;
         // Reasons show the rule's own text, not the internal qualification.
         evaluated.push((e.clone(), values));
     }

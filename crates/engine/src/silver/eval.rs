@@ -36,8 +36,8 @@ use datafusion::optimizer::simplify_expressions::ExprSimplifier;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::SessionContext;
 
-use crate::error::clean_datafusion_message;
-use crate::query::is_row_error;
+use crate::error::{clean_datafusion_message, EngineError};
+use crate::query::{is_row_error, QueryError};
 
 /// Hidden column carrying each row's position through a query that may reorder rows.
 pub(crate) const ROW_ID: &str = "__mp_row_id";
@@ -45,6 +45,102 @@ pub(crate) const ROW_ID: &str = "__mp_row_id";
 /// Most rows whose evaluation may fail at run time before the expression
 /// itself is taken to be wrong (each one costs a few evaluations).
 pub const MAX_ROW_ERRORS: usize = 10_000;
+
+/// Why an expression cannot be evaluated over a batch: the error of the rule
+/// (select item, condition) that holds it, never of one row (a row's
+/// run-time error is in [`Evaluated::errors`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EvalError {
+    /// The text is not a SQL expression (the parser's message).
+    #[error("SQL syntax: {0}")]
+    Syntax(#[from] datafusion::sql::sqlparser::parser::ParserError),
+    /// One expression, then more text (`a > 1 b`).
+    #[error("SQL syntax: {sql} must be one expression; it goes on after {parsed}")]
+    NotOneExpression { sql: String, parsed: String },
+    /// DataFusion cannot plan it (an unknown column or table, a type
+    /// mismatch); DataFusion's message, cleaned.
+    #[error("{0}")]
+    Plan(String),
+    /// Planning failed over an aggregate or a GROUP BY in a per-row
+    /// expression: DataFusion's message, cleaned, and how to make it per row.
+    #[error("{message}. {}", AGGREGATE_HINT)]
+    PlanNeedsOver { message: String },
+    /// The expression `sql` uses an aggregate without OVER.
+    #[error(
+        "{sql} uses an aggregate, which gives one value for all the rows. {}",
+        AGGREGATE_HINT
+    )]
+    Aggregate { sql: String },
+    /// The expression as a query over the `rows` rows did not give each row
+    /// exactly one value; `got`: how many it gave (None: more than `rows`).
+    #[error("{sql} must give one value for each of the {rows} rows, but gives {}. {}", got_values(.rows, .got), AGGREGATE_HINT)]
+    NotOneValuePerRow {
+        sql: String,
+        rows: usize,
+        got: Option<usize>,
+    },
+    /// An expression with a window or an aggregate failed at run time
+    /// (`message`, cleaned): its rows cannot be set aside one by one.
+    #[error("{message}. The expression uses a window or an aggregate, so a row's value depends on the other rows and a failing row cannot be set aside on its own{}", window_fix(.message))]
+    Window { message: String },
+    /// More than [`MAX_ROW_ERRORS`] rows fail; `first` is the first row's error.
+    #[error("{sql} fails on more than {} rows; the first: {first}", MAX_ROW_ERRORS)]
+    TooManyRowErrors { sql: String, first: String },
+    /// A lookup output `sql` uses a window, an aggregate or a subquery.
+    #[error("{sql}: a lookup's output is computed row by row; it cannot use a window, an aggregate or a subquery")]
+    LookupNotRowLocal { sql: String },
+    /// The subquery `query` fails when run alone, with `message`.
+    #[error("the subquery ({query}) fails by itself, whatever the row: {message}")]
+    Subquery { query: String, message: String },
+    /// A part that reads no column (`part`, e.g. `CAST('x' AS INT)`) fails
+    /// with `message`, so it would fail on every row.
+    #[error("{part}: {message} (this part reads no column, so it would fail on every row)")]
+    Constant { part: String, message: String },
+    /// Every row fails with this run-time error, and the expression reads no
+    /// column of the row: the expression itself is wrong.
+    #[error("{0}")]
+    EveryRow(String),
+    /// Running the expression as a query failed before any row's value.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// Arrow failed putting the values together.
+    #[error(transparent)]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+    /// The batch could not get its row ids.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl From<datafusion::error::DataFusionError> for EvalError {
+    fn from(e: datafusion::error::DataFusionError) -> Self {
+        EvalError::Plan(df_err(e))
+    }
+}
+
+impl From<EvalError> for EngineError {
+    fn from(e: EvalError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
+
+/// How an aggregate in a per-row expression can give every row a value.
+const AGGREGATE_HINT: &str = "A rule computes one value per row: an aggregate such as count(*) needs OVER (...) (a window) to give every row its own value.";
+
+/// `3`, or `more than 4` when a query gave more values than the 4 rows.
+fn got_values(rows: &usize, got: &Option<usize>) -> String {
+    got.map(|g| g.to_string())
+        .unwrap_or_else(|| format!("more than {rows}"))
+}
+
+/// How to make a failing window expression fail on no row (nothing to say
+/// for an overflow).
+fn window_fix(message: &str) -> &'static str {
+    if message.contains("integer overflow") {
+        ""
+    } else {
+        ": make it fail on no row (TRY_CAST, NULLIF(x, 0))"
+    }
+}
 
 /// An expression's value for every row of a batch.
 #[derive(Debug, Clone)]
@@ -114,7 +210,7 @@ struct SqlFacts {
 }
 
 /// Parses `sql` as exactly one SQL expression and reads its [`SqlFacts`].
-fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, String> {
+fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, EvalError> {
     use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, Query, Visit, Visitor};
     use datafusion::sql::sqlparser::dialect::GenericDialect;
     use datafusion::sql::sqlparser::parser::Parser;
@@ -161,16 +257,13 @@ fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, String> {
             ControlFlow::Continue(())
         }
     }
-    let mut parser = Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .map_err(|e| format!("SQL syntax: {e}"))?;
-    let expr = parser
-        .parse_expr()
-        .map_err(|e| format!("SQL syntax: {e}"))?;
+    let mut parser = Parser::new(&GenericDialect {}).try_with_sql(sql)?;
+    let expr = parser.parse_expr()?;
     if parser.peek_token().token != Token::EOF {
-        return Err(format!(
-            "SQL syntax: {sql} must be one expression; it goes on after {expr}"
-        ));
+        return Err(EvalError::NotOneExpression {
+            sql: sql.to_string(),
+            parsed: expr.to_string(),
+        });
     }
     let state = ctx.state();
     let mut find = Find {
@@ -194,8 +287,8 @@ pub(crate) fn uses_other_rows(ctx: &SessionContext, sql: &str) -> bool {
     sql_facts(ctx, sql).is_ok_and(|f| f.other_rows)
 }
 
-fn schema_of(batch: &RecordBatch) -> Result<DFSchema, String> {
-    DFSchema::try_from(batch.schema().as_ref().clone()).map_err(df_err)
+fn schema_of(batch: &RecordBatch) -> Result<DFSchema, EvalError> {
+    Ok(DFSchema::try_from(batch.schema().as_ref().clone())?)
 }
 
 /// One expression, checked against a batch's columns and ready to evaluate.
@@ -217,7 +310,7 @@ pub(crate) async fn prepare(
     ctx: &SessionContext,
     batch: &RecordBatch,
     sql: &str,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, EvalError> {
     let facts = sql_facts(ctx, sql)?;
     if facts.subquery {
         // A subquery that fails by itself fails on every row: the rule's error.
@@ -227,12 +320,13 @@ pub(crate) async fn prepare(
             }
         }
         // Tables in a subquery resolve only in a whole statement.
-        let planned = with_rows_table(ctx, batch, sql, |df| async move {
-            Ok::<_, String>(df.schema().field(1).data_type().clone())
+        let data_type = with_rows_table(ctx, batch, sql, |df| async move {
+            df.schema().field(1).data_type().clone()
         })
         .await
         .map_err(|e| match e {
-            QueryFailure::Refused(m) | QueryFailure::RunTime(m) => m,
+            QueryFailure::Refused(e) => e,
+            QueryFailure::RunTime(m) => EvalError::EveryRow(m),
         })?;
         let schema = batch.schema();
         let mut columns: Vec<(String, usize)> = facts
@@ -244,7 +338,7 @@ pub(crate) async fn prepare(
         columns.dedup();
         return Ok(Prepared {
             sql: sql.to_string(),
-            data_type: planned?,
+            data_type,
             shape: if facts.other_rows {
                 Shape::Window
             } else {
@@ -255,16 +349,16 @@ pub(crate) async fn prepare(
         });
     }
     let schema = schema_of(batch)?;
-    let expr = ctx.parse_sql_expr(sql, &schema).map_err(df_err)?;
+    let expr = ctx.parse_sql_expr(sql, &schema)?;
     if expr
         .exists(|e| Ok(matches!(e, Expr::AggregateFunction(_))))
         .unwrap_or(false)
     {
-        return Err(aggregate_hint(format!(
-            "{sql} uses an aggregate, which gives one value for all the rows"
-        )));
+        return Err(EvalError::Aggregate {
+            sql: sql.to_string(),
+        });
     }
-    let data_type = expr.get_type(&schema).map_err(df_err)?;
+    let data_type = expr.get_type(&schema)?;
     let (expr, data_type) = in_microseconds(expr, data_type);
     let shape = shape_of(&expr);
     Ok(Prepared {
@@ -305,7 +399,7 @@ pub(crate) async fn evaluate(
     ctx: &SessionContext,
     batch: &RecordBatch,
     sql: &str,
-) -> Result<Evaluated, String> {
+) -> Result<Evaluated, EvalError> {
     let prepared = prepare(ctx, batch, sql).await?;
     evaluate_prepared(ctx, batch, &prepared).await
 }
@@ -315,7 +409,7 @@ pub(crate) async fn evaluate_prepared(
     ctx: &SessionContext,
     batch: &RecordBatch,
     p: &Prepared,
-) -> Result<Evaluated, String> {
+) -> Result<Evaluated, EvalError> {
     let sql = p.sql.as_str();
     if let (Shape::RowLocal, Some(expr)) = (p.shape, &p.expr) {
         return evaluate_in(ctx, batch, &schema_of(batch)?, expr.clone(), sql);
@@ -329,15 +423,8 @@ pub(crate) async fn evaluate_prepared(
         match query_values(ctx, &batch.slice(offset, len), sql, &p.data_type).await {
             Ok(values) => pieces.push((offset, values)),
             Err(QueryFailure::Refused(m)) => return Err(m),
-            Err(QueryFailure::RunTime(m)) if p.shape == Shape::Window => {
-                let fix = if m.contains("integer overflow") {
-                    ""
-                } else {
-                    ": make it fail on no row (TRY_CAST, NULLIF(x, 0))"
-                };
-                return Err(format!(
-                    "{m}. The expression uses a window or an aggregate, so a row's value depends on the other rows and a failing row cannot be set aside on its own{fix}"
-                ));
+            Err(QueryFailure::RunTime(message)) if p.shape == Shape::Window => {
+                return Err(EvalError::Window { message });
             }
             Err(QueryFailure::RunTime(m)) if len <= 1 => {
                 errors.push((offset, m));
@@ -361,7 +448,7 @@ pub(crate) async fn evaluate_prepared(
     let values = if arrays.is_empty() {
         new_null_array(&p.data_type, 0)
     } else {
-        concat(&arrays).map_err(|e| e.to_string())?
+        concat(&arrays)?
     };
     Ok(Evaluated {
         values,
@@ -378,12 +465,12 @@ pub(crate) fn evaluate_qualified(
     batch: &RecordBatch,
     schema: &DFSchema,
     sql: &str,
-) -> Result<Evaluated, String> {
-    let expr = ctx.parse_sql_expr(sql, schema).map_err(df_err)?;
+) -> Result<Evaluated, EvalError> {
+    let expr = ctx.parse_sql_expr(sql, schema)?;
     if shape_of(&expr) != Shape::RowLocal {
-        return Err(format!(
-            "{sql}: a lookup's output is computed row by row; it cannot use a window, an aggregate or a subquery"
-        ));
+        return Err(EvalError::LookupNotRowLocal {
+            sql: sql.to_string(),
+        });
     }
     evaluate_in(ctx, batch, schema, expr, sql)
 }
@@ -444,11 +531,11 @@ pub(crate) fn describe(
     }
 }
 
-fn too_many_errors(sql: &str, errors: &[(usize, String)]) -> String {
-    format!(
-        "{sql} fails on more than {MAX_ROW_ERRORS} rows; the first: {}",
-        errors.first().map(|(_, e)| e.as_str()).unwrap_or_default()
-    )
+fn too_many_errors(sql: &str, errors: &[(usize, String)]) -> EvalError {
+    EvalError::TooManyRowErrors {
+        sql: sql.to_string(),
+        first: errors.first().map(|(_, e)| e.clone()).unwrap_or_default(),
+    }
 }
 
 /// A row-local expression, evaluated directly on the batch's arrays.
@@ -458,7 +545,7 @@ fn evaluate_in(
     schema: &DFSchema,
     expr: Expr,
     sql: &str,
-) -> Result<Evaluated, String> {
+) -> Result<Evaluated, EvalError> {
     let columns = columns_of(&expr, schema);
     if let Some(e) = constant_error(ctx, &expr, schema) {
         return Err(e);
@@ -477,11 +564,8 @@ fn evaluate_in(
     let expr = simplifier
         .coerce(expr, schema)
         .and_then(|e| crate::checked::checked_logical(e, schema))
-        .and_then(|e| simplifier.simplify(e))
-        .map_err(df_err)?;
-    let physical =
-        crate::checked::checked_arithmetic(ctx.create_physical_expr(expr, schema).map_err(df_err)?)
-            .map_err(df_err)?;
+        .and_then(|e| simplifier.simplify(e))?;
+    let physical = crate::checked::checked_arithmetic(ctx.create_physical_expr(expr, schema)?)?;
     let mut errors = Vec::new();
     let values = evaluate_rows(physical.as_ref(), batch, 0, &mut errors)?;
     if errors.len() > MAX_ROW_ERRORS {
@@ -489,7 +573,7 @@ fn evaluate_in(
     }
     if !errors.is_empty() && columns.is_empty() {
         // Nothing of the row takes part: the expression itself is wrong.
-        return Err(errors.swap_remove(0).1);
+        return Err(EvalError::EveryRow(errors.swap_remove(0).1));
     }
     Ok(Evaluated {
         values,
@@ -500,7 +584,7 @@ fn evaluate_in(
 
 /// The run-time error of subquery `q` run on its own, if it fails (one that
 /// reads the outer row does not plan alone: `None`).
-async fn subquery_error(ctx: &SessionContext, q: &str) -> Option<String> {
+async fn subquery_error(ctx: &SessionContext, q: &str) -> Option<EvalError> {
     let df = ctx
         .sql_with_options(
             &format!("SELECT * FROM ({q}) AS __mp_subquery"),
@@ -509,9 +593,10 @@ async fn subquery_error(ctx: &SessionContext, q: &str) -> Option<String> {
         .await
         .ok()?;
     match crate::query::collect_single(df, None).await {
-        Err(crate::query::CollectError::Execution(m)) => Some(format!(
-            "the subquery ({q}) fails by itself, whatever the row: {m}"
-        )),
+        Err(QueryError::Execution(message)) => Some(EvalError::Subquery {
+            query: q.to_string(),
+            message,
+        }),
         _ => None,
     }
 }
@@ -519,7 +604,7 @@ async fn subquery_error(ctx: &SessionContext, q: &str) -> Option<String> {
 /// The error of a part of `expr` that reads no column (`CAST('x' AS INT)`),
 /// if one fails: it would fail on every row, so it is the expression's
 /// error, not the rows'.
-fn constant_error(ctx: &SessionContext, expr: &Expr, schema: &DFSchema) -> Option<String> {
+fn constant_error(ctx: &SessionContext, expr: &Expr, schema: &DFSchema) -> Option<EvalError> {
     use datafusion::common::tree_node::TreeNodeRecursion;
     let one_row = RecordBatch::try_new_with_options(
         Arc::new(Schema::empty()),
@@ -543,11 +628,10 @@ fn constant_error(ctx: &SessionContext, expr: &Expr, schema: &DFSchema) -> Optio
             .and_then(|p| p.evaluate(&one_row).map(|_| ()));
         match result {
             Err(err) if is_row_error(&err) => {
-                found = Some(format!(
-                    "{}: {} (this part reads no column, so it would fail on every row)",
-                    e.human_display(),
-                    df_err(err)
-                ));
+                found = Some(EvalError::Constant {
+                    part: e.human_display().to_string(),
+                    message: df_err(err),
+                });
                 Ok(TreeNodeRecursion::Stop)
             }
             _ => Ok(TreeNodeRecursion::Jump),
@@ -564,40 +648,35 @@ fn evaluate_rows(
     batch: &RecordBatch,
     offset: usize,
     errors: &mut Vec<(usize, String)>,
-) -> Result<ArrayRef, String> {
+) -> Result<ArrayRef, EvalError> {
     let n = batch.num_rows();
-    let result = expr.evaluate(batch).and_then(|v| v.into_array(n));
-    let result = match result {
-        Err(e) if !is_row_error(&e) => return Err(df_err(e)),
-        other => other.map_err(df_err),
+    let message = match expr.evaluate(batch).and_then(|v| v.into_array(n)) {
+        Ok(values) => return Ok(values),
+        Err(e) if !is_row_error(&e) => return Err(e.into()),
+        Err(e) => df_err(e),
     };
-    match result {
-        Ok(values) => Ok(values),
-        Err(message) if n <= 1 || errors.len() > MAX_ROW_ERRORS => {
-            let ty = expr.data_type(batch.schema().as_ref()).map_err(df_err)?;
-            errors.extend((0..n).map(|r| (offset + r, message.clone())));
-            Ok(new_null_array(&ty, n))
-        }
-        Err(_) => {
-            let half = n / 2;
-            let left = evaluate_rows(expr, &batch.slice(0, half), offset, errors)?;
-            let right = evaluate_rows(expr, &batch.slice(half, n - half), offset + half, errors)?;
-            concat(&[left.as_ref(), right.as_ref()]).map_err(|e| e.to_string())
-        }
+    if n <= 1 || errors.len() > MAX_ROW_ERRORS {
+        let ty = expr.data_type(batch.schema().as_ref())?;
+        errors.extend((0..n).map(|r| (offset + r, message.clone())));
+        return Ok(new_null_array(&ty, n));
     }
+    let half = n / 2;
+    let left = evaluate_rows(expr, &batch.slice(0, half), offset, errors)?;
+    let right = evaluate_rows(expr, &batch.slice(half, n - half), offset + half, errors)?;
+    Ok(concat(&[left.as_ref(), right.as_ref()])?)
 }
 
 enum QueryFailure {
     /// The expression cannot run on any row (planning, shape): the rule's error.
-    Refused(String),
+    Refused(EvalError),
     /// It failed while running (a row's value).
     RunTime(String),
 }
 
 /// `batch` with the hidden [`ROW_ID`] column 0..n appended.
-pub(crate) fn with_row_ids(batch: &RecordBatch) -> Result<RecordBatch, String> {
+pub(crate) fn with_row_ids(batch: &RecordBatch) -> Result<RecordBatch, EvalError> {
     let ids = Arc::new(UInt32Array::from_iter_values(0..batch.num_rows() as u32));
-    crate::query::with_column(batch, ROW_ID, ids).map_err(|e| e.to_string())
+    Ok(crate::query::with_column(batch, ROW_ID, ids)?)
 }
 
 /// Registers `batch` with row ids as the table [`ROWS_TABLE`] for one
@@ -606,9 +685,9 @@ fn register_rows(ctx: &SessionContext, batch: &RecordBatch) -> Result<(), QueryF
     let refused = QueryFailure::Refused;
     let with_id = with_row_ids(batch).map_err(refused)?;
     let table =
-        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(df_err(e)))?;
+        MemTable::try_new(with_id.schema(), vec![vec![with_id]]).map_err(|e| refused(e.into()))?;
     ctx.register_table(ROWS_TABLE, Arc::new(table))
-        .map_err(|e| refused(df_err(e)))?;
+        .map_err(|e| refused(e.into()))?;
     Ok(())
 }
 
@@ -679,7 +758,7 @@ async fn query_values(
     .await?;
     let out = match collected {
         Ok(out) => out,
-        Err(crate::query::CollectError::Query(m))
+        Err(crate::query::QueryError::Query(m))
             if *data_type == DataType::Boolean
                 && (m.contains("subqueries") || m.contains("logical expression Exists")) =>
         {
@@ -689,16 +768,16 @@ async fn query_values(
     };
     let order = input_order(out.column(0), n)
         .ok_or_else(|| refused(one_value_per_row(sql, n, Some(out.num_rows()))))?;
-    take(out.column(1).as_ref(), &order, None).map_err(|e| refused(e.to_string()))
+    take(out.column(1).as_ref(), &order, None).map_err(|e| refused(e.into()))
 }
 
-fn collect_failure(e: crate::query::CollectError, sql: &str, n: usize) -> QueryFailure {
+fn collect_failure(e: crate::query::QueryError, sql: &str, n: usize) -> QueryFailure {
     match e {
-        crate::query::CollectError::TooManyRows(_) => {
+        crate::query::QueryError::TooManyRows(_) => {
             QueryFailure::Refused(one_value_per_row(sql, n, None))
         }
-        crate::query::CollectError::Execution(m) => QueryFailure::RunTime(m),
-        other => QueryFailure::Refused(other.to_string()),
+        crate::query::QueryError::Execution(m) => QueryFailure::RunTime(m),
+        other => QueryFailure::Refused(other.into()),
     }
 }
 
@@ -722,7 +801,7 @@ async fn condition_by_filters(
             Ok(df) => crate::query::collect_single(df, Some(n))
                 .await
                 .map_err(|e| collect_failure(e, sql, n)),
-            Err(e) => Err(refused(df_err(e))),
+            Err(e) => Err(refused(e.into())),
         };
         match ids {
             Ok(ids) => {
@@ -790,25 +869,20 @@ fn negation(sql: &str) -> String {
 }
 
 /// A planning error about an aggregate in a per-row expression gets the hint.
-fn aggregate_hint_if_needed(message: String) -> String {
+fn aggregate_hint_if_needed(message: String) -> EvalError {
     if message.contains("aggregate") || message.contains("GROUP BY") {
-        aggregate_hint(message)
+        EvalError::PlanNeedsOver { message }
     } else {
-        message
+        EvalError::Plan(message)
     }
 }
 
-/// An aggregate in a per-row expression: say how to make it per row.
-fn aggregate_hint(message: String) -> String {
-    format!("{message}. A rule computes one value per row: an aggregate such as count(*) needs OVER (...) (a window) to give every row its own value.")
-}
-
-fn one_value_per_row(sql: &str, n: usize, got: Option<usize>) -> String {
-    aggregate_hint(format!(
-        "{sql} must give one value for each of the {n} rows, but gives {}",
-        got.map(|g| g.to_string())
-            .unwrap_or_else(|| format!("more than {n}"))
-    ))
+fn one_value_per_row(sql: &str, n: usize, got: Option<usize>) -> EvalError {
+    EvalError::NotOneValuePerRow {
+        sql: sql.to_string(),
+        rows: n,
+        got,
+    }
 }
 
 fn df_err(e: datafusion::error::DataFusionError) -> String {
@@ -900,7 +974,7 @@ mod tests {
     fn an_aggregate_without_over_is_refused() {
         let ctx = SessionContext::new();
         let err = run(evaluate(&ctx, &batch(), "count(*) > 1")).unwrap_err();
-        assert!(err.contains("OVER"), "{err}");
+        assert!(err.to_string().contains("OVER"), "{err}");
     }
 
     #[test]
@@ -927,5 +1001,18 @@ mod tests {
         assert_eq!(shape("qty > 1 AND sku <> 'x'"), Shape::RowLocal);
         assert_eq!(shape("sum(qty) OVER () > 3"), Shape::Window);
         assert_eq!(shape("qty IN (SELECT 1)"), Shape::Subquery);
+    }
+
+    #[test]
+    fn not_one_value_per_row_names_the_expression_and_the_rows() {
+        let e = EvalError::NotOneValuePerRow {
+            sql: "count(*) > 1".into(),
+            rows: 4,
+            got: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "count(*) > 1 must give one value for each of the 4 rows, but gives more than 4. A rule computes one value per row: an aggregate such as count(*) needs OVER (...) (a window) to give every row its own value."
+        );
     }
 }

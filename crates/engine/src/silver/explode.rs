@@ -48,13 +48,142 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use serde_json::value::RawValue;
 
 use crate::bronze::{same_name_ignoring_case, BatchInfo};
-use crate::model::{BronzeTableDef, SilverTableDef};
+use crate::error::EngineError;
+use crate::model::{BronzeMode, BronzeTableDef, SilverTableDef};
 use crate::silver::source::{
     json_key, raw_text, ArrowColumnType, Parsed, RawObject, ReadAsUtc, Rejected, SourceColumn,
-    LINEAGE_COLUMNS, PARSE_RULE_ID,
+    SourceError, LINEAGE_COLUMNS, PARSE_RULE_ID,
 };
 
 pub use medallion_protocol::explode::{ExplodeSpec, ExplodeStats};
+
+/// Why a child table cannot be exploded from its bronze table (a
+/// definition problem: a pipeline diagnostic), or why one record or one
+/// element of its array cannot be read (its quarantine reason, rule
+/// [`PARSE_RULE_ID`]; element reasons name the element, `lines[1]`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExplodeError {
+    /// Silver table `silver` reads bronze table `bronze`, which does not exist.
+    #[error("silver.{silver} reads bronze.{bronze}, which does not exist")]
+    NoBronzeTable { silver: String, bronze: String },
+    /// Silver table `silver` cannot explode its bronze table.
+    #[error("silver.{silver} explode: {error}")]
+    InTable {
+        silver: String,
+        #[source]
+        error: Box<ExplodeError>,
+    },
+    /// The array `path` has an empty step (`a..b`).
+    #[error(
+        "path {path:?} must name the array's key (dot-separated for nested objects: order.lines)"
+    )]
+    EmptyPathStep { path: String },
+    /// The bronze table stores typed rows (`mode`), not the records' JSON text.
+    #[error("explode reads the JSON text of raw bronze records, but bronze.{bronze} is stored typed ({}); switch it to raw", .mode.label())]
+    TypedBronze { bronze: String, mode: BronzeMode },
+    /// A parent `column` that bronze table `bronze` does not declare.
+    #[error("parent column {column} is not declared in bronze.{bronze} (declared: {})", .declared.join(", "))]
+    UnknownParent {
+        column: String,
+        bronze: String,
+        declared: Vec<String>,
+    },
+    /// A parent, position, state or element column with an empty name.
+    #[error("a column name is empty")]
+    EmptyName,
+    /// A `column` named as engine column `reserved` (ignoring case), which is `meaning`.
+    #[error("{column} is a reserved name ({reserved} is {meaning}); name the column otherwise (an element key of that name is read with \"path\": \"{column}\")")]
+    ReservedName {
+        column: String,
+        reserved: &'static str,
+        meaning: &'static str,
+    },
+    /// Two of the table's columns are both named `column` (ignoring case).
+    #[error("column {column} is named twice (parent, position, state and element columns need distinct names)")]
+    NamedTwice { column: String },
+    /// A bronze batch without its lineage or payload `column`.
+    #[error("bronze column {column} missing")]
+    NoBronzeColumn { column: String },
+    /// Arrow failed assembling the rows (its message).
+    #[error("{0}")]
+    Arrow(String),
+    /// A declared column's values could not be converted (a declaration problem).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The record was flagged at ingest (`_corrupt_reason`), with this reason.
+    #[error("{0}")]
+    Corrupt(String),
+    /// The record looks like a JSON object but cannot be read as one.
+    #[error("the record is not a readable JSON object")]
+    UnreadableObject,
+    /// The record is JSON, but not an object (`value`, cut after 40 characters).
+    #[error("the record is not a JSON object: {value}")]
+    NotAnObject { value: String },
+    /// On the way along a path, `walked` holds `value`, which is no object.
+    #[error("{walked} is {value}, not an object")]
+    StepNotObject { walked: String, value: String },
+    /// The array at `path` holds `value`, which is no array.
+    #[error("{path} is not an array: {value}")]
+    NotAnArray { path: String, value: String },
+    /// The array at `path` does not parse (the parser's message).
+    #[error("{path}: {message}")]
+    ArrayJson { path: String, message: String },
+    /// Parent `column`'s value cannot be read.
+    #[error("{column}: {error}")]
+    ParentValue {
+        column: String,
+        #[source]
+        error: SourceError,
+    },
+    /// The record is no JSON, or a key matches several keys ignoring case.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// Element `pos` of the array at `path` is no object (`value`) and a
+    /// column reads a key of it.
+    #[error("{path}[{pos}] is not an object: {value}")]
+    ElementNotObject {
+        path: String,
+        pos: usize,
+        value: String,
+    },
+    /// In element `pos` of the array at `path`, `walked` holds `value`, no object.
+    #[error("{path}[{pos}].{walked} is {value}, not an object")]
+    ElementStep {
+        path: String,
+        pos: usize,
+        walked: String,
+        value: String,
+    },
+    /// In element `pos` of the array at `path`, a key matches several keys.
+    #[error("{path}[{pos}]: {error}")]
+    ElementKey {
+        path: String,
+        pos: usize,
+        #[source]
+        error: SourceError,
+    },
+    /// In element `pos` of the array at `path`, `column`'s value cannot be read.
+    #[error("{path}[{pos}].{column}: {error}")]
+    ElementValue {
+        path: String,
+        pos: usize,
+        column: String,
+        #[source]
+        error: SourceError,
+    },
+}
+
+impl From<datafusion::arrow::error::ArrowError> for ExplodeError {
+    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        ExplodeError::Arrow(e.to_string())
+    }
+}
+
+impl From<ExplodeError> for EngineError {
+    fn from(e: ExplodeError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
 
 /// A child table's input rows and what was read.
 pub(crate) struct Exploded {
@@ -90,17 +219,19 @@ pub(crate) fn for_silver(
     s: &SilverTableDef,
     bronze: Option<&BronzeTableDef>,
     batches: &[(BatchInfo, RecordBatch)],
-) -> Option<Result<Exploded, String>> {
+) -> Option<Result<Exploded, ExplodeError>> {
     let spec = s.explode.as_ref()?;
     let Some(bronze) = bronze else {
-        return Some(Err(format!(
-            "silver.{} reads bronze.{}, which does not exist",
-            s.name, s.source
-        )));
+        return Some(Err(ExplodeError::NoBronzeTable {
+            silver: s.name.clone(),
+            bronze: s.source.clone(),
+        }));
     };
     Some(
-        explode_bronze(spec, bronze, batches)
-            .map_err(|m| format!("silver.{} explode: {m}", s.name)),
+        explode_bronze(spec, bronze, batches).map_err(|e| ExplodeError::InTable {
+            silver: s.name.clone(),
+            error: Box::new(e),
+        }),
     )
 }
 
@@ -108,19 +239,17 @@ pub(crate) fn for_silver(
 fn check_spec<'a>(
     spec: &ExplodeSpec,
     bronze: &'a BronzeTableDef,
-) -> Result<Vec<&'a SourceColumn>, String> {
+) -> Result<Vec<&'a SourceColumn>, ExplodeError> {
     if spec.path.split('.').any(|p| p.trim().is_empty()) {
-        return Err(format!(
-            "path {:?} must name the array's key (dot-separated for nested objects: order.lines)",
-            spec.path
-        ));
+        return Err(ExplodeError::EmptyPathStep {
+            path: spec.path.clone(),
+        });
     }
     if bronze.mode.is_typed() {
-        return Err(format!(
-            "explode reads the JSON text of raw bronze records, but bronze.{} is stored typed ({}); switch it to raw",
-            bronze.name,
-            bronze.mode.label()
-        ));
+        return Err(ExplodeError::TypedBronze {
+            bronze: bronze.name.clone(),
+            mode: bronze.mode,
+        });
     }
     let parents = spec
         .parent_columns
@@ -131,12 +260,10 @@ fn check_spec<'a>(
                 .columns
                 .iter()
                 .find(|c| c.name == *name)
-                .ok_or_else(|| {
-                    format!(
-                        "parent column {name} is not declared in bronze.{} (declared: {})",
-                        bronze.name,
-                        bronze.schema.column_names().join(", ")
-                    )
+                .ok_or_else(|| ExplodeError::UnknownParent {
+                    column: name.clone(),
+                    bronze: bronze.name.clone(),
+                    declared: bronze.schema.column_names(),
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -149,17 +276,19 @@ fn check_spec<'a>(
     let mut seen: Vec<&str> = Vec::new();
     for n in names {
         if n.trim().is_empty() {
-            return Err("a column name is empty".into());
+            return Err(ExplodeError::EmptyName);
         }
         if let Some((reserved, meaning)) = crate::bronze::reserved_column(n) {
-            return Err(format!(
-                "{n} is a reserved name ({reserved} is {meaning}); name the column otherwise (an element key of that name is read with \"path\": \"{n}\")"
-            ));
+            return Err(ExplodeError::ReservedName {
+                column: n.to_string(),
+                reserved,
+                meaning,
+            });
         }
         if seen.iter().any(|s| same_name_ignoring_case(s, n)) {
-            return Err(format!(
-                "column {n} is named twice (parent, position, state and element columns need distinct names)"
-            ));
+            return Err(ExplodeError::NamedTwice {
+                column: n.to_string(),
+            });
         }
         seen.push(n);
     }
@@ -171,7 +300,7 @@ fn explode_bronze(
     spec: &ExplodeSpec,
     bronze: &BronzeTableDef,
     batches: &[(BatchInfo, RecordBatch)],
-) -> Result<Exploded, String> {
+) -> Result<Exploded, ExplodeError> {
     let parents = check_spec(spec, bronze)?;
     let mut stats = ExplodeStats::default();
     // Per readable record: lineage, parent texts, state, elements.
@@ -182,7 +311,9 @@ fn explode_bronze(
             batch
                 .column_by_name(name)
                 .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-                .ok_or_else(|| format!("bronze column {name} missing"))
+                .ok_or_else(|| ExplodeError::NoBronzeColumn {
+                    column: name.to_string(),
+                })
         };
         let (payloads, events, batch_ids, files) = (
             s("raw_payload")?,
@@ -195,7 +326,7 @@ fn explode_bronze(
             stats.records += 1;
             let lineage = [events, batch_ids, files, payloads].map(|a| a.value(row).to_string());
             let read = match corrupt.filter(|c| c.is_valid(row)) {
-                Some(c) => Err(c.value(row).to_string()),
+                Some(c) => Err(ExplodeError::Corrupt(c.value(row).to_string())),
                 None => read_record(payloads.value(row), spec, &parents),
             };
             match read {
@@ -207,7 +338,7 @@ fn explode_bronze(
                 }),
                 Err(reason) => {
                     stats.unreadable += 1;
-                    rejected.push(rejection(&lineage, reason));
+                    rejected.push(rejection(&lineage, reason.to_string()));
                 }
             }
         }
@@ -260,10 +391,7 @@ fn explode_bronze(
                     texts.push(values.clone());
                     row_lineage.push(i);
                 }
-                Err(reason) => rejected.push(rejection(
-                    &r.lineage,
-                    format!("{}[{pos}]{reason}", spec.path),
-                )),
+                Err(reason) => rejected.push(rejection(&r.lineage, reason.to_string())),
             }
         }
     }
@@ -312,10 +440,9 @@ fn explode_bronze(
             )) as ArrayRef
         })
         .collect();
-    let err = |e: datafusion::arrow::error::ArrowError| e.to_string();
     for (c, a) in parents.iter().zip(&parent_typed) {
         fields.push(Field::new(&c.name, c.data_type.arrow_type(), true));
-        columns.push(take(a.as_ref(), &record_idx, None).map_err(err)?);
+        columns.push(take(a.as_ref(), &record_idx, None)?);
     }
     fields.push(Field::new(&spec.position_column, DataType::Int32, true));
     columns.push(Arc::new(Int32Array::from_iter(
@@ -329,9 +456,9 @@ fn explode_bronze(
     }
     for (c, a) in spec.columns.iter().zip(&element_typed) {
         fields.push(Field::new(&c.name, c.data_type.arrow_type(), true));
-        columns.push(take(a.as_ref(), &row_idx, None).map_err(err)?);
+        columns.push(take(a.as_ref(), &row_idx, None)?);
     }
-    let rows = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(err)?;
+    let rows = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?;
     Ok(Exploded {
         parsed: Parsed {
             rows,
@@ -353,13 +480,13 @@ struct Record {
     lineage: [String; 4],
     parent: Vec<Option<String>>,
     state: ArrayState,
-    elements: Vec<Result<Vec<Option<String>>, String>>,
+    elements: Vec<Result<Vec<Option<String>>, ExplodeError>>,
 }
 
 type ReadRecord = (
     Vec<Option<String>>,
     ArrayState,
-    Vec<Result<Vec<Option<String>>, String>>,
+    Vec<Result<Vec<Option<String>>, ExplodeError>>,
 );
 
 fn rejection(lineage: &[String; 4], reason: String) -> Rejected {
@@ -383,7 +510,7 @@ fn convert<'a, 'r>(
     columns: impl Iterator<Item = &'a SourceColumn>,
     rows: impl Iterator<Item = &'r [Option<String>]> + Clone,
     n: usize,
-) -> Result<(Vec<ArrayRef>, Vec<Vec<String>>, Vec<ReadAsUtc>), String> {
+) -> Result<(Vec<ArrayRef>, Vec<Vec<String>>, Vec<ReadAsUtc>), ExplodeError> {
     let mut typed = Vec::new();
     let mut errors: Vec<Vec<String>> = vec![Vec::new(); n];
     let mut utc = Vec::new();
@@ -393,8 +520,7 @@ fn convert<'a, 'r>(
             b.append_option(r.get(c).cloned().flatten());
         }
         let texts = b.finish();
-        let converted = crate::silver::convert::convert_source_column(col, &texts)
-            .map_err(|e| e.to_string())?;
+        let converted = crate::silver::convert::convert_source_column(col, &texts)?;
         for (row, e) in converted.errors.into_iter().enumerate() {
             if let (Some(e), Some(list)) = (e, errors.get_mut(row)) {
                 list.push(e);
@@ -445,7 +571,11 @@ fn object(v: &RawValue) -> Option<Object<'_>> {
 /// `name` in `obj`, bound as a source column binds a key
 /// ([`crate::silver::source::json_key`]): the exact key, else the one key equal
 /// ignoring case; two such keys are an error naming both and `column`.
-fn key<'a>(obj: &Object<'a>, name: &str, column: &str) -> Result<Option<&'a RawValue>, String> {
+fn key<'a>(
+    obj: &Object<'a>,
+    name: &str,
+    column: &str,
+) -> Result<Option<&'a RawValue>, ExplodeError> {
     Ok(json_key(obj, name, column)?.map(|(_, v)| v))
 }
 
@@ -453,7 +583,11 @@ fn key<'a>(obj: &Object<'a>, name: &str, column: &str) -> Result<Option<&'a RawV
 /// when a `null` is met on the way; an error when a step is not an object,
 /// or when a key matches two keys ignoring case (`column` names the
 /// declared column in that message).
-fn at_path<'a>(obj: &Object<'a>, path: &str, column: &str) -> Result<Option<&'a RawValue>, String> {
+fn at_path<'a>(
+    obj: &Object<'a>,
+    path: &str,
+    column: &str,
+) -> Result<Option<&'a RawValue>, ExplodeError> {
     let mut parts = path.split('.');
     let Some(first) = parts.next() else {
         return Ok(None);
@@ -467,7 +601,10 @@ fn at_path<'a>(obj: &Object<'a>, path: &str, column: &str) -> Result<Option<&'a 
             return Ok(Some(v));
         }
         let Some(o) = object(v) else {
-            return Err(format!("{walked} is {}, not an object", short(v)));
+            return Err(ExplodeError::StepNotObject {
+                walked,
+                value: short(v),
+            });
         };
         match key(&o, p, column)? {
             Some(next) => v = next,
@@ -492,30 +629,34 @@ fn read_record(
     raw: &str,
     spec: &ExplodeSpec,
     parents: &[&SourceColumn],
-) -> Result<ReadRecord, String> {
+) -> Result<ReadRecord, ExplodeError> {
     let obj: Object = match serde_json::from_str::<&RawValue>(raw) {
-        Ok(v) if kind(v) == Kind::Object => {
-            object(v).ok_or_else(|| "the record is not a readable JSON object".to_string())?
-        }
-        Ok(v) => return Err(format!("the record is not a JSON object: {}", short(v))),
-        Err(e) => return Err(format!("invalid JSON at column {}: {e}", e.column())),
+        Ok(v) if kind(v) == Kind::Object => object(v).ok_or(ExplodeError::UnreadableObject)?,
+        Ok(v) => return Err(ExplodeError::NotAnObject { value: short(v) }),
+        Err(e) => return Err(SourceError::json(e).into()),
     };
     let parent = parents
         .iter()
         .map(
             |c| match at_path(&obj, c.path.as_deref().unwrap_or(&c.name), &c.name)? {
-                Some(v) => raw_text(v).map_err(|e| format!("{}: {e}", c.name)),
+                Some(v) => raw_text(v).map_err(|error| ExplodeError::ParentValue {
+                    column: c.name.clone(),
+                    error,
+                }),
                 None => Ok(None),
             },
         )
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, ExplodeError>>()?;
     let array = at_path(&obj, &spec.path, &spec.path)?;
     let (state, items): (ArrayState, Vec<&RawValue>) = match array {
         None => (ArrayState::Missing, vec![]),
         Some(v) if kind(v) == Kind::Null => (ArrayState::Null, vec![]),
         Some(v) if kind(v) == Kind::Array => {
             let items: Vec<&RawValue> =
-                serde_json::from_str(v.get()).map_err(|e| format!("{}: {e}", spec.path))?;
+                serde_json::from_str(v.get()).map_err(|e| ExplodeError::ArrayJson {
+                    path: spec.path.clone(),
+                    message: e.to_string(),
+                })?;
             let state = if items.is_empty() {
                 ArrayState::Empty
             } else {
@@ -523,22 +664,39 @@ fn read_record(
             };
             (state, items)
         }
-        Some(v) => return Err(format!("{} is not an array: {}", spec.path, short(v))),
+        Some(v) => {
+            return Err(ExplodeError::NotAnArray {
+                path: spec.path.clone(),
+                value: short(v),
+            })
+        }
     };
     let elements = items
         .into_iter()
-        .map(|item| read_element(item, &spec.columns))
+        .enumerate()
+        .map(|(pos, item)| read_element(item, pos, spec))
         .collect();
     Ok((parent, state, elements))
 }
 
-/// One element → its declared fields' texts. An element that is not an
-/// object can only be read by a column whose path is `$` (the element itself).
-fn read_element(item: &RawValue, columns: &[SourceColumn]) -> Result<Vec<Option<String>>, String> {
+/// Element `pos` of the array → its declared fields' texts. An element that
+/// is not an object can only be read by a column whose path is `$` (the
+/// element itself).
+fn read_element(
+    item: &RawValue,
+    pos: usize,
+    spec: &ExplodeSpec,
+) -> Result<Vec<Option<String>>, ExplodeError> {
+    let columns = &spec.columns;
+    let path = || spec.path.clone();
     let whole = |c: &SourceColumn| c.path.as_deref() == Some("$");
     let obj = object(item);
     if obj.is_none() && !columns.iter().all(whole) {
-        return Err(format!(" is not an object: {}", short(item)));
+        return Err(ExplodeError::ElementNotObject {
+            path: path(),
+            pos,
+            value: short(item),
+        });
     }
     columns
         .iter()
@@ -550,15 +708,32 @@ fn read_element(item: &RawValue, columns: &[SourceColumn]) -> Result<Vec<Option<
                     Some(o) => at_path(o, c.path.as_deref().unwrap_or(&c.name), &c.name)
                         // A step that is no object names its path (`lines[1].a.b is 5,
                         // ...`); a key matching two keys is said after the element.
-                        .map_err(|e| match e.starts_with("declared column") {
-                            true => format!(": {e}"),
-                            false => format!(".{e}"),
+                        .map_err(|e| match e {
+                            ExplodeError::StepNotObject { walked, value } => {
+                                ExplodeError::ElementStep {
+                                    path: path(),
+                                    pos,
+                                    walked,
+                                    value,
+                                }
+                            }
+                            ExplodeError::Source(error) => ExplodeError::ElementKey {
+                                path: path(),
+                                pos,
+                                error,
+                            },
+                            other => other,
                         })?,
                     None => None,
                 }
             };
             match v {
-                Some(v) => raw_text(v).map_err(|e| format!(".{}: {e}", c.name)),
+                Some(v) => raw_text(v).map_err(|error| ExplodeError::ElementValue {
+                    path: path(),
+                    pos,
+                    column: c.name.clone(),
+                    error,
+                }),
                 None => Ok(None),
             }
         })
@@ -631,7 +806,7 @@ mod tests {
     #[test]
     fn definition_errors_name_what_is_wrong() {
         let b = bronze(BronzeMode::Raw);
-        let bad = |v: serde_json::Value| check_spec(&spec(v), &b).unwrap_err();
+        let bad = |v: serde_json::Value| check_spec(&spec(v), &b).unwrap_err().to_string();
         assert_eq!(
             bad(serde_json::json!({"path": "lines", "parent_columns": ["id"], "columns": []})),
             "parent column id is not declared in bronze.orders (declared: order_id, shop)"
@@ -658,6 +833,7 @@ mod tests {
         let typed = bronze(BronzeMode::Permissive);
         assert!(check_spec(&spec(serde_json::json!({"path": "lines", "columns": []})), &typed)
             .unwrap_err()
+            .to_string()
             .starts_with("explode reads the JSON text of raw bronze records, but bronze.orders is stored typed (PERMISSIVE)"));
     }
 
@@ -703,7 +879,11 @@ mod tests {
             ]
         );
         // States, and what is not readable.
-        let state = |raw: &str| read_record(raw, &s, &parents).map(|r| r.1);
+        let state = |raw: &str| {
+            read_record(raw, &s, &parents)
+                .map(|r| r.1)
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(state(r#"{"order": {"lines": []}}"#), Ok(ArrayState::Empty));
         assert_eq!(state(r#"{"order": null}"#), Ok(ArrayState::Null));
         assert_eq!(state(r#"{"order": {}}"#), Ok(ArrayState::Missing));
@@ -741,12 +921,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            elements,
-            [
-                Err(": declared column émission matches 2 source names ignoring case: \"Émission\" and \"émission\"; declare it with the exact name of one of them".to_string()),
-                Ok(vec![Some("3".to_string())])
-            ]
+            elements[0].as_ref().map_err(|e| e.to_string()),
+            Err("lines[0]: declared column émission matches 2 source names ignoring case: \"Émission\" and \"émission\"; declare it with the exact name of one of them".to_string())
         );
+        assert_eq!(elements[1], Ok(vec![Some("3".to_string())]));
         // The parent columns and the array's path too.
         let err = read_record(
             r#"{"Order_ID": "A", "order_id": "B", "lines": []}"#,
@@ -759,13 +937,37 @@ mod tests {
             &s,
             &parents,
         );
-        assert!(err.unwrap_err().contains("\"LINES\" and \"Lines\""));
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("\"LINES\" and \"Lines\""));
         // Column names are compared ignoring case in every script.
         let twice = spec(serde_json::json!({"path": "lines",
             "columns": [{"name": "émission", "type": "INT"}, {"name": "ÉMISSION", "type": "INT"}]}));
         assert_eq!(
-            check_spec(&twice, &b).unwrap_err(),
+            check_spec(&twice, &b).unwrap_err().to_string(),
             "column ÉMISSION is named twice (parent, position, state and element columns need distinct names)"
+        );
+    }
+
+    #[test]
+    fn an_element_error_names_the_array_the_position_and_the_step() {
+        let e = ExplodeError::ElementStep {
+            path: "lines".into(),
+            pos: 1,
+            walked: "price".into(),
+            value: "5".into(),
+        };
+        assert_eq!(e.to_string(), "lines[1].price is 5, not an object");
+        let e = ExplodeError::InTable {
+            silver: "order_lines".into(),
+            error: Box::new(ExplodeError::NamedTwice {
+                column: "qty".into(),
+            }),
+        };
+        assert_eq!(
+            e.to_string(),
+            "silver.order_lines explode: column qty is named twice (parent, position, state and element columns need distinct names)"
         );
     }
 }

@@ -101,14 +101,14 @@ pub(crate) async fn predicate_mask(
     ctx: &SessionContext,
     batch: &RecordBatch,
     predicate: &str,
-) -> std::result::Result<(BooleanArray, Vec<(usize, String)>), String> {
+) -> std::result::Result<(BooleanArray, Vec<(usize, String)>), RuleError> {
     check_size(predicate, MAX_EXPRESSION_TOKENS)?;
     let prepared = crate::silver::eval::prepare(ctx, batch, predicate).await?;
     let ty = &prepared.data_type;
     if *ty != DataType::Boolean && *ty != DataType::Null {
-        return Err(format!(
-            "the condition must be TRUE or FALSE for each row, but this expression gives {ty}"
-        ));
+        return Err(RuleError::NotCondition {
+            data_type: ty.clone(),
+        });
     }
     let e = crate::silver::eval::evaluate_prepared(ctx, batch, &prepared)
         .await
@@ -130,15 +130,16 @@ pub(crate) async fn eval_condition(
     batch: &RecordBatch,
     rule: &Rule,
     reject_when_true: bool,
-) -> std::result::Result<Failures, String> {
+) -> std::result::Result<Failures, RuleError> {
     let sql = rule.resolved_expression();
     let prepared = crate::silver::eval::prepare(ctx, batch, &sql).await?;
     let ty = &prepared.data_type;
     if *ty != DataType::Boolean && *ty != DataType::Null {
+        let data_type = ty.clone();
         return Err(if reject_when_true {
-            format!("a filter must be a condition (TRUE = send the row to quarantine), but this expression gives {ty}")
+            RuleError::FilterNotCondition { data_type }
         } else {
-            format!("an expectation must be a condition every row satisfies (TRUE = the row is fine), but this expression gives {ty}")
+            RuleError::ExpectationNotCondition { data_type }
         });
     }
     let e = crate::silver::eval::evaluate_prepared(ctx, batch, &prepared)

@@ -95,9 +95,70 @@ use datafusion::arrow::row::{RowConverter, Rows, SortField};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde::{Deserialize, Serialize};
 
+use crate::error::EngineError;
 use crate::model::ArrowColumnType;
 
 pub use medallion_protocol::merge::{MergeSpec, Scd};
+
+/// Why rows cannot be merged into a table (see [`merge`]): the error of the
+/// whole silver table (or gold model with MERGE ON). Keys are shown as
+/// `customer_id=C-203`, values as silver shows them.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// The spec names no key column.
+    #[error("merge needs at least one key column")]
+    NoKeys,
+    /// SCD type 2 without `sequence_by`.
+    #[error("SCD type 2 needs sequence_by: the column that orders the changes (a CDC LSN or an update timestamp), or the snapshot version")]
+    Scd2WithoutSequence,
+    /// The caller passed a delete flag count other than the row count.
+    #[error("internal: one delete flag per row is needed")]
+    DeleteFlags,
+    /// An SCD2 merge lost its sequence values.
+    #[error("no sequence")]
+    NoSequence,
+    /// A key or sequence `column` that the rows do not have; `columns`: the
+    /// table's columns (`name TYPE`).
+    #[error("{column} is not a column of this silver table (columns: {})", .columns.join(", "))]
+    NoColumn {
+        column: String,
+        columns: Vec<String>,
+    },
+    /// An incremental merge whose new rows have other columns (`now`, as
+    /// `name TYPE`) than the table (`before`).
+    #[error("an incremental run cannot merge into this table: the rules changed its columns (now: {}; before: {}). Run a full refresh to rebuild it from bronze.", .now.join(", "), .before.join(", "))]
+    ColumnsChanged {
+        now: Vec<String>,
+        before: Vec<String>,
+    },
+    /// Key `column` is NULL in the row with key `key`, without null_safe_keys.
+    #[error("{column} is NULL in a row ({key}): merge keys must not be NULL (such rows go to the quarantine), or set null_safe_keys so that NULL equals NULL")]
+    NullKey { column: String, key: String },
+    /// The `sequence_by` column is NULL in the row with key `key`.
+    #[error("{column} is NULL in a row ({key}): the sequence_by column orders the changes and must not be NULL")]
+    NullSequence { column: String, key: String },
+    /// The `sequence_by` column is NaN in the row with key `key`.
+    #[error("{column} is NaN in a row ({key}): the sequence_by column orders the changes and NaN is not an order")]
+    NanSequence { column: String, key: String },
+    /// A new row (key `key`, sequence `column` = `value`) is not after the
+    /// rows merged before (up to `last`).
+    #[error("{key} at {column}={value} is not after the rows already merged into the table (up to {column}={last}): merge all rows from scratch (a full refresh)")]
+    NotAfterBase {
+        key: String,
+        column: String,
+        value: String,
+        last: String,
+    },
+    /// Arrow failed comparing or assembling the rows.
+    #[error(transparent)]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+}
+
+impl From<MergeError> for EngineError {
+    fn from(e: MergeError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
 
 /// SCD2 columns added before the lineage columns.
 pub const SCD2_COLUMNS: [&str; 3] = ["valid_from", "valid_to", "is_current"];
@@ -186,7 +247,7 @@ pub struct MergeState {
 
 impl MergeState {
     /// This state with the rows `rows` (silver's layout) merged as well.
-    pub fn observe(&self, spec: &MergeSpec, rows: &RecordBatch) -> Result<MergeState, String> {
+    pub fn observe(&self, spec: &MergeSpec, rows: &RecordBatch) -> Result<MergeState, MergeError> {
         let mut next = self.clone();
         let Some(seq) = &spec.sequence_by else {
             return Ok(next);
@@ -226,7 +287,11 @@ impl MergeState {
     /// `customer_id=C-202 at updated_at=2024-08-01 09:00:00`: merging `rows`
     /// into the current table could then differ from merging all rows from
     /// scratch. None: an incremental merge gives the same table.
-    pub fn late_row(&self, spec: &MergeSpec, rows: &RecordBatch) -> Result<Option<String>, String> {
+    pub fn late_row(
+        &self,
+        spec: &MergeSpec,
+        rows: &RecordBatch,
+    ) -> Result<Option<String>, MergeError> {
         let Some(seq) = &spec.sequence_by else {
             return Ok(None); // arrival order: new rows come last
         };
@@ -272,13 +337,14 @@ fn hash(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
-fn column(batch: &RecordBatch, name: &str) -> Result<ArrayRef, String> {
-    batch.column_by_name(name).cloned().ok_or_else(|| {
-        format!(
-            "{name} is not a column of this silver table (columns: {})",
-            describe(&batch.schema())
-        )
-    })
+fn column(batch: &RecordBatch, name: &str) -> Result<ArrayRef, MergeError> {
+    batch
+        .column_by_name(name)
+        .cloned()
+        .ok_or_else(|| MergeError::NoColumn {
+            column: name.to_string(),
+            columns: describe(&batch.schema()),
+        })
 }
 
 /// One event of a key: a row of the combined input, or (snapshots) a key
@@ -296,17 +362,17 @@ enum Step {
 /// messages for the silver table (unknown key or sequence column, SCD2
 /// without a sequence, a NULL key or sequence value, a rules change that
 /// altered the columns, a row older than the table it is merged into).
-pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
+pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, MergeError> {
     let spec = input.spec;
     let scd2 = spec.stored_as == Scd::Scd2;
     if spec.keys.is_empty() {
-        return Err("merge needs at least one key column".into());
+        return Err(MergeError::NoKeys);
     }
     if scd2 && spec.sequence_by.is_none() {
-        return Err("SCD type 2 needs sequence_by: the column that orders the changes (a CDC LSN or an update timestamp), or the snapshot version".into());
+        return Err(MergeError::Scd2WithoutSequence);
     }
     if input.deletes.len() != input.new.num_rows() {
-        return Err("internal: one delete flag per row is needed".into());
+        return Err(MergeError::DeleteFlags);
     }
     let layout = input.new.schema();
     // The base without its SCD2 columns must have the new rows' layout.
@@ -316,23 +382,22 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
                 .filter(|&i| !SCD2_COLUMNS.contains(&b.schema().field(i).name().as_str()))
                 .collect();
             let to = b.column_by_name("valid_to").cloned();
-            (Some(b.project(&keep).map_err(|e| e.to_string())?), to)
+            (Some(b.project(&keep)?), to)
         }
         Some(b) => (Some(b.clone()), None),
         None => (None, None),
     };
     if let Some(b) = &base_rows {
         if b.schema().fields() != layout.fields() {
-            return Err(format!(
-                "an incremental run cannot merge into this table: the rules changed its columns (now: {}; before: {}). Run a full refresh to rebuild it from bronze.",
-                describe(&layout),
-                describe(&b.schema())
-            ));
+            return Err(MergeError::ColumnsChanged {
+                now: describe(&layout),
+                before: describe(&b.schema()),
+            });
         }
     }
     let n_base = base_rows.as_ref().map_or(0, |b| b.num_rows());
     let all = match &base_rows {
-        Some(b) => concat_batches(&layout, [b, input.new]).map_err(|e| e.to_string())?,
+        Some(b) => concat_batches(&layout, [b, input.new])?,
         None => input.new.clone(),
     };
     let n_all = all.num_rows();
@@ -344,10 +409,10 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     if !spec.null_safe_keys {
         for (name, k) in spec.keys.iter().zip(&keys) {
             if let Some(i) = (0..n_all).find(|&i| k.is_null(i)) {
-                return Err(format!(
-                    "{name} is NULL in a row ({}): merge keys must not be NULL (such rows go to the quarantine), or set null_safe_keys so that NULL equals NULL",
-                    describe_key(&spec.keys, &keys, i)
-                ));
+                return Err(MergeError::NullKey {
+                    column: name.clone(),
+                    key: describe_key(&spec.keys, &keys, i),
+                });
             }
         }
     }
@@ -360,20 +425,20 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
         .transpose()?;
     if let (Some(name), Some(c)) = (&spec.sequence_by, &seq_col) {
         if let Some(i) = (0..n_all).find(|&i| c.is_null(i)) {
-            return Err(format!(
-                "{name} is NULL in a row ({}): the sequence_by column orders the changes and must not be NULL",
-                describe_key(&spec.keys, &keys, i)
-            ));
+            return Err(MergeError::NullSequence {
+                column: name.clone(),
+                key: describe_key(&spec.keys, &keys, i),
+            });
         }
         if let Some(i) = (0..n_all).find(|&i| is_nan(c.as_ref(), i)) {
-            return Err(format!(
-                "{name} is NaN in a row ({}): the sequence_by column orders the changes and NaN is not an order",
-                describe_key(&spec.keys, &keys, i)
-            ));
+            return Err(MergeError::NanSequence {
+                column: name.clone(),
+                key: describe_key(&spec.keys, &keys, i),
+            });
         }
     }
     let seq_values: Option<ArrayRef> = match (&seq_col, &base_valid_to) {
-        (Some(c), Some(to)) => Some(concat(&[c.as_ref(), to.as_ref()]).map_err(|e| e.to_string())?),
+        (Some(c), Some(to)) => Some(concat(&[c.as_ref(), to.as_ref()])?),
         (Some(c), None) => Some(c.clone()),
         (None, _) => None,
     };
@@ -493,13 +558,11 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
     // Rows that came after the base: refused when they are not.
     if n_base > 0 {
         if let (Some(seq), Some(name)) = (&seq_values, &spec.sequence_by) {
-            let late = |i: usize, last: usize| -> String {
-                format!(
-                    "{} at {name}={} is not after the rows already merged into the table (up to {name}={}): merge all rows from scratch (a full refresh)",
-                    describe_key(&spec.keys, &keys, i),
-                    show(seq, i),
-                    show(seq, last)
-                )
+            let late = |i: usize, last: usize| MergeError::NotAfterBase {
+                key: describe_key(&spec.keys, &keys, i),
+                column: name.clone(),
+                value: show(seq, i),
+                last: show(seq, last),
             };
             if spec.from_snapshots {
                 let max = (0..n_base).filter_map(base_last).max();
@@ -714,15 +777,14 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
         .columns()
         .iter()
         .map(|c| take(c.as_ref(), &idx, None))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let mut batch = RecordBatch::try_new(layout.clone(), columns).map_err(|e| e.to_string())?;
+        .collect::<Result<_, _>>()?;
+    let mut batch = RecordBatch::try_new(layout.clone(), columns)?;
     if scd2 {
-        let seq = seq_values.as_ref().ok_or("no sequence")?;
+        let seq = seq_values.as_ref().ok_or(MergeError::NoSequence)?;
         let from_idx = UInt32Array::from_iter_values(out.iter().map(|(i, _)| *i as u32));
         let to_idx = UInt32Array::from_iter(out.iter().map(|(_, t)| t.map(|t| t as u32)));
-        let from = take(seq.as_ref(), &from_idx, None).map_err(|e| e.to_string())?;
-        let to = take(seq.as_ref(), &to_idx, None).map_err(|e| e.to_string())?;
+        let from = take(seq.as_ref(), &from_idx, None)?;
+        let to = take(seq.as_ref(), &to_idx, None)?;
         let current = BooleanArray::from(out.iter().map(|(_, t)| t.is_none()).collect::<Vec<_>>());
         let n_data = layout.fields().len() - lineage.len();
         let mut fields: Vec<Field> = layout.fields()[..n_data]
@@ -738,8 +800,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
             fields.push(f.as_ref().clone());
         }
         cols.extend(batch.columns()[n_data..].iter().cloned());
-        batch =
-            RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| e.to_string())?;
+        batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
     }
     Ok(Merged {
         batch,
@@ -755,7 +816,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, String> {
 /// Rows equal in every column are one row. None when every key is unique.
 /// Of several such keys the smallest (in the keys' sort order) is named, so
 /// the message does not depend on the query's row order.
-pub fn conflicting_key(batch: &RecordBatch, keys: &[String]) -> Result<Option<String>, String> {
+pub fn conflicting_key(batch: &RecordBatch, keys: &[String]) -> Result<Option<String>, MergeError> {
     let key_cols = keys
         .iter()
         .map(|k| column(batch, k))
@@ -787,7 +848,7 @@ fn held(
     new_rows: std::ops::Range<usize>,
     batch_of: &dyn Fn(usize) -> String,
     position: &dyn Fn(usize) -> Vec<u8>,
-) -> Result<Held, String> {
+) -> Result<Held, MergeError> {
     let mut positions = HashSet::new();
     // Every snapshot a batch has rows in (with `sequence_by` a file may
     // hold several snapshot versions; all of them, not its first row's).
@@ -968,24 +1029,22 @@ fn ordered_values(values: &ArrayRef) -> ArrayRef {
 }
 
 /// Comparable bytes of sequence values ([`ordered_values`]), one row each.
-fn sequence_rows(values: &ArrayRef) -> std::result::Result<Rows, String> {
+fn sequence_rows(values: &ArrayRef) -> std::result::Result<Rows, MergeError> {
     rows_of(&[ordered_values(values)])
 }
 
-fn rows_of(columns: &[ArrayRef]) -> std::result::Result<Rows, String> {
+fn rows_of(columns: &[ArrayRef]) -> std::result::Result<Rows, MergeError> {
     let converter = RowConverter::new(
         columns
             .iter()
             .map(|c| SortField::new(c.data_type().clone()))
             .collect(),
-    )
-    .map_err(|e| e.to_string())?;
-    converter
-        .convert_columns(columns)
-        .map_err(|e| e.to_string())
+    )?;
+    Ok(converter.convert_columns(columns)?)
 }
 
-fn describe(schema: &Schema) -> String {
+/// A schema's columns as `name TYPE` (lineage left out), for messages.
+fn describe(schema: &Schema) -> Vec<String> {
     schema
         .fields()
         .iter()
@@ -996,8 +1055,7 @@ fn describe(schema: &Schema) -> String {
                 .unwrap_or_else(|| f.data_type().to_string());
             format!("{} {ty}", f.name())
         })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect()
 }
 
 #[cfg(test)]
@@ -1045,7 +1103,7 @@ mod tests {
         deletes: &[bool],
         base: Option<&RecordBatch>,
         holds: Option<&SnapshotHolds>,
-    ) -> Result<Merged, String> {
+    ) -> Result<Merged, MergeError> {
         merge(MergeInput {
             spec,
             base,
@@ -1108,7 +1166,9 @@ mod tests {
         let first = run(&s, &rows(&[(Some("a"), 5, 10, "b1")]), &[false], None, None).unwrap();
         let late = rows(&[(Some("a"), 5, 11, "b2")]);
         assert_eq!(
-            run(&s, &late, &[false], Some(&first.batch), None).unwrap_err(),
+            run(&s, &late, &[false], Some(&first.batch), None)
+                .unwrap_err()
+                .to_string(),
             "k=a at seq=5 is not after the rows already merged into the table (up to seq=5): merge all rows from scratch (a full refresh)"
         );
         let state = MergeState::default()
@@ -1303,5 +1363,17 @@ mod tests {
                 Some("k=a")
             );
         }
+    }
+
+    #[test]
+    fn a_null_key_names_the_column_and_the_row() {
+        let e = MergeError::NullKey {
+            column: "customer_id".into(),
+            key: "customer_id=NULL, region=EU".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "customer_id is NULL in a row (customer_id=NULL, region=EU): merge keys must not be NULL (such rows go to the quarantine), or set null_safe_keys so that NULL equals NULL"
+        );
     }
 }

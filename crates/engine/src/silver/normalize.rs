@@ -19,13 +19,13 @@ pub(crate) async fn normalize(
     ctx: &SessionContext,
     input: &RecordBatch,
     rule: &Rule,
-) -> std::result::Result<Step, String> {
+) -> std::result::Result<Step, RuleError> {
     let column = rule.column.trim();
     check_target_column(rule, column)?;
     let Ok(old_index) = input.schema().index_of(column) else {
-        return Err(format!(
-            "column {column} does not exist here, so it cannot be normalized (use an enrich rule to add a new column)"
-        ));
+        return Err(RuleError::NoColumnToNormalize {
+            column: column.to_string(),
+        });
     };
     let sql = rule.resolved_expression();
     let e = crate::silver::eval::evaluate(ctx, input, &sql).await?;
@@ -42,16 +42,15 @@ pub(crate) async fn normalize(
     let mut value = e.values;
     let mut read_as_utc = 0;
     if let Some(ty) = rule.cast {
-        let text = cast(&value, &DataType::Utf8).map_err(|e| e.to_string())?;
+        let text = cast(&value, &DataType::Utf8)?;
         let text = text
             .as_any()
             .downcast_ref::<StringArray>()
-            .ok_or("value as text")?;
+            .ok_or(RuleError::Internal("value as text"))?;
         let converted = crate::silver::convert::convert_source_column(
             &crate::silver::source::SourceColumn::new(column, ty),
             text,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         for (row, e) in converted.errors.into_iter().enumerate() {
             if let Some(e) = e {
                 failed[row] = true;
@@ -61,11 +60,11 @@ pub(crate) async fn normalize(
         read_as_utc = converted.read_as_utc.iter().filter(|f| **f).count();
         value = converted.array;
     }
-    let out = with_column(input, column, value).map_err(|e| e.to_string())?;
+    let out = with_column(input, column, value)?;
     let old = input.column(old_index);
     let new = out.column(old_index);
     let opts = FormatOptions::default().with_null("NULL");
-    let old_text = ArrayFormatter::try_new(old.as_ref(), &opts).map_err(|e| e.to_string())?;
+    let old_text = ArrayFormatter::try_new(old.as_ref(), &opts)?;
     for row in 0..out.num_rows() {
         if old.is_valid(row) && new.is_null(row) && !failed[row] {
             failures.push((

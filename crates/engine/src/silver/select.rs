@@ -22,18 +22,21 @@ pub(crate) const SELECT_RULE_ID: &str = "select";
 /// run-time error), which leave for the quarantine.
 /// One item of a `select` list (`fare * 100 AS cents`): its expression and
 /// its `AS` name, if any. Errors: not one expression with an optional name.
-pub(crate) fn select_item(item: &str) -> std::result::Result<(String, Option<String>), String> {
+pub(crate) fn select_item(item: &str) -> std::result::Result<(String, Option<String>), RuleError> {
     use datafusion::sql::sqlparser::ast::SelectItem;
     let parsed = Parser::new(&GenericDialect {})
         .try_with_sql(item)
         .and_then(|mut p| p.parse_select_item())
-        .map_err(|e| format!("{item}: {e}"))?;
+        .map_err(|error| RuleError::SelectSyntax {
+            item: item.to_string(),
+            error,
+        })?;
     match parsed {
         SelectItem::UnnamedExpr(e) => Ok((e.to_string(), None)),
         SelectItem::ExprWithAlias { expr, alias } => Ok((expr.to_string(), Some(alias.value))),
-        _ => Err(format!(
-            "{item}: write one column or expression, with an optional AS name"
-        )),
+        _ => Err(RuleError::NotSelectItem {
+            item: item.to_string(),
+        }),
     }
 }
 
@@ -41,7 +44,7 @@ pub(crate) async fn select_columns(
     ctx: &SessionContext,
     batch: &RecordBatch,
     items: &[String],
-) -> std::result::Result<(RecordBatch, Failures), String> {
+) -> std::result::Result<(RecordBatch, Failures), RuleError> {
     let mut fields = Vec::with_capacity(items.len() + LINEAGE_COLUMNS.len() + 1);
     let mut columns = Vec::with_capacity(fields.capacity());
     let mut failures = Vec::new();
@@ -51,12 +54,10 @@ pub(crate) async fn select_columns(
         let (expr, alias) = select_item(item)?;
         let name = alias.unwrap_or_else(|| expr.clone());
         if is_internal(&name) {
-            return Err(format!(
-                "{name} is a lineage column; it is kept without being listed"
-            ));
+            return Err(RuleError::SelectsLineage { name });
         }
         if fields.iter().any(|f: &Field| f.name() == &name) {
-            return Err(format!("{name} is listed twice; give each column one name"));
+            return Err(RuleError::ListedTwice { name });
         }
         let e = crate::silver::eval::evaluate(ctx, batch, &expr).await?;
         for (row, error) in &e.errors {
@@ -82,8 +83,7 @@ pub(crate) async fn select_columns(
         Arc::new(Schema::new(fields)),
         columns,
         &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     failures.sort_by_key(|(a, _)| *a);
     Ok((out, failures))
 }

@@ -23,7 +23,8 @@ use crate::bronze::{
     csv_reader, same_name_ignoring_case, BatchInfo, CsvDialect, HeaderRename, SourceFormat,
     SplitFile,
 };
-use crate::error::Result;
+use crate::error::{EngineError, Result};
+use crate::silver::convert::ConvertError;
 
 pub use crate::model::ArrowColumnType;
 pub use medallion_protocol::schema::{
@@ -36,30 +37,126 @@ pub const PARSE_RULE_ID: &str = "parse";
 /// Lineage columns carried from bronze through silver's intermediate steps.
 pub const LINEAGE_COLUMNS: [&str; 4] = ["_event_id", "_batch_id", "_source_file", "raw_payload"];
 
+/// Why a declared schema cannot be used, or a bronze record cannot be read
+/// with it. A schema's error refuses the schema, naming the column; a
+/// record's error is its quarantine reason (rule [`PARSE_RULE_ID`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// A `time_zone` (or a policy for local times) on `column`, of type
+    /// `data_type`, which is no TIMESTAMP.
+    #[error("column {column}: a time_zone (and ambiguous / nonexistent) applies to TIMESTAMP columns only, and {column} is {data_type}")]
+    ZoneNotOnTimestamp {
+        column: String,
+        data_type: ColumnType,
+    },
+    /// `ambiguous` / `nonexistent` set on TIMESTAMP `column` without a `time_zone`.
+    #[error("column {column}: ambiguous / nonexistent say how local times in a time zone are read; declare the column's time_zone too (an IANA name such as America/New_York)")]
+    PolicyWithoutZone { column: String },
+    /// A column's time zone or declared formats (the error names the column).
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    /// Declared `column` takes the name of engine column `reserved` (equal
+    /// ignoring case, or exactly), which is `meaning`.
+    #[error("column {column}: the name is reserved{}: {reserved} is {meaning}, so a declared column of that name would replace it or be replaced by it. A file's column named {column} is read as {column}_2 (CSV header, Parquet column; the batch log's header renames give the name): declare that; a JSON key {column} is read by a column with another name and \"path\": \"{column}\"", equal_ignoring_case(.column, .reserved))]
+    ReservedName {
+        column: String,
+        reserved: &'static str,
+        meaning: &'static str,
+    },
+    /// Declared columns `first` and `second` have names equal ignoring case.
+    #[error("columns {first} and {second} are equal ignoring case (names bind the file's columns ignoring case, as Spark does), so both would read the same column; name them apart (a file's names equal ignoring case are read as <name>_2, <name>_3 in CSV and Parquet; a JSON key is read by a column with another name and a \"path\")")]
+    SameIgnoringCase { first: String, second: String },
+    /// Declared `column` binds several source columns, each given as (its
+    /// own name, the name it is read by): one name in Unicode NFC (`nfc`),
+    /// or equal ignoring case.
+    #[error("{}", ambiguous_text(.column, .names, *.nfc))]
+    AmbiguousName {
+        column: String,
+        names: Vec<(String, String)>,
+        nfc: bool,
+    },
+    /// The record was flagged at ingest (`_corrupt_reason`), with this reason.
+    #[error("{0}")]
+    Corrupt(String),
+    /// A CSV file whose `header` has none of the `declared` columns.
+    #[error("{}", foreign_header_text(.header, .declared))]
+    ForeignHeader {
+        header: Vec<String>,
+        declared: Vec<String>,
+    },
+    /// A CSV record with nothing in it.
+    #[error("empty record")]
+    EmptyRecord,
+    /// A CSV record the CSV reader cannot read (its message).
+    #[error("unreadable CSV record: {0}")]
+    UnreadableCsv(String),
+    /// A CSV record with `found` fields where the header has `expected`.
+    #[error("expected {expected} fields (as in the header), found {found}")]
+    FieldCount { expected: usize, found: usize },
+    /// JSON text that does not parse: the parser's `message` and the
+    /// `column` (1-based character position) where it stopped.
+    #[error("invalid JSON at column {column}: {message}")]
+    InvalidJson { column: usize, message: String },
+    /// A JSON value that is no object where a record (or a nested path) needs one.
+    #[error("JSON value is not an object")]
+    NotAnObject,
+    /// A JSON string `text` that does not decode.
+    #[error("invalid JSON string {text}: {message}")]
+    InvalidJsonString { text: String, message: String },
+    /// A JSON object with none of the declared `columns`.
+    #[error("the object has none of the declared columns ({})", short_list(.columns))]
+    NoDeclaredColumns { columns: Vec<String> },
+}
+
+impl From<SourceError> for EngineError {
+    fn from(e: SourceError) -> Self {
+        EngineError::Request(e.to_string())
+    }
+}
+
+impl SourceError {
+    /// A JSON parse error, with the position where it stopped.
+    pub(crate) fn json(e: serde_json::Error) -> SourceError {
+        SourceError::InvalidJson {
+            column: e.column(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// ` (equal to _EVENT_ID ignoring case)` when `column` is not exactly `reserved`.
+fn equal_ignoring_case(column: &str, reserved: &str) -> String {
+    if column == reserved {
+        String::new()
+    } else {
+        format!(" (equal to {reserved} ignoring case)")
+    }
+}
+
 /// Is a declared column usable? Checks the time zone name (an IANA name;
 /// a wrong one names the column and suggests the form), that a zone or a
 /// policy is only set on a TIMESTAMP column, and the declared formats.
-pub fn validate_column(column: &SourceColumn) -> std::result::Result<(), String> {
+pub fn validate_column(column: &SourceColumn) -> std::result::Result<(), SourceError> {
     let name = &column.name;
     let zoned_policy = column.ambiguous != AmbiguousTime::default()
         || column.nonexistent != NonexistentTime::default();
     if column.data_type != ColumnType::Timestamp {
         if column.time_zone.is_some() || zoned_policy {
-            return Err(format!(
-                "column {name}: a time_zone (and ambiguous / nonexistent) applies to TIMESTAMP columns only, and {name} is {}",
-                column.data_type
-            ));
+            return Err(SourceError::ZoneNotOnTimestamp {
+                column: name.clone(),
+                data_type: column.data_type,
+            });
         }
     } else if column.time_zone.is_none() && zoned_policy {
-        return Err(format!(
-            "column {name}: ambiguous / nonexistent say how local times in a time zone are read; declare the column's time_zone too (an IANA name such as America/New_York)"
-        ));
+        return Err(SourceError::PolicyWithoutZone {
+            column: name.clone(),
+        });
     }
     if let Some(zone) = &column.time_zone {
-        crate::silver::convert::time_zone(zone).map_err(|e| format!("column {name}: {e}"))?;
+        crate::silver::convert::time_zone(zone).map_err(|e| e.in_column(name))?;
     }
     crate::silver::convert::check_formats(column.data_type, &column.formats)
-        .map_err(|e| format!("column {name}: {e}"))
+        .map_err(|e| e.in_column(name).into())
 }
 
 /// Checks a declared schema: every column's definition (see [`validate_column`]),
@@ -67,28 +164,24 @@ pub fn validate_column(column: &SourceColumn) -> std::result::Result<(), String>
 /// ([`crate::bronze::RESERVED_COLUMNS`], ignoring case: it would replace
 /// the lineage or be replaced by it), and that no two columns have names
 /// equal ignoring case (both would read the same source column).
-pub fn validate_schema(schema: &SourceSchema) -> std::result::Result<(), String> {
+pub fn validate_schema(schema: &SourceSchema) -> std::result::Result<(), SourceError> {
     schema.columns.iter().try_for_each(validate_column)?;
     for (i, c) in schema.columns.iter().enumerate() {
         if let Some((reserved, meaning)) = crate::bronze::reserved_column(&c.name) {
-            let name = &c.name;
-            let same = if *name == reserved {
-                String::new()
-            } else {
-                format!(" (equal to {reserved} ignoring case)")
-            };
-            return Err(format!(
-                "column {name}: the name is reserved{same}: {reserved} is {meaning}, so a declared column of that name would replace it or be replaced by it. A file's column named {name} is read as {name}_2 (CSV header, Parquet column; the batch log's header renames give the name): declare that; a JSON key {name} is read by a column with another name and \"path\": \"{name}\""
-            ));
+            return Err(SourceError::ReservedName {
+                column: c.name.clone(),
+                reserved,
+                meaning,
+            });
         }
         if let Some(other) = schema.columns[..i]
             .iter()
             .find(|o| same_name_ignoring_case(&o.name, &c.name))
         {
-            return Err(format!(
-                "columns {} and {} are equal ignoring case (names bind the file's columns ignoring case, as Spark does), so both would read the same column; name them apart (a file's names equal ignoring case are read as <name>_2, <name>_3 in CSV and Parquet; a JSON key is read by a column with another name and a \"path\")",
-                other.name, c.name
-            ));
+            return Err(SourceError::SameIgnoringCase {
+                first: other.name.clone(),
+                second: c.name.clone(),
+            });
         }
     }
     Ok(())
@@ -234,16 +327,14 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             let slot = clean_seen;
             clean_seen += usize::from(flagged.is_none());
             let fields = match (flagged, info.format) {
-                (Some(reason), _) => Err(reason.to_string()),
-                (None, SourceFormat::Csv) if ambiguous.is_some() => {
-                    Err(ambiguous.clone().unwrap_or_default())
-                }
-                (None, SourceFormat::Csv) if foreign_header => {
-                    Err(foreign_header_reason(&info.header, schema))
-                }
-                (None, SourceFormat::Csv) => match bulk.as_ref().and_then(|b| b.get(slot)) {
-                    Some(record) => csv_fields(record, &info.header, &header_index, schema),
-                    None => read_csv_record(raw, &dialect, &info.header, &header_index, schema),
+                (Some(reason), _) => Err(SourceError::Corrupt(reason.to_string())),
+                (None, SourceFormat::Csv) => match &ambiguous {
+                    Some(a) => Err(a.clone()),
+                    None if foreign_header => Err(foreign_header_reason(&info.header, schema)),
+                    None => match bulk.as_ref().and_then(|b| b.get(slot)) {
+                        Some(record) => csv_fields(record, &info.header, &header_index, schema),
+                        None => read_csv_record(raw, &dialect, &info.header, &header_index, schema),
+                    },
                 },
                 (None, _) => read_json_record(raw, schema, &mut json_seen),
             };
@@ -269,7 +360,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                     source_file: files.value(row).to_string(),
                     raw_payload: raw.to_string(),
                     rule_id: PARSE_RULE_ID.to_string(),
-                    reason,
+                    reason: reason.to_string(),
                 }),
             }
         }
@@ -506,16 +597,16 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
         let slot = clean_seen;
         clean_seen += usize::from(r.corrupt_reason.is_none());
         let texts = match (&r.corrupt_reason, split.format) {
-            (Some(reason), _) => Err(reason.clone()),
-            (None, SourceFormat::Csv) if ambiguous.is_some() => {
-                Err(ambiguous.clone().unwrap_or_default())
-            }
-            (None, SourceFormat::Csv) if foreign => {
-                Err(foreign_header_reason(&split.header, schema))
-            }
-            (None, SourceFormat::Csv) => match bulk.as_ref().and_then(|b| b.get(slot)) {
-                Some(record) => csv_fields(record, &split.header, &header_index, schema),
-                None => read_csv_record(&r.text, &dialect, &split.header, &header_index, schema),
+            (Some(reason), _) => Err(SourceError::Corrupt(reason.clone())),
+            (None, SourceFormat::Csv) => match &ambiguous {
+                Some(a) => Err(a.clone()),
+                None if foreign => Err(foreign_header_reason(&split.header, schema)),
+                None => match bulk.as_ref().and_then(|b| b.get(slot)) {
+                    Some(record) => csv_fields(record, &split.header, &header_index, schema),
+                    None => {
+                        read_csv_record(&r.text, &dialect, &split.header, &header_index, schema)
+                    }
+                },
             },
             (None, _) => {
                 if let Ok(obj) = raw_object(&r.text) {
@@ -557,7 +648,7 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
                 for col in text_cols.iter_mut() {
                     col.push(None);
                 }
-                reasons.push(Some(reason));
+                reasons.push(Some(reason.to_string()));
             }
         }
     }
@@ -836,11 +927,20 @@ fn read_typed_batch(
 }
 
 /// Why a CSV whose header shares no column with the schema is not read.
-fn foreign_header_reason(header: &[String], schema: &SourceSchema) -> String {
+fn foreign_header_reason(header: &[String], schema: &SourceSchema) -> SourceError {
+    SourceError::ForeignHeader {
+        header: header.to_vec(),
+        declared: schema.column_names(),
+    }
+}
+
+/// The text of [`SourceError::ForeignHeader`], with a hint when the header
+/// is one name holding another delimiter.
+fn foreign_header_text(header: &[String], declared: &[String]) -> String {
     format!(
         "the file's header ({}) has none of the declared columns ({}){}",
         short_list(header),
-        short_list(&schema.column_names()),
+        short_list(declared),
         match header {
             [one] if one.contains(';') =>
                 "; the file looks ';'-separated: set the delimiter to ';' and ingest it again",
@@ -862,7 +962,7 @@ fn header_positions<'a>(
     header: &[String],
     renames: &[HeaderRename],
     schema: &'a SourceSchema,
-) -> std::result::Result<HashMap<&'a str, Option<usize>>, String> {
+) -> std::result::Result<HashMap<&'a str, Option<usize>>, SourceError> {
     let names: Vec<(&str, &str)> = header
         .iter()
         .enumerate()
@@ -905,7 +1005,7 @@ fn bind_name<'n>(
     names: impl Iterator<Item = (&'n str, &'n str)>,
     name: &str,
     column: &str,
-) -> std::result::Result<Option<usize>, String> {
+) -> std::result::Result<Option<usize>, SourceError> {
     let names: Vec<(&str, &str)> = names.collect();
     let composed = crate::bronze::nfc(name);
     let same_nfc: Vec<usize> = (0..names.len())
@@ -951,7 +1051,20 @@ fn bind_name<'n>(
 /// NFC, else ignoring case. A name that is not in NFC or holds invisible
 /// characters is shown escaped (`"cafe\u{301}"`), as it would look like
 /// the other.
-fn ambiguous(names: &[(&str, &str)], found: &[usize], column: &str, nfc: bool) -> String {
+fn ambiguous(names: &[(&str, &str)], found: &[usize], column: &str, nfc: bool) -> SourceError {
+    SourceError::AmbiguousName {
+        column: column.to_string(),
+        names: found
+            .iter()
+            .filter_map(|i| names.get(*i))
+            .map(|(read, own)| (own.to_string(), read.to_string()))
+            .collect(),
+        nfc,
+    }
+}
+
+/// The text of [`SourceError::AmbiguousName`].
+fn ambiguous_text(column: &str, names: &[(String, String)], nfc: bool) -> String {
     let show = |n: &str| {
         if crate::bronze::nfc(n) == n && !n.chars().any(crate::bronze::is_invisible_in_names) {
             format!("\"{n}\"")
@@ -972,11 +1085,10 @@ fn ambiguous(names: &[(&str, &str)], found: &[usize], column: &str, nfc: bool) -
     };
     format!(
         "declared column {column} matches {} source names {how}: {}; {then}",
-        found.len(),
-        found
+        names.len(),
+        names
             .iter()
-            .filter_map(|i| names.get(*i))
-            .map(|(read, own)| if read == own {
+            .map(|(own, read)| if read == own {
                 show(own)
             } else {
                 format!("{} (read as {read})", show(own))
@@ -991,11 +1103,10 @@ fn ambiguous(names: &[(&str, &str)], found: &[usize], column: &str, nfc: bool) -
 pub(crate) type RawObject<'a> = std::collections::BTreeMap<String, &'a RawValue>;
 
 /// `text` as a JSON object with raw values, if it is one.
-pub(crate) fn raw_object(text: &str) -> std::result::Result<RawObject<'_>, String> {
+pub(crate) fn raw_object(text: &str) -> std::result::Result<RawObject<'_>, SourceError> {
     match text.trim_start().as_bytes().first() {
-        Some(b'{') => serde_json::from_str(text)
-            .map_err(|e| format!("invalid JSON at column {}: {e}", e.column())),
-        _ => Err("JSON value is not an object".to_string()),
+        Some(b'{') => serde_json::from_str(text).map_err(SourceError::json),
+        _ => Err(SourceError::NotAnObject),
     }
 }
 
@@ -1004,7 +1115,7 @@ pub(crate) fn json_key<'o, 'a>(
     obj: &'o RawObject<'a>,
     name: &str,
     column: &str,
-) -> std::result::Result<Option<(&'o String, &'a RawValue)>, String> {
+) -> std::result::Result<Option<(&'o String, &'a RawValue)>, SourceError> {
     if let Some((k, v)) = obj.get_key_value(name) {
         // Another key equal to it in NFC is an error (see `bind_name`).
         let composed = crate::bronze::nfc(name);
@@ -1024,12 +1135,15 @@ pub(crate) fn json_key<'o, 'a>(
 /// exactly as the record writes it, so `12345678901234567890.10` keeps
 /// every digit and `[{"qty": 2.00}]` its zeros (a `serde_json::Value`
 /// would hold numbers as `f64`).
-pub(crate) fn raw_text(v: &RawValue) -> std::result::Result<Option<String>, String> {
+pub(crate) fn raw_text(v: &RawValue) -> std::result::Result<Option<String>, SourceError> {
     let text = v.get().trim();
     match text.as_bytes().first() {
-        Some(b'"') => serde_json::from_str::<String>(text)
-            .map(Some)
-            .map_err(|e| format!("invalid JSON string {text}: {e}")),
+        Some(b'"') => serde_json::from_str::<String>(text).map(Some).map_err(|e| {
+            SourceError::InvalidJsonString {
+                text: text.to_string(),
+                message: e.to_string(),
+            }
+        }),
         _ if text == "null" => Ok(None),
         _ => Ok(Some(text.to_string())),
     }
@@ -1106,13 +1220,13 @@ fn read_csv_record(
     header: &[String],
     header_index: &HashMap<&str, Option<usize>>,
     schema: &SourceSchema,
-) -> std::result::Result<Vec<Option<String>>, String> {
+) -> std::result::Result<Vec<Option<String>>, SourceError> {
     let mut reader = dialect_reader(raw.as_bytes(), dialect);
     let mut record = csv::StringRecord::new();
     match reader.read_record(&mut record) {
         Ok(true) => {}
-        Ok(false) => return Err("empty record".to_string()),
-        Err(e) => return Err(format!("unreadable CSV record: {e}")),
+        Ok(false) => return Err(SourceError::EmptyRecord),
+        Err(e) => return Err(SourceError::UnreadableCsv(e.to_string())),
     }
     csv_fields(&record, header, header_index, schema)
 }
@@ -1123,13 +1237,12 @@ fn csv_fields(
     header: &[String],
     header_index: &HashMap<&str, Option<usize>>,
     schema: &SourceSchema,
-) -> std::result::Result<Vec<Option<String>>, String> {
+) -> std::result::Result<Vec<Option<String>>, SourceError> {
     if record.len() != header.len() {
-        return Err(format!(
-            "expected {} fields (as in the header), found {}",
-            header.len(),
-            record.len()
-        ));
+        return Err(SourceError::FieldCount {
+            expected: header.len(),
+            found: record.len(),
+        });
     }
     Ok(schema
         .columns
@@ -1175,9 +1288,9 @@ fn read_json_record(
     raw: &str,
     schema: &SourceSchema,
     seen: &mut [bool],
-) -> std::result::Result<Vec<Option<String>>, String> {
+) -> std::result::Result<Vec<Option<String>>, SourceError> {
     let obj = raw_object(raw)?;
-    let field = |c: &SourceColumn| -> std::result::Result<Option<Option<String>>, String> {
+    let field = |c: &SourceColumn| -> std::result::Result<Option<Option<String>>, SourceError> {
         let path = c.path.as_deref().unwrap_or(&c.name);
         let mut parts = match &c.path {
             Some(_) => path.split('.').collect::<Vec<_>>(),
@@ -1206,12 +1319,11 @@ fn read_json_record(
         .columns
         .iter()
         .map(field)
-        .collect::<std::result::Result<Vec<_>, String>>()?;
+        .collect::<std::result::Result<Vec<_>, SourceError>>()?;
     if values.iter().all(Option::is_none) {
-        return Err(format!(
-            "the object has none of the declared columns ({})",
-            short_list(&schema.column_names())
-        ));
+        return Err(SourceError::NoDeclaredColumns {
+            columns: schema.column_names(),
+        });
     }
     Ok(values
         .into_iter()
@@ -1324,7 +1436,8 @@ mod tests {
     #[test]
     fn a_declared_name_binds_the_exact_name_else_one_name_ignoring_case() {
         let names = ["Qty", "qty", "Note"];
-        let bind = |n: &str| bind_name(names.iter().map(|n| (*n, *n)), n, n);
+        let bind =
+            |n: &str| bind_name(names.iter().map(|n| (*n, *n)), n, n).map_err(|e| e.to_string());
         assert_eq!(bind("qty"), Ok(Some(1)));
         assert_eq!(bind("NOTE"), Ok(Some(2)));
         assert_eq!(bind("id"), Ok(None));
@@ -1357,6 +1470,7 @@ mod tests {
             let schema = SourceSchema::new(&[(name, ColumnType::Int)]);
             header_positions(&split.header, &split.header_renames, &schema)
                 .map(|index| index.get(name).copied().flatten())
+                .map_err(|e| e.to_string())
         };
         assert_eq!(
             positions("ÉMISSION"),
@@ -1379,6 +1493,7 @@ mod tests {
             &mut seen
         )
         .unwrap_err()
+        .to_string()
         .contains("\"Émission\" and \"émission\""));
     }
 
@@ -1506,6 +1621,27 @@ mod tests {
                 batches_without: 1,
                 batches_total: 1
             }]
+        );
+    }
+
+    #[test]
+    fn a_zone_on_a_date_column_names_the_column_and_its_type() {
+        let col = SourceColumn::new("pickup_date", ColumnType::Date).zoned(
+            "Europe/Berlin",
+            AmbiguousTime::default(),
+            NonexistentTime::default(),
+        );
+        let e = validate_column(&col).unwrap_err();
+        assert_eq!(
+            e,
+            SourceError::ZoneNotOnTimestamp {
+                column: "pickup_date".into(),
+                data_type: ColumnType::Date,
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "column pickup_date: a time_zone (and ambiguous / nonexistent) applies to TIMESTAMP columns only, and pickup_date is DATE"
         );
     }
 }
