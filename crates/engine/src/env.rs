@@ -19,8 +19,15 @@ pub trait IdGenerator: Send + Sync {
     /// The playground starts over (a scenario or pipeline is loaded).
     /// [`SeededIds`] goes back to its first id, so a session's ids depend only
     /// on the requests since it last started over (what the page saves and
-    /// gives a new worker after a reload). The others ignore it.
-    fn start_over(&self) {}
+    /// gives a new worker after a reload). The others ignore it. Returns
+    /// where the generator was, for [`IdGenerator::resume`].
+    fn start_over(&self) -> u64 {
+        0
+    }
+
+    /// Back to where [`IdGenerator::start_over`] found it (a load that
+    /// failed keeps the previous session, and its ids go on from there).
+    fn resume(&self, _at: u64) {}
 }
 
 /// The real clock: `Date.now()` in a browser, the OS clock natively (via `web-time`).
@@ -141,8 +148,12 @@ impl IdGenerator for SeededIds {
         uuid::Builder::from_random_bytes(mixed.to_be_bytes()).into_uuid()
     }
 
-    fn start_over(&self) {
-        self.next.store(0, Ordering::SeqCst);
+    fn start_over(&self) -> u64 {
+        self.next.swap(0, Ordering::SeqCst)
+    }
+
+    fn resume(&self, at: u64) {
+        self.next.store(at, Ordering::SeqCst);
     }
 }
 
@@ -160,8 +171,10 @@ mod tests {
         assert_ne!(first[0], first[1]);
         assert_eq!(first[0].get_version_num(), 4);
         assert_eq!(first[0].get_variant(), uuid::Variant::RFC4122);
-        a.start_over();
+        let at = a.start_over();
         assert_eq!(a.new_id(), first[0], "after start_over the first id again");
+        a.resume(at);
+        assert_ne!(a.new_id(), first[1], "resumed after the third id");
     }
 
     #[test]

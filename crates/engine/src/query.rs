@@ -29,15 +29,21 @@ pub async fn register_table(ctx: &SessionContext, name: &str, batch: &RecordBatc
     let mut dir = crate::lake::Lake::table_dir(layer, table);
     let store = lake_of(ctx)?;
     if layer != "bronze" {
+        // The new copy first, then the old one goes: a failed write leaves
+        // the previous copy readable.
         dir.push_str("/_current");
-        store.clear_dir(&dir).await?;
+        let old = store.list(&dir).await?;
+        let file = ["part-000001.parquet", "part-000002.parquet"]
+            .into_iter()
+            .map(|f| format!("{dir}/{f}"))
+            .find(|p| !old.contains(p))
+            .unwrap_or_else(|| format!("{dir}/part-000001.parquet"));
         store
-            .write_parquet(
-                &format!("{dir}/part-000001.parquet"),
-                batch.schema(),
-                std::slice::from_ref(batch),
-            )
+            .write_parquet(&file, batch.schema(), std::slice::from_ref(batch))
             .await?;
+        for p in old.iter().filter(|p| **p != file) {
+            store.delete(p).await?;
+        }
     }
     ctx.deregister_table(name)?;
     ctx.register_parquet(

@@ -76,7 +76,8 @@ impl Lake {
         let len = bytes.len();
         self.store
             .put(&Path::from(path), PutPayload::from(bytes))
-            .await?;
+            .await
+            .map_err(|e| at(path, e))?;
         Ok(len)
     }
 
@@ -84,41 +85,45 @@ impl Lake {
     pub async fn put_bytes(&self, path: &str, bytes: Vec<u8>) -> Result<()> {
         self.store
             .put(&Path::from(path), PutPayload::from(bytes))
-            .await?;
+            .await
+            .map_err(|e| at(path, e))?;
         Ok(())
     }
 
     /// Deletes one file.
     pub async fn delete(&self, path: &str) -> Result<()> {
-        self.store.delete(&Path::from(path)).await?;
+        self.store
+            .delete(&Path::from(path))
+            .await
+            .map_err(|e| at(path, e))?;
         Ok(())
     }
 
     /// Reads a file's bytes.
     pub async fn get_bytes(&self, path: &str) -> Result<Bytes> {
-        Ok(self.store.get(&Path::from(path)).await?.bytes().await?)
+        let read = async { self.store.get(&Path::from(path)).await?.bytes().await };
+        read.await.map_err(|e| at(path, e))
     }
 
     /// Reads one Parquet file back into record batches.
     pub async fn read_parquet(&self, path: &str) -> Result<Vec<RecordBatch>> {
-        let data = self.store.get(&Path::from(path)).await?.bytes().await?;
-        decode_parquet(data)
+        decode_parquet(self.get_bytes(path).await?)
     }
 
-    /// Removes every file under `dir` (used to replace a silver or gold table).
-    pub async fn clear_dir(&self, dir: &str) -> Result<()> {
-        let prefix = Path::from(dir);
-        let paths: Vec<Path> = self
-            .store
-            .list(Some(&prefix))
-            .map_ok(|m| m.location)
+    /// The paths of every file under `dir`.
+    pub async fn list(&self, dir: &str) -> Result<Vec<String>> {
+        self.store
+            .list(Some(&Path::from(dir)))
+            .map_ok(|m| m.location.to_string())
             .try_collect()
-            .await?;
-        for p in paths {
-            self.store.delete(&p).await?;
-        }
-        Ok(())
+            .await
+            .map_err(|e| at(dir, e))
     }
+}
+
+/// A store error naming the file it was about (`silver/orders/part-000003.parquet: …`).
+fn at(path: &str, e: object_store::Error) -> crate::error::EngineError {
+    crate::error::EngineError::Storage(format!("{path}: {e}"))
 }
 
 /// Why a table with `schema` cannot be stored as Parquet, naming the column:

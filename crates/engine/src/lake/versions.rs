@@ -24,7 +24,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::row::{RowConverter, SortField};
-use futures::TryStreamExt;
 
 use super::log::{schema_string, Action, Add, CommitInfo, Format, MetaData, Remove, TableLog};
 use super::{decode_parquet_table, encode_parquet, Lake};
@@ -69,6 +68,12 @@ impl History {
         self.versions(table).last().map(|v| v.version)
     }
 
+    /// The rows of silver or gold `table` at its newest version (as
+    /// committed by this session), if it has one.
+    pub fn current_data(&self, table: &str) -> Option<&RecordBatch> {
+        self.current.get(table)
+    }
+
     /// Reads `table`'s versions from its log again (after a commit to it).
     /// A version is readable when every file it names is still in the
     /// store; bronze's always are (time travel reads its batches up to the
@@ -77,12 +82,7 @@ impl History {
     pub async fn refresh(&mut self, lake: &Lake, table: &str) -> Result<()> {
         let log = TableLog::new(lake.store(), table_dir(table));
         let logged = log.history().await?;
-        let present: HashSet<String> = lake
-            .store()
-            .list(Some(&object_store::path::Path::from(log.dir())))
-            .map_ok(|m| m.location.to_string())
-            .try_collect()
-            .await?;
+        let present: HashSet<String> = lake.list(log.dir()).await?.into_iter().collect();
         let bronze = table.starts_with("bronze.");
         let mut versions = Vec::with_capacity(logged.len());
         let mut files = BTreeMap::new();

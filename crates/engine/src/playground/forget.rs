@@ -433,6 +433,14 @@ impl Playground {
             }
         }
         self.run_with(false).await;
+        if !self.run_info.errors.is_empty() {
+            self.notice = Some(format!(
+                "{}: {} record(s) erased from bronze, but silver and gold could not all be rebuilt ({}): a table still at its previous version may hold the erased records until a run succeeds.",
+                erasure.table,
+                erasure.rows,
+                self.run_info.errors.join("; ")
+            ));
+        }
         let tables: Vec<String> = self
             .history
             .all()

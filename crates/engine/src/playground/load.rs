@@ -23,8 +23,52 @@ impl Playground {
     }
 
     /// [`Self::load_example`] with every bronze table stored in `mode`
-    /// (raw, or typed: PERMISSIVE, FAILFAST, DROPMALFORMED).
+    /// (raw, or typed: PERMISSIVE, FAILFAST, DROPMALFORMED). The example is
+    /// loaded into a new session that replaces this one only once it has
+    /// loaded: a load that fails (a log entry that cannot be written)
+    /// leaves the session as it was.
     pub async fn load_example_with(
+        &mut self,
+        name: &str,
+        lang: Lang,
+        mode: Option<BronzeMode>,
+    ) -> Result<()> {
+        let (mut fresh, mark) = self.fresh()?;
+        let loaded = fresh.load_example_into(name, lang, mode).await;
+        self.adopt(fresh, mark, loaded)
+    }
+
+    /// A new empty session with this one's clock, ids and stores (ids
+    /// start over; `mark` is where they were).
+    fn fresh(&mut self) -> Result<(Playground, u64)> {
+        let mut fresh = Playground::blank(
+            self.clock.clone(),
+            self.ids.clone(),
+            self.new_store.clone(),
+            self.lake.clone(),
+        )?;
+        fresh.lang = self.lang;
+        fresh.progress = self.progress.take();
+        let mark = self.ids.start_over();
+        Ok((fresh, mark))
+    }
+
+    /// Becomes `fresh` if it `loaded`; otherwise stays as it was (ids too).
+    fn adopt(&mut self, mut fresh: Playground, mark: u64, loaded: Result<()>) -> Result<()> {
+        match loaded {
+            Ok(()) => {
+                *self = fresh;
+                Ok(())
+            }
+            Err(e) => {
+                self.progress = fresh.progress.take();
+                self.ids.resume(mark);
+                Err(e)
+            }
+        }
+    }
+
+    async fn load_example_into(
         &mut self,
         name: &str,
         lang: Lang,
@@ -77,14 +121,18 @@ impl Playground {
                 .map_err(|e| EngineError::Request(format!("bronze.{}: {e}", b.name)))?;
         }
         let lang = self.lang;
-        self.reset("", pipeline, lang).await?;
-        self.run().await;
-        Ok(())
+        let (mut fresh, mark) = self.fresh()?;
+        let loaded = async {
+            fresh.reset("", pipeline, lang).await?;
+            fresh.run().await;
+            Ok(())
+        }
+        .await;
+        self.adopt(fresh, mark, loaded)
     }
 
     pub(super) async fn reset(&mut self, name: &str, def: PipelineDef, lang: Lang) -> Result<()> {
         let lake = Lake::from_store((self.new_store)());
-        self.ids.start_over();
         self.ctx = new_session(&lake)?;
         self.lake = lake;
         self.lang = lang;

@@ -152,7 +152,17 @@ impl Playground {
         ids: Arc<dyn IdGenerator>,
         new_store: StoreFactory,
     ) -> Result<Self> {
-        let lake = Lake::from_store(new_store());
+        Self::blank(clock, ids, new_store.clone(), Lake::from_store(new_store()))
+    }
+
+    /// An empty playground over `lake` (a load builds its new session on
+    /// the current lake until it makes its own).
+    pub(super) fn blank(
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGenerator>,
+        new_store: StoreFactory,
+        lake: Lake,
+    ) -> Result<Self> {
         let ctx = new_session(&lake)?;
         Ok(Self {
             ctx,

@@ -19,17 +19,17 @@ impl Playground {
             )));
         }
         let data = self.table_batch_at(table, version).await?;
-        let out = self
+        if !self
             .last_good
-            .as_mut()
-            .ok_or_else(|| EngineError::Request("nothing has run yet".into()))?;
-        let slot = out
+            .as_ref()
+            .ok_or_else(|| EngineError::Request("nothing has run yet".into()))?
             .tables
-            .iter_mut()
-            .find(|t| t.name == table)
-            .ok_or_else(|| EngineError::Request(format!("there is no table {table}")))?;
-        slot.batch = data.clone();
-        register_table(&self.ctx, table, &data).await?;
+            .iter()
+            .any(|t| t.name == table)
+        {
+            return Err(EngineError::Request(format!("there is no table {table}")));
+        }
+        // The RESTORE version is committed first; only then is it shown.
         let ts = self.clock.now_micros();
         self.history
             .commit_snapshot(
@@ -41,36 +41,63 @@ impl Playground {
                 &data,
             )
             .await?;
-        // Gold follows the restored silver (the next run rebuilds silver from bronze).
-        if table.starts_with("silver.") {
+        let errors_before = self.run_info.errors.len();
+        let queryable = self.show_committed(table, data).await;
+        // Gold follows the restored silver (the next run rebuilds silver from
+        // bronze). The restore is done whatever happens to gold: a gold table
+        // that cannot be rebuilt or committed keeps its version, and says so.
+        if table.starts_with("silver.") && !queryable {
+            self.run_info.errors.push(format!(
+                "gold was not refreshed after the restore of {table}: SQL cannot read the restored rows yet; run the pipeline again"
+            ));
+            self.run_info.ok = false;
+        } else if table.starts_with("silver.") {
             let previous = self.last_good.clone();
             match crate::gold::build_gold(&self.ctx, &self.def, previous.as_ref(), self.reporter())
                 .await
             {
                 Ok(gold) => {
-                    if let Some(out) = self.last_good.as_mut() {
-                        for g in gold.tables {
-                            self.history
-                                .commit_snapshot(
-                                    &self.lake,
-                                    &g.name,
-                                    ts,
-                                    "WRITE",
-                                    format!("refresh after the restore of {table}"),
-                                    &g.batch,
-                                )
-                                .await?;
-                            match out.tables.iter_mut().find(|t| t.name == g.name) {
-                                Some(slot) => *slot = g,
-                                None => out.tables.push(g),
+                    for g in gold.tables {
+                        match self
+                            .history
+                            .commit_snapshot(
+                                &self.lake,
+                                &g.name,
+                                ts,
+                                "WRITE",
+                                format!("refresh after the restore of {table}"),
+                                &g.batch,
+                            )
+                            .await
+                        {
+                            Ok(_) => {
+                                self.show_committed(&g.name, g.batch).await;
+                            }
+                            Err(e) => {
+                                self.run_info.errors.push(e.to_string());
+                                if let Some(committed) = self.history.current_data(&g.name).cloned() {
+                                    self.show_committed(&g.name, committed).await;
+                                }
                             }
                         }
+                    }
+                    if let Some(out) = self.last_good.as_mut() {
                         out.gold_reads_bronze = gold.reads_bronze;
                     }
                     self.diagnostics.retain(|d| d.scope != "gold");
                     self.diagnostics.extend(gold.errors);
                 }
-                Err(d) => self.diagnostics.extend(d),
+                Err(d) => {
+                    self.run_info
+                        .errors
+                        .extend(d.iter().filter(|d| d.scope == "pipeline").map(|d| d.message.clone()));
+                    self.diagnostics.extend(d);
+                }
+            }
+            if self.run_info.errors.len() > errors_before
+                || self.diagnostics.iter().any(|d| d.scope == "gold")
+            {
+                self.run_info.ok = false;
             }
         }
         if let Some(out) = &self.last_good {
@@ -82,5 +109,30 @@ impl Playground {
             ));
         }
         Ok(())
+    }
+
+    /// Shows `data` as `table`'s current rows (in the last results and to
+    /// SQL). A working copy that cannot be written is reported in the run's
+    /// errors: SQL over the table reads its previous rows until the next run.
+    /// Returns whether SQL reads the new rows.
+    pub(super) async fn show_committed(&mut self, table: &str, data: RecordBatch) -> bool {
+        let queryable = match register_table(&self.ctx, table, &data).await {
+            Ok(()) => true,
+            Err(e) => {
+                self.run_info.errors.push(e.to_string());
+                self.run_info.ok = false;
+                false
+            }
+        };
+        if let Some(out) = self.last_good.as_mut() {
+            match out.tables.iter_mut().find(|t| t.name == table) {
+                Some(slot) => slot.batch = data,
+                None => out.tables.push(crate::output::TableData {
+                    name: table.to_string(),
+                    batch: data,
+                }),
+            }
+        }
+        queryable
     }
 }

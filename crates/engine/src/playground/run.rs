@@ -72,7 +72,6 @@ impl Playground {
                     self.run_info.runs,
                     if incremental { " (incremental)" } else { "" }
                 );
-                self.save_watermarks(&new_batches, incremental);
                 let written: Vec<_> = out
                     .tables
                     .iter()
@@ -94,25 +93,26 @@ impl Playground {
                         not_committed.push(t.name.clone());
                     }
                 }
+                // The watermark moves only when silver holds the batches:
+                // a silver table whose commit failed gets them next time.
+                if !not_committed.iter().any(|t| t.starts_with("silver.")) {
+                    self.save_watermarks(&new_batches, incremental);
+                }
                 // A table whose commit failed is still at its previous version:
                 // show (and query) that, never rows no version holds.
                 for name in not_committed {
-                    let old = self
-                        .last_good
-                        .as_ref()
-                        .and_then(|o| o.tables.iter().find(|t| t.name == name))
-                        .cloned();
+                    let committed = self.history.current_data(&name).cloned();
                     let Some(i) = out.tables.iter().position(|t| t.name == name) else {
                         continue;
                     };
-                    match old {
-                        Some(old) => {
+                    match committed {
+                        Some(batch) => {
                             if let Err(e) =
-                                crate::query::register_table(&self.ctx, &name, &old.batch).await
+                                crate::query::register_table(&self.ctx, &name, &batch).await
                             {
                                 self.run_info.errors.push(e.to_string());
                             }
-                            out.tables[i] = old;
+                            out.tables[i].batch = batch;
                         }
                         None => {
                             out.tables.remove(i);
