@@ -2,84 +2,20 @@
 //! file first, the log entry last. A failure between the two leaves the
 //! previous version: no batch, no rows, no version, nothing for silver.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use failing_store::FailingLogStore;
+use failing_store::{FailingLogStore, Faults};
 use medallion_engine::api::{Lang, Request, Response};
 use medallion_engine::env::{FixedClock, SequentialIds};
 use medallion_engine::lake::log::TableLog;
 use medallion_engine::Playground;
 
-/// An in-memory store whose writes to `_delta_log/` fail while `fail` is set
-/// ("the disk filled up between the data file and the log entry").
-mod failing_store {
-    use std::fmt;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
+#[path = "support/failing_store.rs"]
+mod failing_store;
 
-    use futures::stream::BoxStream;
-    use object_store::memory::InMemory;
-    use object_store::path::Path;
-    use object_store::{
-        CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-        PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
-    };
-
-    #[derive(Debug)]
-    pub struct FailingLogStore {
-        pub inner: InMemory,
-        pub fail: Arc<AtomicBool>,
-    }
-
-    impl fmt::Display for FailingLogStore {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "FailingLogStore")
-        }
-    }
-
-    #[async_trait::async_trait]
-    impl ObjectStore for FailingLogStore {
-        async fn put_opts(
-            &self,
-            location: &Path,
-            payload: PutPayload,
-            opts: PutOptions,
-        ) -> Result<PutResult> {
-            if self.fail.load(Ordering::SeqCst) && location.as_ref().contains("/_delta_log/") {
-                return Err(object_store::Error::Generic {
-                    store: "test",
-                    source: "no space left on device".into(),
-                });
-            }
-            self.inner.put_opts(location, payload, opts).await
-        }
-        async fn put_multipart_opts(
-            &self,
-            location: &Path,
-            opts: PutMultipartOptions,
-        ) -> Result<Box<dyn MultipartUpload>> {
-            self.inner.put_multipart_opts(location, opts).await
-        }
-        async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
-            self.inner.get_opts(location, options).await
-        }
-        fn delete_stream(
-            &self,
-            locations: BoxStream<'static, Result<Path>>,
-        ) -> BoxStream<'static, Result<Path>> {
-            self.inner.delete_stream(locations)
-        }
-        fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
-            self.inner.list(prefix)
-        }
-        async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
-            self.inner.list_with_delimiter(prefix).await
-        }
-        async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
-            self.inner.copy_opts(from, to, options).await
-        }
-    }
+/// Log entries fail from now on (`true`) or no longer (`false`).
+fn fail_logs(faults: &Mutex<Faults>, on: bool) {
+    faults.lock().unwrap().on = on;
 }
 
 const CSV: &str = "VendorID,tpep_pickup_datetime,tpep_dropoff_datetime,passenger_count,trip_distance,RatecodeID,store_and_fwd_flag,PULocationID,DOLocationID,payment_type,fare_amount,extra,mta_tax,tip_amount,tolls_amount,improvement_surcharge,total_amount,congestion_surcharge\n\
@@ -97,24 +33,7 @@ fn ingest(name: &str) -> Request {
 
 #[tokio::test]
 async fn a_failure_between_the_data_file_and_the_log_entry_leaves_the_previous_version() {
-    let fail = Arc::new(AtomicBool::new(false));
-    let stores: Arc<std::sync::Mutex<Vec<Arc<FailingLogStore>>>> = Arc::default();
-    let (f, s) = (fail.clone(), stores.clone());
-    let mut p = Playground::with_store(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-        Arc::new(move || {
-            let store = Arc::new(FailingLogStore {
-                inner: Default::default(),
-                fail: f.clone(),
-            });
-            s.lock().unwrap().push(store.clone());
-            store
-        }),
-    )
-    .unwrap();
-    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
-    let store = stores.lock().unwrap().last().unwrap().clone();
+    let (mut p, fail, store) = failing_playground().await;
     let log = TableLog::new(store, "bronze/nyc_taxi_yellow");
 
     let Response::Snapshot(before) = p.handle(ingest("first.csv")).await else {
@@ -137,7 +56,7 @@ async fn a_failure_between_the_data_file_and_the_log_entry_leaves_the_previous_v
     );
 
     // The data file is written, the log entry is not: the ingest fails and nothing changed.
-    fail.store(true, Ordering::SeqCst);
+    fail_logs(&fail, true);
     let Response::Error { message } = p.handle(ingest("second.csv")).await else {
         panic!("the ingest should fail")
     };
@@ -161,7 +80,7 @@ async fn a_failure_between_the_data_file_and_the_log_entry_leaves_the_previous_v
     assert_eq!(log.snapshot(None).await.unwrap().unwrap(), logged);
 
     // The store works again: the next append is the next version, no gap, no leftover rows.
-    fail.store(false, Ordering::SeqCst);
+    fail_logs(&fail, false);
     let Response::Snapshot(again) = p.handle(ingest("second.csv")).await else {
         panic!()
     };
@@ -208,27 +127,12 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
     );
 }
 
-/// A playground over a [`FailingLogStore`] (its `fail` switch and store).
-async fn failing_playground() -> (Playground, Arc<AtomicBool>, Arc<FailingLogStore>) {
-    let fail = Arc::new(AtomicBool::new(false));
-    let stores: Arc<std::sync::Mutex<Vec<Arc<FailingLogStore>>>> = Arc::default();
-    let (f, s) = (fail.clone(), stores.clone());
-    let mut p = Playground::with_store(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-        Arc::new(move || {
-            let store = Arc::new(FailingLogStore {
-                inner: Default::default(),
-                fail: f.clone(),
-            });
-            s.lock().unwrap().push(store.clone());
-            store
-        }),
-    )
-    .unwrap();
+/// A playground over a [`FailingLogStore`] (its fault switch and store).
+async fn failing_playground() -> (Playground, Arc<Mutex<Faults>>, Arc<FailingLogStore>) {
+    let (mut p, faults, stores) = failing_store::playground();
     p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
     let store = stores.lock().unwrap().last().unwrap().clone();
-    (p, fail, store)
+    (p, faults, store)
 }
 
 async fn set_f2(p: &mut Playground, expression: &str) -> medallion_engine::PipelineView {
@@ -289,7 +193,7 @@ async fn every_table_lists_the_versions_its_log_has_and_time_travel_reads_the_lo
 async fn a_run_whose_silver_commit_fails_keeps_showing_the_previous_version() {
     let (mut p, fail, _) = failing_playground().await;
     let before = set_f2(&mut p, "total_amount > 1000").await;
-    fail.store(true, Ordering::SeqCst);
+    fail_logs(&fail, true);
     let v = set_f2(&mut p, "total_amount > 50").await;
     assert!(!v.run.ok);
     assert!(
@@ -301,7 +205,7 @@ async fn a_run_whose_silver_commit_fails_keeps_showing_the_previous_version() {
     assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 260);
     assert_eq!(v.history["silver.nyc_taxi_yellow"], before.history["silver.nyc_taxi_yellow"]);
     // The store works again: the next run commits the edit as the next version.
-    fail.store(false, Ordering::SeqCst);
+    fail_logs(&fail, false);
     let v = set_f2(&mut p, "total_amount > 50").await;
     assert!(v.run.ok, "{:?}", v.run);
     assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 247);
@@ -334,7 +238,7 @@ async fn an_erasure_whose_log_entry_fails_erases_nothing_and_leaves_no_file_behi
         reason: "erasure request 18".into(),
         expected_rows: Some(1),
     };
-    fail.store(true, Ordering::SeqCst);
+    fail_logs(&fail, true);
     let r = p.handle(forget()).await;
     let Response::Error { message } = r else { panic!("{r:?}") };
     assert_eq!(
@@ -354,7 +258,7 @@ async fn an_erasure_whose_log_entry_fails_erases_nothing_and_leaves_no_file_behi
     assert_eq!(kept.num_rows(), 2, "the batch's file still holds both records");
     // With the store back, the same erasure goes through: the rewritten
     // batch is a new file and the old one (with the erased row) is gone.
-    fail.store(false, Ordering::SeqCst);
+    fail_logs(&fail, false);
     let r = p.handle(forget()).await;
     let Response::Snapshot(done) = r else { panic!("{r:?}") };
     assert_eq!(done.table("bronze.nyc_taxi_yellow").unwrap().row_count, 267);
