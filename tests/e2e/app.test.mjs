@@ -9,6 +9,18 @@ async function setExpression(page, ruleId, text) {
   await box.fill(text);
 }
 
+
+/// Steps of the session saved in the page's IndexedDB (its journal).
+const savedSteps = (page) => page.evaluate(() => new Promise((resolve, reject) => {
+  const open = indexedDB.open('medallion-playground');
+  open.onerror = () => reject(open.error);
+  open.onsuccess = () => {
+    const count = open.result.transaction('journal').objectStore('journal').count();
+    count.onsuccess = () => { open.result.close(); resolve(count.result); };
+    count.onerror = () => reject(count.error);
+  };
+}));
+
 test('the playground loads the NYC taxi example, reacts to rule edits and dropped files', () => withPage(async (page, problems) => {
     await page.goto(`${APP_URL}?lang=en`);
     await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
@@ -148,6 +160,9 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await waitForCount(page, 'silver.nyc_taxi_yellow', 265);
     assert.match(await page.locator('#erasures').innerText(), /GDPR request 42/);
     assert.match(await page.locator('#version-select').innerText(), /DELETE · right to be forgotten: GDPR request 42/);
+    // The saved session held the files as dropped, erased records included: it is deleted.
+    await page.waitForFunction(() => /Records were erased/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+    assert.equal(await savedSteps(page), 0);
 
     // 9. incremental: a rule edit touches only new batches until a full refresh
     await page.selectOption('#run-mode', 'incremental');

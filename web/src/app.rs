@@ -113,6 +113,21 @@ pub fn app() -> Html {
         });
     }
 
+    // Changes refused while restoring or in a read-only tab: said in the
+    // page's language; the editors then show the state in effect again.
+    {
+        let (engine, answer) = (engine.clone(), answer(true));
+        use_effect_with(lang, move |lang| {
+            engine.set_refusals(
+                crate::engine::Refusals {
+                    restoring: t(*lang, "refused_restoring").into(),
+                    read_only: t(*lang, "refused_read_only").into(),
+                },
+                answer,
+            );
+        });
+    }
+
     let on_lang = {
         let (engine, dispatch, answer) = (engine.clone(), dispatch.clone(), answer(true));
         Callback::from(move |()| {

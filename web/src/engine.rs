@@ -81,6 +81,19 @@ pub enum SessionState {
     /// Saving failed (e.g. the browser's storage is full): the session goes
     /// on in this tab, changes from now on are not saved. The text says why.
     NotSaved(String),
+    /// A right-to-be-forgotten erasure ran: the saved session held the
+    /// erased records (the files as dropped), so it was deleted; this
+    /// session goes on in this tab, not saved.
+    Erased,
+}
+
+/// Texts of the requests this tab refuses (in the page's language).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusals {
+    /// While a new engine is given the session again.
+    pub restoring: String,
+    /// In a tab that does not own the saved session.
+    pub read_only: String,
 }
 
 /// A request on its way: not yet posted (the worker is loading) or posted
@@ -122,6 +135,9 @@ struct Inner {
     unsaved: usize,
     /// The page reloads on purpose (see [`Engine::leave`]).
     leaving: bool,
+    refusals: Refusals,
+    /// Hears the state after a refused change (the editors show it again).
+    on_refused: Callback<Response>,
 }
 
 /// An answered request that changed the engine's state, with its file and
@@ -167,6 +183,11 @@ impl Engine {
             problems: Callback::noop(),
             unsaved: 0,
             leaving: false,
+            refusals: Refusals {
+                restoring: "The tables are being restored: try again in a moment".into(),
+                read_only: "This tab does not own the saved session: take over to make changes".into(),
+            },
+            on_refused: Callback::noop(),
         })));
         engine
     }
@@ -317,6 +338,19 @@ impl Engine {
         reload();
     }
 
+    /// Deletes the saved session (after an erasure: it holds the erased
+    /// records); the tab goes on unsaved.
+    fn forget_saved(&self) {
+        let this = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            match crate::session::clear().await {
+                Ok(()) => this.set_session(SessionState::Erased),
+                Err(e) => this.set_session(SessionState::NotSaved(e)),
+            }
+            this.refresh_used();
+        });
+    }
+
     /// Would leaving the page now lose work? Changes made here that are not
     /// in the saved session, or a change the engine is still working on (its
     /// entry is saved once it is answered).
@@ -388,12 +422,48 @@ impl Engine {
 
     /// Runs `request` and hands the response to `done`.
     pub fn send(&self, request: Request, done: Callback<Response>) {
-        self.enqueue(request, None, now_micros(), true, done);
+        if !self.refuse(&request, &done) {
+            self.enqueue(request, None, now_micros(), true, done);
+        }
     }
 
     /// Runs an ingest whose bytes are `file`'s (read in the worker).
     pub fn send_file(&self, request: Request, file: File, done: Callback<Response>) {
-        self.enqueue(request, Some(file), now_micros(), true, done);
+        if !self.refuse(&request, &done) {
+            self.enqueue(request, Some(file), now_micros(), true, done);
+        }
+    }
+
+    /// The texts of refusals, and who hears the state after one (the
+    /// page re-seeds its editors from it).
+    pub fn set_refusals(&self, refusals: Refusals, on_refused: Callback<Response>) {
+        let mut inner = self.0.borrow_mut();
+        inner.refusals = refusals;
+        inner.on_refused = on_refused;
+    }
+
+    /// Refuses a change while the session is being restored (it would be
+    /// made on top of a state the page does not show yet) or in a tab that
+    /// does not own the saved session (it is read-only). Reading and the
+    /// language are always allowed. Answers `done` with the reason.
+    fn refuse(&self, request: &Request, done: &Callback<Response>) -> bool {
+        if !request.changes_state() || matches!(request, Request::SetLang { .. }) {
+            return false;
+        }
+        let (why, on_refused) = {
+            let inner = self.0.borrow();
+            let why = if inner.restoring.is_some() {
+                inner.refusals.restoring.clone()
+            } else if matches!(inner.session, SessionState::ReadOnly | SessionState::Lost) {
+                inner.refusals.read_only.clone()
+            } else {
+                return false;
+            };
+            (why, inner.on_refused.clone())
+        };
+        done.emit(Response::Error { message: why });
+        self.send(Request::Snapshot, on_refused);
+        true
     }
 
     fn enqueue(
@@ -501,7 +571,12 @@ impl Engine {
                         if clear {
                             inner.journal.clear();
                         }
-                        if p.save && matches!(inner.session, SessionState::Saved { .. }) {
+                        let erasure = matches!(p.request, Request::Forget { .. });
+                        if erasure && p.save && matches!(inner.session, SessionState::Saved { .. }) {
+                            // The saved files hold the erased records: delete them.
+                            inner.unsaved += inner.journal.len() + 1;
+                            self.forget_saved();
+                        } else if p.save && matches!(inner.session, SessionState::Saved { .. }) {
                             self.save(&p, clear, format!("{:032x}", inner.seed));
                         } else if p.save {
                             inner.unsaved += 1;

@@ -122,6 +122,15 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "{n} change(s) made in this tab are not in the saved session and will be discarded. Go on?",
             "Изменения, сделанные в этой вкладке ({n}), не сохранены и будут потеряны. Продолжить?",
         ),
+        "not_saved_erased" => (
+            "Records were erased: the saved copy of this session (with the files as dropped) was deleted; changes from now on are not saved",
+            "Записи удалены: сохранённая копия сессии (с файлами как были загружены) удалена; дальнейшие изменения не сохраняются",
+        ),
+        "refused_restoring" => ("The tables are being restored: try again in a moment", "Таблицы восстанавливаются: повторите через минуту"),
+        "refused_read_only" => (
+            "This tab does not own the saved session: take over to make changes",
+            "Сессией владеет другая вкладка: нажмите «Перехватить», чтобы вносить изменения",
+        ),
         "restoring_saved" => ("Restoring your saved session…", "Восстанавливаем сохранённую сессию…"),
         "restart_engine" => ("Restart the engine", "Перезапустить движок"),
         "saved" => ("Saved in this browser", "Сохранено в браузере"),

@@ -210,6 +210,12 @@ pub fn session_bar(p: &SessionProps) -> Html {
                 <button class="ghost" onclick={reload}>{ t(lang, "reload_page") }</button>
             </span>
         },
+        SessionState::Erased => html! {
+            <span class="session warn" id="session-state">
+                <span>{ t(lang, "not_saved_erased") }</span>
+                <button class="ghost" id="start-fresh" onclick={start_fresh.clone()}>{ t(lang, "start_fresh") }</button>
+            </span>
+        },
         SessionState::NotSaved(why) => html! {
             <span class="session warn" id="session-state">
                 <span title={why.clone()}>{ if crate::session::is_quota(why) { t(lang, "storage_full") } else { t(lang, "not_saved") } }</span>
