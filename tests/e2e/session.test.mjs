@@ -138,3 +138,20 @@ test('a saved step that fails when restored is named, never silently skipped', (
   assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 260);
   assert.deepEqual(problems, []);
 }));
+
+test('the language chosen is kept across a reload, also when the address names one', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  assert.equal(await page.locator('#lang-switch').innerText(), 'Русский');
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.querySelector('#lang-switch')?.textContent === 'English', null, { timeout: 60_000 });
+  assert.match(page.url(), /lang=ru/);
+  await page.reload();
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  assert.equal(await page.locator('#lang-switch').innerText(), 'English');
+  // A new visit without ?lang= opens in the language chosen last.
+  await page.goto(APP_URL);
+  await page.waitForSelector('#lang-switch', { timeout: 180_000 });
+  assert.equal(await page.locator('#lang-switch').innerText(), 'English');
+  assert.deepEqual(problems, []);
+}));

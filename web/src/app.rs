@@ -132,6 +132,7 @@ pub fn app() -> Html {
         let (engine, dispatch, answer) = (engine.clone(), dispatch.clone(), answer(true));
         Callback::from(move |()| {
             let next = if lang == Lang::En { Lang::Ru } else { Lang::En };
+            crate::ui::remember_lang(next);
             dispatch.dispatch(Action::SetLang(next));
             engine.send(Request::SetLang { lang: next }, answer.clone());
         })

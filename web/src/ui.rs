@@ -9,7 +9,7 @@ pub fn confirm(text: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The page's language: `?lang=ru|en`, else the browser's.
+/// The page's language: `?lang=ru|en`, else the one chosen last in this browser, else the browser's.
 pub fn initial_lang() -> Lang {
     let query = gloo::utils::window()
         .location()
@@ -22,6 +22,16 @@ pub fn initial_lang() -> Lang {
             _ => {}
         }
     }
+    let saved = gloo::utils::window()
+        .local_storage()
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_item(LANG_KEY).ok().flatten());
+    match saved.as_deref() {
+        Some("ru") => return Lang::Ru,
+        Some("en") => return Lang::En,
+        _ => {}
+    }
     let nav = gloo::utils::window()
         .navigator()
         .language()
@@ -30,5 +40,34 @@ pub fn initial_lang() -> Lang {
         Lang::Ru
     } else {
         Lang::En
+    }
+}
+
+/// Where the learner's language choice is kept in this browser.
+const LANG_KEY: &str = "medallion-playground-lang";
+
+/// Keeps `lang` for the next visit and reload: in this browser's storage,
+/// and in the address's `?lang=` if it has one (it wins over the storage).
+pub fn remember_lang(lang: Lang) {
+    let code = if lang == Lang::Ru { "ru" } else { "en" };
+    let w = gloo::utils::window();
+    if let Ok(Some(s)) = w.local_storage() {
+        let _ = s.set_item(LANG_KEY, code);
+    }
+    let location = w.location();
+    let query = location.search().unwrap_or_default();
+    if let Ok(params) = web_sys::UrlSearchParams::new_with_str(&query) {
+        if params.get("lang").is_some() {
+            params.set("lang", code);
+            let url = format!(
+                "{}?{}{}",
+                location.pathname().unwrap_or_default(),
+                String::from(params.to_string()),
+                location.hash().unwrap_or_default()
+            );
+            if let Ok(history) = w.history() {
+                let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+            }
+        }
     }
 }
