@@ -138,27 +138,13 @@ impl Playground {
                 .last_good
                 .iter()
                 .flat_map(|o| &o.read_as_utc)
-                .flat_map(|(table, cols)| {
-                    cols.iter().map(move |r| ReadAsUtcView {
-                        bronze_table: format!("bronze.{table}"),
-                        column: r.column.clone(),
-                        without_offset: r.without_offset,
-                        values: r.values,
-                    })
-                })
+                .flat_map(|(table, cols)| utc_views(format!("bronze.{table}"), cols))
                 // Element columns of exploded arrays (child silver tables).
                 .chain(
                     self.last_good
                         .iter()
                         .flat_map(|o| &o.exploded_read_as_utc)
-                        .flat_map(|(table, cols)| {
-                            cols.iter().map(move |r| ReadAsUtcView {
-                                bronze_table: table.clone(),
-                                column: r.column.clone(),
-                                without_offset: r.without_offset,
-                                values: r.values,
-                            })
-                        }),
+                        .flat_map(|(table, cols)| utc_views(table.clone(), cols)),
                 )
                 // Normalizations that convert text to TIMESTAMP read the same way.
                 .chain(
@@ -379,4 +365,17 @@ pub(super) fn sql_type_name(dt: &datafusion::arrow::datatypes::DataType) -> Stri
         D::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
         other => other.to_string(),
     }
+}
+
+/// The columns of `table` whose texts without an offset were read as UTC.
+fn utc_views(
+    table: String,
+    cols: &[crate::silver::source::ReadAsUtc],
+) -> impl Iterator<Item = ReadAsUtcView> + '_ {
+    cols.iter().map(move |r| ReadAsUtcView {
+        bronze_table: table.clone(),
+        column: r.column.clone(),
+        without_offset: r.without_offset,
+        values: r.values,
+    })
 }
