@@ -184,7 +184,13 @@ pub fn app() -> Html {
         Callback::from(move |rules: Vec<Rule>| {
             dispatch.dispatch(Action::EditRules(rules.clone()));
             let silver_table = silver_table.clone();
-            send(&slot, Request::SetRules { silver_table, rules });
+            send(
+                &slot,
+                Request::SetRules {
+                    silver_table,
+                    rules,
+                },
+            );
         })
     };
     let on_gold_sql = {
@@ -241,7 +247,8 @@ pub fn app() -> Html {
             );
         }
     };
-    let (travel, corrupt_only, selected) = (state.travel, state.corrupt_only, state.selected.clone());
+    let (travel, corrupt_only, selected) =
+        (state.travel, state.corrupt_only, state.selected.clone());
     let on_page = {
         let fetch = fetch.clone();
         Callback::from(move |(table, offset): (String, usize)| {
@@ -296,7 +303,9 @@ pub fn app() -> Html {
             },
         )
     };
-    let on_mode = sending(&engine, &answer(false), |mode: RunMode| Request::SetRunMode { mode });
+    let on_mode = sending(&engine, &answer(false), |mode: RunMode| {
+        Request::SetRunMode { mode }
+    });
     let on_run = sending(&engine, &answer(false), |full_refresh: bool| Request::Run {
         full_refresh,
     });
@@ -315,8 +324,12 @@ pub fn app() -> Html {
         })
     };
     let on_produce = {
-        let (engine, dispatch, answer, table) =
-            (engine.clone(), dispatch.clone(), answer(false), selected.clone());
+        let (engine, dispatch, answer, table) = (
+            engine.clone(),
+            dispatch.clone(),
+            answer(false),
+            selected.clone(),
+        );
         Callback::from(move |messages: Vec<KafkaMessage>| {
             let msg = format!("{}: {}", t(lang, "produced"), messages.len());
             let done = noting(answer.clone(), dispatch.clone(), move |_| Some(msg.clone()));
@@ -325,8 +338,12 @@ pub fn app() -> Html {
         })
     };
     let on_plan_forget = {
-        let (engine, dispatch, answer, table) =
-            (engine.clone(), dispatch.clone(), answer(false), selected.clone());
+        let (engine, dispatch, answer, table) = (
+            engine.clone(),
+            dispatch.clone(),
+            answer(false),
+            selected.clone(),
+        );
         Callback::from(move |predicate: String| {
             dispatch.dispatch(Action::CloseErasurePlan);
             let table = table.clone();

@@ -185,7 +185,8 @@ impl Engine {
             leaving: false,
             refusals: Refusals {
                 restoring: "The tables are being restored: try again in a moment".into(),
-                read_only: "This tab does not own the saved session: take over to make changes".into(),
+                read_only: "This tab does not own the saved session: take over to make changes"
+                    .into(),
             },
             on_refused: Callback::noop(),
         })));
@@ -215,7 +216,11 @@ impl Engine {
                     Some(e),
                 ),
             };
-            if let Some(seed) = saved.seed.as_deref().and_then(|h| u128::from_str_radix(h, 16).ok()) {
+            if let Some(seed) = saved
+                .seed
+                .as_deref()
+                .and_then(|h| u128::from_str_radix(h, 16).ok())
+            {
                 this.0.borrow_mut().seed = seed;
             }
             this.set_session(match problem {
@@ -383,7 +388,9 @@ impl Engine {
         let worker = match Worker::new(&url) {
             Ok(w) => w,
             Err(e) => {
-                self.fail(format!("the pipeline engine could not start in this browser: {e:?}"));
+                self.fail(format!(
+                    "the pipeline engine could not start in this browser: {e:?}"
+                ));
                 return;
             }
         };
@@ -394,9 +401,15 @@ impl Engine {
                     return;
                 };
                 let engine = Engine(inner);
-                match ev.data().as_string().map(|t| serde_json::from_str::<FromEngine>(&t)) {
+                match ev
+                    .data()
+                    .as_string()
+                    .map(|t| serde_json::from_str::<FromEngine>(&t))
+                {
                     Some(Ok(msg)) => engine.on_message(msg),
-                    Some(Err(e)) => engine.fail(format!("the engine sent a message the page cannot read: {e}")),
+                    Some(Err(e)) => engine.fail(format!(
+                        "the engine sent a message the page cannot read: {e}"
+                    )),
                     None => engine.fail("the engine sent a message that is not text".into()),
                 }
             })
@@ -572,7 +585,8 @@ impl Engine {
                             inner.journal.clear();
                         }
                         let erasure = matches!(p.request, Request::Forget { .. });
-                        if erasure && p.save && matches!(inner.session, SessionState::Saved { .. }) {
+                        if erasure && p.save && matches!(inner.session, SessionState::Saved { .. })
+                        {
                             // The saved files hold the erased records: delete them.
                             inner.unsaved += inner.journal.len() + 1;
                             self.forget_saved();

@@ -136,7 +136,9 @@ fn get(obj: &JsValue, key: &str) -> JsValue {
 /// A storage error as one line (`QuotaExceededError: …` says the browser's storage is full).
 fn describe(e: &JsValue) -> String {
     let name = get(e, "name").as_string().unwrap_or_default();
-    let message = get(e, "message").as_string().unwrap_or_else(|| format!("{e:?}"));
+    let message = get(e, "message")
+        .as_string()
+        .unwrap_or_else(|| format!("{e:?}"));
     if name.is_empty() {
         message
     } else {
@@ -188,7 +190,11 @@ pub async fn clear() -> Result<(), String> {
 
 /// Bytes this origin uses in the browser's storage, if the browser says.
 pub async fn used_bytes() -> Option<u64> {
-    storage_used().await.as_f64().filter(|b| *b >= 0.0).map(|b| b as u64)
+    storage_used()
+        .await
+        .as_f64()
+        .filter(|b| *b >= 0.0)
+        .map(|b| b as u64)
 }
 
 /// Takes the session's lock: `true` if this tab owns the saved session now.
@@ -196,7 +202,10 @@ pub async fn used_bytes() -> Option<u64> {
 /// another tab steals it later.
 pub async fn lock(steal: bool, on_lost: impl FnOnce() + 'static) -> bool {
     let cb = Closure::once_into_js(on_lost);
-    session_lock(steal, cb.unchecked_ref()).await.as_bool().unwrap_or(true)
+    session_lock(steal, cb.unchecked_ref())
+        .await
+        .as_bool()
+        .unwrap_or(true)
 }
 
 /// The key in `sessionStorage` that makes the next load of this tab take

@@ -58,7 +58,9 @@ pub enum Action {
     Fresh(PipelineView),
     SetLang(Lang),
     /// A scenario is being loaded; `other` if it is not the current one.
-    Loading { other: bool },
+    Loading {
+        other: bool,
+    },
     Select(String),
     SetRulesTable(String),
     EditRules(Vec<Rule>),

@@ -66,7 +66,8 @@ pub fn remember_lang(lang: Lang) {
                 location.hash().unwrap_or_default()
             );
             if let Ok(history) = w.history() {
-                let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+                let _ =
+                    history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
             }
         }
     }

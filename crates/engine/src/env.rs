@@ -28,6 +28,13 @@ pub trait IdGenerator: Send + Sync {
     /// Back to where [`IdGenerator::start_over`] found it (a load that
     /// failed keeps the previous session, and its ids go on from there).
     fn resume(&self, _at: u64) {}
+
+    /// How many ids it has given since it last started over (saved with
+    /// the session, so a session opened again goes on from there; see
+    /// [`IdGenerator::resume`]). 0 for generators without a position.
+    fn position(&self) -> u64 {
+        0
+    }
 }
 
 /// The real clock: `Date.now()` in a browser, the OS clock natively (via `web-time`).
@@ -85,6 +92,14 @@ impl IdGenerator for SequentialIds {
     fn new_id(&self) -> uuid::Uuid {
         let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
         uuid::Uuid::from_u128((0x4000u128 << 64) | (0x8000u128 << 48) | n as u128)
+    }
+
+    fn resume(&self, at: u64) {
+        self.next.store(at, Ordering::SeqCst);
+    }
+
+    fn position(&self) -> u64 {
+        self.next.load(Ordering::SeqCst)
     }
 }
 
@@ -155,6 +170,10 @@ impl IdGenerator for SeededIds {
     fn resume(&self, at: u64) {
         self.next.store(at, Ordering::SeqCst);
     }
+
+    fn position(&self) -> u64 {
+        self.next.load(Ordering::SeqCst)
+    }
 }
 
 #[cfg(test)]
@@ -180,7 +199,10 @@ mod tests {
     #[test]
     fn a_request_clock_reads_the_time_set_then_one_microsecond_more_each_time() {
         let c = RequestClock::default();
-        assert!(c.now_micros() > 1_600_000_000_000_000, "the system clock before a set");
+        assert!(
+            c.now_micros() > 1_600_000_000_000_000,
+            "the system clock before a set"
+        );
         c.set(1_700_000_000_000_000);
         assert_eq!(c.now_micros(), 1_700_000_000_000_000);
         assert_eq!(c.now_micros(), 1_700_000_000_000_001);

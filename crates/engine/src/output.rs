@@ -23,13 +23,21 @@ pub struct TableData {
     pub batch: RecordBatch,
 }
 
-/// Everything a successful run produced.
-#[derive(Debug, Clone)]
+/// Everything a successful run produced. A saved session keeps all but
+/// the rows (`tables`, `typed_bronze`) as JSON; those are in the lake.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunOutput {
     /// `bronze.*`, then silver tables, `silver.quarantine`, then `gold.*`.
+    #[serde(skip)]
     pub tables: Vec<TableData>,
     /// Readable (typed) bronze rows per bronze table, before any rule.
+    #[serde(skip)]
     pub typed_bronze: BTreeMap<String, RecordBatch>,
+    /// The batches (`_batch_id`s, in ingest order) of each bronze table
+    /// (name without layer) the run read: its `bronze.*` tables; the live
+    /// ones (not superseded) are what `typed_bronze` holds.
+    #[serde(default)]
+    pub bronze_batches: BTreeMap<String, Vec<String>>,
     pub rule_stats: Vec<RuleStat>,
     /// Declared source columns missing from some batches, per bronze table.
     pub missing_columns: BTreeMap<String, Vec<MissingColumn>>,

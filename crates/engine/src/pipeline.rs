@@ -62,9 +62,17 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut read_as_utc = BTreeMap::new();
     let mut parsed_tables: BTreeMap<String, Parsed> = BTreeMap::new();
     let mut superseded = BTreeMap::new();
+    let mut bronze_batches = BTreeMap::new();
 
     for (i, b) in def.bronze.iter().enumerate() {
         let all_batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
+        bronze_batches.insert(
+            b.name.clone(),
+            all_batches
+                .iter()
+                .map(|(i, _)| i.batch_id.clone())
+                .collect(),
+        );
         input.progress.report(crate::progress::Progress::Parsing {
             table: format!("bronze.{}", b.name),
             records: all_batches.iter().map(|(_, rb)| rb.num_rows() as u64).sum(),
@@ -408,6 +416,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     Ok(RunOutput {
         tables,
         typed_bronze,
+        bronze_batches,
         rule_stats,
         missing_columns,
         read_as_utc,

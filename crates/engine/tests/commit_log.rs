@@ -144,7 +144,9 @@ async fn set_f2(p: &mut Playground, expression: &str) -> medallion_engine::Pipel
             rules,
         })
         .await;
-    let Response::Snapshot(v) = r else { panic!("{r:?}") };
+    let Response::Snapshot(v) = r else {
+        panic!("{r:?}")
+    };
     v
 }
 
@@ -159,7 +161,10 @@ async fn every_table_lists_the_versions_its_log_has_and_time_travel_reads_the_lo
     // reads only the store lists exactly what the page shows.
     let lake = Lake::from_store(store.clone());
     for layer in ["bronze.", "silver.nyc", "silver.quarantine", "gold."] {
-        assert!(v.history.keys().any(|t| t.starts_with(layer)), "{layer} has versions");
+        assert!(
+            v.history.keys().any(|t| t.starts_with(layer)),
+            "{layer} has versions"
+        );
     }
     for (table, versions) in &v.history {
         let mut read = History::default();
@@ -168,13 +173,22 @@ async fn every_table_lists_the_versions_its_log_has_and_time_travel_reads_the_lo
     }
     let silver = &v.history["silver.nyc_taxi_yellow"];
     assert_eq!(
-        silver.iter().map(|v| (v.version, v.operation.as_str(), v.rows)).collect::<Vec<_>>(),
+        silver
+            .iter()
+            .map(|v| (v.version, v.operation.as_str(), v.rows))
+            .collect::<Vec<_>>(),
         [(0, "WRITE", 260), (1, "WRITE", 247)]
     );
     assert_eq!((silver[1].rows_added, silver[1].rows_removed), (0, 13));
     let log = TableLog::new(store, "silver/nyc_taxi_yellow");
     let now = log.snapshot(None).await.unwrap().unwrap();
-    assert_eq!(now.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["part-000001.parquet"]);
+    assert_eq!(
+        now.files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>(),
+        ["part-000001.parquet"]
+    );
     // Version 0 is read back from its own file.
     let r = p
         .handle(Request::GetTable {
@@ -185,7 +199,9 @@ async fn every_table_lists_the_versions_its_log_has_and_time_travel_reads_the_lo
             corrupt_only: false,
         })
         .await;
-    let Response::Table(t) = r else { panic!("{r:?}") };
+    let Response::Table(t) = r else {
+        panic!("{r:?}")
+    };
     assert_eq!((t.row_count, t.version), (260, Some(0)));
 }
 
@@ -203,13 +219,19 @@ async fn a_run_whose_silver_commit_fails_keeps_showing_the_previous_version() {
     );
     // Silver is shown as its log has it: 260 rows, the same versions.
     assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 260);
-    assert_eq!(v.history["silver.nyc_taxi_yellow"], before.history["silver.nyc_taxi_yellow"]);
+    assert_eq!(
+        v.history["silver.nyc_taxi_yellow"],
+        before.history["silver.nyc_taxi_yellow"]
+    );
     // The store works again: the next run commits the edit as the next version.
     fail_logs(&fail, false);
     let v = set_f2(&mut p, "total_amount > 50").await;
     assert!(v.run.ok, "{:?}", v.run);
     assert_eq!(v.table("silver.nyc_taxi_yellow").unwrap().row_count, 247);
-    assert_eq!(v.history["silver.nyc_taxi_yellow"].len(), before.history["silver.nyc_taxi_yellow"].len() + 1);
+    assert_eq!(
+        v.history["silver.nyc_taxi_yellow"].len(),
+        before.history["silver.nyc_taxi_yellow"].len() + 1
+    );
 }
 
 #[tokio::test]
@@ -240,7 +262,9 @@ async fn an_erasure_whose_log_entry_fails_erases_nothing_and_leaves_no_file_behi
     };
     fail_logs(&fail, true);
     let r = p.handle(forget()).await;
-    let Response::Error { message } = r else { panic!("{r:?}") };
+    let Response::Error { message } = r else {
+        panic!("{r:?}")
+    };
     assert_eq!(
         message,
         "storage: bronze/nyc_taxi_yellow: the lake's store failed: Generic test error: no space left on device"
@@ -248,23 +272,50 @@ async fn an_erasure_whose_log_entry_fails_erases_nothing_and_leaves_no_file_behi
     let Response::Snapshot(after) = p.handle(Request::Snapshot).await else {
         panic!()
     };
-    assert_eq!(after.table("bronze.nyc_taxi_yellow").unwrap().row_count, 268);
+    assert_eq!(
+        after.table("bronze.nyc_taxi_yellow").unwrap().row_count,
+        268
+    );
     assert_eq!(after.batches, before.batches);
     assert!(after.erasures.is_empty());
-    assert_eq!(files().await, files_before, "no new file left, no old file deleted");
-    let old = before.batches.iter().find(|b| b.file_name == "first.csv").unwrap();
+    assert_eq!(
+        files().await,
+        files_before,
+        "no new file left, no old file deleted"
+    );
+    let old = before
+        .batches
+        .iter()
+        .find(|b| b.file_name == "first.csv")
+        .unwrap();
     let lake = medallion_engine::lake::Lake::from_store(store.clone());
-    let kept = medallion_engine::lake::decode_parquet_table(lake.get_bytes(&old.path).await.unwrap()).unwrap();
-    assert_eq!(kept.num_rows(), 2, "the batch's file still holds both records");
+    let kept =
+        medallion_engine::lake::decode_parquet_table(lake.get_bytes(&old.path).await.unwrap())
+            .unwrap();
+    assert_eq!(
+        kept.num_rows(),
+        2,
+        "the batch's file still holds both records"
+    );
     // With the store back, the same erasure goes through: the rewritten
     // batch is a new file and the old one (with the erased row) is gone.
     fail_logs(&fail, false);
     let r = p.handle(forget()).await;
-    let Response::Snapshot(done) = r else { panic!("{r:?}") };
+    let Response::Snapshot(done) = r else {
+        panic!("{r:?}")
+    };
     assert_eq!(done.table("bronze.nyc_taxi_yellow").unwrap().row_count, 267);
     let now = files().await;
-    let rewritten = done.batches.iter().find(|b| b.file_name == "first.csv").unwrap();
-    assert!(rewritten.path.ends_with(".v3.parquet"), "{}", rewritten.path);
+    let rewritten = done
+        .batches
+        .iter()
+        .find(|b| b.file_name == "first.csv")
+        .unwrap();
+    assert!(
+        rewritten.path.ends_with(".v3.parquet"),
+        "{}",
+        rewritten.path
+    );
     assert!(now.contains(&rewritten.path));
     assert!(!now.contains(&old.path), "{now:?}");
 }

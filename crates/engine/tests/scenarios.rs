@@ -1072,9 +1072,15 @@ async fn after_switching_scenario_the_ids_depend_only_on_the_requests_since() {
         .expect("playground")
     };
     let mut switched = new();
-    switched.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    switched
+        .load_example("nyc_taxi_silver", Lang::En)
+        .await
+        .unwrap();
     let before = send(&mut switched, Request::Snapshot).await;
-    switched.load_example("kafka_orders", Lang::En).await.unwrap();
+    switched
+        .load_example("kafka_orders", Lang::En)
+        .await
+        .unwrap();
     let after = send(&mut switched, Request::Snapshot).await;
     let mut fresh = new();
     fresh.load_example("kafka_orders", Lang::En).await.unwrap();

@@ -150,7 +150,10 @@ impl Request {
     /// Does it replace the whole session, so that earlier requests no longer
     /// matter (a scenario or a pipeline is loaded)?
     pub fn starts_over(&self) -> bool {
-        matches!(self, Request::LoadExample { .. } | Request::LoadPipeline { .. })
+        matches!(
+            self,
+            Request::LoadExample { .. } | Request::LoadPipeline { .. }
+        )
     }
 
     /// Its name in the protocol (`ingest`, `set_rules`, ...).

@@ -46,8 +46,8 @@ mod worker {
 
     /// The bytes of the message's `file` (a `File`/`Blob` or an `ArrayBuffer`), if it has one.
     async fn file_bytes(data: &JsValue) -> Result<Option<Vec<u8>>, String> {
-        let file = js_sys::Reflect::get(data, &JsValue::from_str("file"))
-            .map_err(|e| format!("{e:?}"))?;
+        let file =
+            js_sys::Reflect::get(data, &JsValue::from_str("file")).map_err(|e| format!("{e:?}"))?;
         if file.is_undefined() || file.is_null() {
             return Ok(None);
         }
@@ -70,7 +70,10 @@ mod worker {
         let text = js_sys::Reflect::get(data, &JsValue::from_str("request"))
             .ok()
             .and_then(|v| v.as_string())
-            .ok_or((id, "a request reached the engine without its JSON text".to_string()))?;
+            .ok_or((
+                id,
+                "a request reached the engine without its JSON text".to_string(),
+            ))?;
         let mut env: Envelope = serde_json::from_str(&text)
             .map_err(|e| (id, format!("the engine could not read the request: {e}")))?;
         if let Some(bytes) = file_bytes(data).await.map_err(|m| (id, m))? {

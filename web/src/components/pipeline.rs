@@ -88,7 +88,8 @@ fn read_as_utc_hints(lang: Lang, hints: &[ReadAsUtcView], bronze: &str) -> Html 
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
     let card = |name: &str, count: usize, layer: &str, extra: Html| {
-        let has_error = p.gold
+        let has_error = p
+            .gold
             .iter()
             .any(|g| g.error.is_some() && format!("gold.{}", g.model.name) == name);
         let on_click = {
@@ -286,10 +287,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
             cb.emit(mode);
         })
     };
-    let mixed = p
-        .bronze_modes
-        .iter()
-        .any(|(_, m)| *m != p.bronze_mode);
+    let mixed = p.bronze_modes.iter().any(|(_, m)| *m != p.bronze_mode);
     html! {
         <div class="strip" id="pipeline">
             <div class="layer">

@@ -84,7 +84,9 @@ pub fn engine_status_bar(p: &Props) -> Html {
         Callback::from(move |_| engine.restart(restored.clone()))
     };
     let bar = |fraction: Option<f64>| match fraction {
-        Some(f) => html! { <progress id="engine-progress" max="1000" value={format!("{:.0}", f * 1000.0)} /> },
+        Some(f) => {
+            html! { <progress id="engine-progress" max="1000" value={format!("{:.0}", f * 1000.0)} /> }
+        }
         None => html! { <progress id="engine-progress" /> },
     };
     match &*status {
@@ -155,7 +157,9 @@ pub fn session_bar(p: &SessionProps) -> Html {
             let engine = engine.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 if let Err(e) = crate::session::clear().await {
-                    web_sys::console::error_1(&format!("the saved session could not be cleared: {e}").into());
+                    web_sys::console::error_1(
+                        &format!("the saved session could not be cleared: {e}").into(),
+                    );
                 }
                 engine.leave(|| {
                     let _ = gloo::utils::window().location().reload();

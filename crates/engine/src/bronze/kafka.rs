@@ -16,7 +16,7 @@ use crate::bronze::{RawRecord, SourceFormat, SplitFile};
 pub use medallion_protocol::kafka::{KafkaMessage, TopicView};
 
 /// A topic: its messages (offset = index) and the committed offset.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Topic {
     pub name: String,
     pub log: Vec<KafkaMessage>,

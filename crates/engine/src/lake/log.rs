@@ -33,7 +33,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
     /// Another commit created version `version` first.
-    #[error("{table}: version {version} was committed by another writer first; nothing was written")]
+    #[error(
+        "{table}: version {version} was committed by another writer first; nothing was written"
+    )]
     Conflict { table: String, version: u64 },
     /// A log entry is not valid JSON actions.
     #[error("{table}: log entry {version} cannot be read ({message})")]
@@ -125,7 +127,8 @@ impl CommitInfo {
 
     /// The same with the operation parameter `key` = `value`.
     pub fn with(mut self, key: &str, value: impl Into<String>) -> Self {
-        self.operation_parameters.insert(key.to_string(), value.into());
+        self.operation_parameters
+            .insert(key.to_string(), value.into());
         self
     }
 
@@ -490,22 +493,51 @@ mod tests {
         let log = TableLog::new(Arc::new(InMemory::new()), "bronze/t");
         assert_eq!(log.snapshot(None).await.unwrap(), None);
         assert_eq!(log.commit(None, &[info("CREATE TABLE")]).await.unwrap(), 0);
-        assert_eq!(log.commit(Some(0), &[info("WRITE"), add("part-1.parquet", 3)]).await.unwrap(), 1);
-        assert_eq!(log.commit(Some(1), &[info("WRITE"), add("part-2.parquet", 4)]).await.unwrap(), 2);
+        assert_eq!(
+            log.commit(Some(0), &[info("WRITE"), add("part-1.parquet", 3)])
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            log.commit(Some(1), &[info("WRITE"), add("part-2.parquet", 4)])
+                .await
+                .unwrap(),
+            2
+        );
         let remove = Action::Remove(Remove {
             path: "part-1.parquet".into(),
             deletion_timestamp: 2,
             data_change: true,
         });
-        assert_eq!(log.commit(Some(2), &[info("DELETE"), remove]).await.unwrap(), 3);
+        assert_eq!(
+            log.commit(Some(2), &[info("DELETE"), remove])
+                .await
+                .unwrap(),
+            3
+        );
 
         let now = log.snapshot(None).await.unwrap().unwrap();
         assert_eq!(now.version, 3);
-        assert_eq!(now.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["part-2.parquet"]);
+        assert_eq!(
+            now.files
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>(),
+            ["part-2.parquet"]
+        );
         assert_eq!(now.num_records(), 4);
         assert_eq!(
-            now.commits.iter().map(|(v, c)| (*v, c.operation.as_str())).collect::<Vec<_>>(),
-            [(0, "CREATE TABLE"), (1, "WRITE"), (2, "WRITE"), (3, "DELETE")]
+            now.commits
+                .iter()
+                .map(|(v, c)| (*v, c.operation.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                (0, "CREATE TABLE"),
+                (1, "WRITE"),
+                (2, "WRITE"),
+                (3, "DELETE")
+            ]
         );
         let v2 = log.snapshot(Some(2)).await.unwrap().unwrap();
         assert_eq!(v2.num_records(), 7);
@@ -518,7 +550,9 @@ mod tests {
     async fn the_entry_is_delta_json_one_action_per_line() {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
         let log = TableLog::new(store.clone(), "bronze/t");
-        log.commit(None, &[info("WRITE"), add("part-1.parquet", 3)]).await.unwrap();
+        log.commit(None, &[info("WRITE"), add("part-1.parquet", 3)])
+            .await
+            .unwrap();
         let text = store
             .get(&Path::from("bronze/t/_delta_log/00000000000000000000.json"))
             .await
@@ -538,7 +572,10 @@ mod tests {
         let log = TableLog::new(Arc::new(InMemory::new()), "silver/t");
         log.commit(None, &[info("WRITE")]).await.unwrap();
         let err = log.commit(None, &[info("WRITE")]).await.unwrap_err();
-        assert!(matches!(err, LogError::Conflict { version: 0, .. }), "{err}");
+        assert!(
+            matches!(err, LogError::Conflict { version: 0, .. }),
+            "{err}"
+        );
         assert_eq!(
             err.to_string(),
             "silver/t: version 0 was committed by another writer first; nothing was written"
@@ -559,6 +596,9 @@ mod tests {
             .await
             .unwrap();
         let err = log.snapshot(None).await.unwrap_err().to_string();
-        assert!(err.starts_with("gold/t: log entry 1 cannot be read ("), "{err}");
+        assert!(
+            err.starts_with("gold/t: log entry 1 cannot be read ("),
+            "{err}"
+        );
     }
 }

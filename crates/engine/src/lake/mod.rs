@@ -110,10 +110,11 @@ impl Lake {
         decode_parquet(self.get_bytes(path).await?)
     }
 
-    /// The paths of every file under `dir`.
+    /// The paths of every file under `dir` (`""`: the whole lake).
     pub async fn list(&self, dir: &str) -> Result<Vec<String>> {
+        let prefix = (!dir.is_empty()).then(|| Path::from(dir));
         self.store
-            .list(Some(&Path::from(dir)))
+            .list(prefix.as_ref())
             .map_ok(|m| m.location.to_string())
             .try_collect()
             .await
@@ -181,7 +182,9 @@ pub fn decode_parquet_table(data: Bytes) -> Result<RecordBatch> {
     for b in builder.build()? {
         batches.push(b?);
     }
-    Ok(datafusion::arrow::compute::concat_batches(&schema, &batches)?)
+    Ok(datafusion::arrow::compute::concat_batches(
+        &schema, &batches,
+    )?)
 }
 
 /// Record batches from Parquet bytes.

@@ -74,6 +74,28 @@ impl History {
         self.current.get(table)
     }
 
+    /// The versions of `tables` (qualified) read from their logs, with the
+    /// current rows of each silver and gold one (a session opened from a
+    /// saved lake).
+    pub async fn open<'a>(
+        lake: &Lake,
+        tables: impl IntoIterator<Item = &'a str>,
+    ) -> Result<History> {
+        let mut history = History::default();
+        for table in tables {
+            history.refresh(lake, table).await?;
+            if table.starts_with("bronze.") {
+                continue;
+            }
+            if let Some(v) = history.current(table) {
+                if let Some(rows) = history.snapshot(lake, table, v).await? {
+                    history.current.insert(table.to_string(), rows);
+                }
+            }
+        }
+        Ok(history)
+    }
+
     /// Reads `table`'s versions from its log again (after a commit to it).
     /// A version is readable when every file it names is still in the
     /// store; bronze's always are (time travel reads its batches up to the
@@ -92,13 +114,20 @@ impl History {
                 .iter()
                 .map(|f| format!("{}/{}", log.dir(), f.path))
                 .collect();
-            let info = v.commit.clone().unwrap_or_else(|| CommitInfo::new(0, "WRITE", "", 0, 0));
+            let info = v
+                .commit
+                .clone()
+                .unwrap_or_else(|| CommitInfo::new(0, "WRITE", "", 0, 0));
             let append = info.operation == "WRITE"
                 && info.operation_parameters.get("mode").map(String::as_str) == Some("Append");
             versions.push(VersionInfo {
                 version: v.version,
                 ts_micros: info.ts_micros(),
-                operation: if append { "APPEND".into() } else { info.operation.clone() },
+                operation: if append {
+                    "APPEND".into()
+                } else {
+                    info.operation.clone()
+                },
                 rows: v.num_records() as usize,
                 rows_added: info.metric("numAddedRows"),
                 rows_removed: info.metric("numRemovedRows"),
@@ -136,9 +165,11 @@ impl History {
         let read_version = log.latest().await?;
         let version = read_version.map_or(0, |v| v + 1);
         let file = format!("part-{version:06}.parquet");
+        let file_path = format!("{dir}/{file}");
         let bytes = encode_parquet(data.schema(), std::slice::from_ref(data))?;
         let size = bytes.len() as u64;
-        lake.put_bytes(&format!("{dir}/{file}"), bytes.to_vec()).await?;
+        lake.put_bytes(&format!("{dir}/{file}"), bytes.to_vec())
+            .await?;
         let ms = ts_micros.div_euclid(1000);
         let mut actions = vec![Action::CommitInfo(CommitInfo::new(
             ts_micros, operation, detail, added, removed,
@@ -180,7 +211,12 @@ impl History {
             data_change: true,
             stats: Some(format!("{{\"numRecords\":{}}}", data.num_rows())),
         }));
-        log.commit(read_version, &actions).await?;
+        if let Err(e) = log.commit(read_version, &actions).await {
+            // No entry names the file: it goes (a later commit of this
+            // version writes its own).
+            let _ = lake.delete(&file_path).await;
+            return Err(e.into());
+        }
         self.current.insert(table.to_string(), data.clone());
         self.refresh(lake, table).await?;
         // VACUUM: only the newest KEEP_SNAPSHOTS versions keep their file.
@@ -338,12 +374,24 @@ mod tests {
         assert_eq!(commit(3, &[1, 2, 3, 3]).await, Some(1));
         let v = &h.versions(t)[1];
         assert_eq!((v.rows, v.rows_added, v.rows_removed), (4, 2, 1));
-        assert_eq!((v.operation.as_str(), v.detail.as_str(), v.ts_micros), ("WRITE", "run 3", 3));
-        assert_eq!(h.snapshot(&lake, t, 0).await.unwrap().unwrap(), ints(&[1, 2, 2]));
+        assert_eq!(
+            (v.operation.as_str(), v.detail.as_str(), v.ts_micros),
+            ("WRITE", "run 3", 3)
+        );
+        assert_eq!(
+            h.snapshot(&lake, t, 0).await.unwrap().unwrap(),
+            ints(&[1, 2, 2])
+        );
         // The log says the same: version 1 removed version 0's file and added its own.
         let log = TableLog::new(lake.store(), "silver/t");
         let snap = log.snapshot(None).await.unwrap().unwrap();
-        assert_eq!(snap.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["part-000001.parquet"]);
+        assert_eq!(
+            snap.files
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>(),
+            ["part-000001.parquet"]
+        );
         assert_eq!(snap.num_records(), 4);
     }
 
@@ -359,12 +407,18 @@ mod tests {
         assert_eq!(versions.len(), KEEP_SNAPSHOTS + 2);
         assert!(!versions[0].readable && !versions[1].readable && versions[2].readable);
         assert!(h.snapshot(&lake, "gold.g", 1).await.unwrap().is_none());
-        assert_eq!(h.snapshot(&lake, "gold.g", 2).await.unwrap().unwrap(), ints(&[2]));
+        assert_eq!(
+            h.snapshot(&lake, "gold.g", 2).await.unwrap().unwrap(),
+            ints(&[2])
+        );
         // A new History reading the same lake lists the same versions: the log is the truth.
         let mut again = History::default();
         again.refresh(&lake, "gold.g").await.unwrap();
         assert_eq!(again.versions("gold.g"), h.versions("gold.g"));
         h.expire_all_but_current(&lake, "gold.g").await.unwrap();
-        assert_eq!(h.versions("gold.g").iter().filter(|v| v.readable).count(), 1);
+        assert_eq!(
+            h.versions("gold.g").iter().filter(|v| v.readable).count(),
+            1
+        );
     }
 }

@@ -315,7 +315,11 @@ impl Playground {
         // entry removes the old and adds the new; only once it is written
         // are the old files (with the erased rows) deleted. A failure
         // before that leaves the previous version as it was.
-        let relative = |path: &str| path.strip_prefix(&format!("{dir}/")).unwrap_or(path).to_string();
+        let relative = |path: &str| {
+            path.strip_prefix(&format!("{dir}/"))
+                .unwrap_or(path)
+                .to_string()
+        };
         let mut new_paths = Vec::with_capacity(rewrites.len());
         for (_, info, kept, encoded, _) in &rewrites {
             let new_path = match info.path.strip_suffix(".parquet") {
@@ -347,7 +351,11 @@ impl Playground {
             written.push(path.clone());
         }
         if outcome.is_ok() {
-            outcome = log.commit(read_version, &logged).await.map(|_| ()).map_err(Into::into);
+            outcome = log
+                .commit(read_version, &logged)
+                .await
+                .map(|_| ())
+                .map_err(Into::into);
         }
         if let Err(e) = outcome {
             // Not committed: the new files are named by no entry; remove them.

@@ -257,35 +257,48 @@ impl Playground {
         };
         // The file first, its log entry last: the batch exists only once the
         // entry does (a failure in between leaves the previous version).
-        self.lake.put_bytes(&path, encoded.to_vec()).await?;
         let log = TableLog::new(self.lake.store(), Lake::table_dir("bronze", &table));
-        let read_version = log.latest().await?;
-        log.commit(
-            read_version,
-            &[
-                Action::CommitInfo(
-                    CommitInfo::new(
-                        ts,
-                        "WRITE",
-                        format!("batch {seq}: {file_name}"),
-                        stored.num_rows(),
-                        0,
-                    )
-                    .with("mode", "Append")
-                    .with("batchId", batch_id.clone())
-                    .with("sourceFile", file_name.clone()),
-                ),
-                Action::Add(Add {
-                    path: format!("part-{seq:06}.parquet"),
-                    partition_values: Default::default(),
-                    size: encoded.len() as u64,
-                    modification_time: ts / 1000,
-                    data_change: true,
-                    stats: Some(format!("{{\"numRecords\":{}}}", stored.num_rows())),
-                }),
-            ],
-        )
-        .await?;
+        let committed = async {
+            self.lake.put_bytes(&path, encoded.to_vec()).await?;
+            let read_version = log.latest().await?;
+            log.commit(
+                read_version,
+                &[
+                    Action::CommitInfo(
+                        CommitInfo::new(
+                            ts,
+                            "WRITE",
+                            format!("batch {seq}: {file_name}"),
+                            stored.num_rows(),
+                            0,
+                        )
+                        .with("mode", "Append")
+                        .with("batchId", batch_id.clone())
+                        .with("sourceFile", file_name.clone()),
+                    ),
+                    Action::Add(Add {
+                        path: format!("part-{seq:06}.parquet"),
+                        partition_values: Default::default(),
+                        size: encoded.len() as u64,
+                        modification_time: ts / 1000,
+                        data_change: true,
+                        stats: Some(format!("{{\"numRecords\":{}}}", stored.num_rows())),
+                    }),
+                ],
+            )
+            .await?;
+            Ok::<_, EngineError>(())
+        }
+        .await;
+        if let Err(e) = committed {
+            // No entry names the files: they go, so SQL over the table's
+            // folder never reads a batch the log does not have.
+            let _ = self.lake.delete(&path).await;
+            if let Some(p) = &landing_path {
+                let _ = self.lake.delete(p).await;
+            }
+            return Err(e);
+        }
         let qualified = format!("bronze.{table}");
         self.history.refresh(&self.lake, &qualified).await?;
         let version = self.history.current(&qualified).unwrap_or_default();

@@ -11,14 +11,17 @@ mod forget;
 mod ingest;
 mod kafka;
 mod load;
+mod open;
 mod reingest;
 mod replay;
 mod restore;
 mod run;
+mod save;
 mod view;
 
 pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 pub use medallion_protocol::view::PREVIEW_ROWS;
+pub use save::{SavedState, SESSION_DIR, SESSION_FORMAT};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -84,6 +87,8 @@ pub struct Playground {
     run_history: Vec<crate::api::RunRecord>,
     /// Hears how far a long request got (see [`Playground::set_progress`]).
     progress: Option<Box<dyn Fn(crate::progress::Progress)>>,
+    /// The `meta.session` version this session last saved (see `save.rs`).
+    saved: save::Saved,
 }
 
 /// A DataFusion session fit for the browser: one partition (nothing is
@@ -201,6 +206,7 @@ impl Playground {
                 errors: vec![],
             },
             progress: None,
+            saved: Default::default(),
         })
     }
 
@@ -216,10 +222,32 @@ impl Playground {
     }
 
     /// Carries out a request. Never panics; failures come back as [`Response::Error`].
+    /// A request that changes the session is followed by a save of the
+    /// session to the lake (`meta.session`); a save that fails is told in
+    /// the notice (the session goes on; opening the lake gives the state
+    /// before that request).
     pub async fn handle(&mut self, request: Request) -> Response {
         if !matches!(request, Request::GetTable { .. } | Request::Snapshot) {
             self.notice = None;
         }
+        let save = request.changes_state().then(|| request.kind());
+        let mut response = self.carry_out(request).await;
+        if let Some(kind) = save {
+            if let Err(e) = self.save_session(&kind).await {
+                let note = format!("The session could not be saved ({e}): a reload would give the state before this change.");
+                self.notice = Some(match self.notice.take() {
+                    Some(n) => format!("{n} {note}"),
+                    None => note,
+                });
+                if matches!(response, Response::Snapshot(_)) {
+                    response = self.snapshot();
+                }
+            }
+        }
+        response
+    }
+
+    async fn carry_out(&mut self, request: Request) -> Response {
         let result = match request {
             Request::LoadExample {
                 example,

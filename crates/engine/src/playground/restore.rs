@@ -75,7 +75,8 @@ impl Playground {
                             }
                             Err(e) => {
                                 self.run_info.errors.push(e.to_string());
-                                if let Some(committed) = self.history.current_data(&g.name).cloned() {
+                                if let Some(committed) = self.history.current_data(&g.name).cloned()
+                                {
                                     self.show_committed(&g.name, committed).await;
                                 }
                             }
@@ -88,9 +89,11 @@ impl Playground {
                     self.diagnostics.extend(gold.errors);
                 }
                 Err(d) => {
-                    self.run_info
-                        .errors
-                        .extend(d.iter().filter(|d| d.scope == "pipeline").map(|d| d.message.clone()));
+                    self.run_info.errors.extend(
+                        d.iter()
+                            .filter(|d| d.scope == "pipeline")
+                            .map(|d| d.message.clone()),
+                    );
                     self.diagnostics.extend(d);
                 }
             }

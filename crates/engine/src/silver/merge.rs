@@ -238,11 +238,34 @@ pub struct MergeInput<'a> {
 /// (a hash of its value, so no key is kept verbatim) the largest sequence
 /// value seen, and the largest over all keys. Rows that were removed or
 /// ambiguous count: they are in bronze.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct MergeState {
+    #[serde(with = "data_type_text")]
     sequence_type: Option<DataType>,
     last: HashMap<u64, Vec<u8>>,
     max: Option<Vec<u8>>,
+}
+
+/// An Arrow type saved as its text (`Timestamp(µs, "UTC")`), read back
+/// with `DataType::from_str` (a saved session keeps its merge states).
+mod data_type_text {
+    use std::str::FromStr;
+
+    use datafusion::arrow::datatypes::DataType;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Option<DataType>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.serialize_some(&t.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DataType>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|t| DataType::from_str(&t).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 impl MergeState {

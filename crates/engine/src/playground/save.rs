@@ -1,0 +1,212 @@
+//! Save: after every request that changes the session, the session's state
+//! is committed to the lake as the table `meta.session`
+//! (`meta/session/_delta_log/`), so that a playground can be opened again
+//! from the lake alone ([`Playground::open`]).
+//!
+//! A version of `meta.session` adds one JSON file, `state-{v:06}.json`
+//! ([`SavedState`]): the definition, the batch log, watermarks, Kafka
+//! topics and offsets, erasures, run history, checks, the last run's
+//! results without their rows, and **the version of every table** at that
+//! moment. Rows are never copied into it: they are read from each table's
+//! own log. The only rows `meta.session` holds are the last run's typed
+//! bronze (what silver read, `typed-{table}-{key}.parquet`), written again
+//! only when the batches it was read from change.
+//!
+//! The session's commit is the lake's commit point: a table version newer
+//! than the one the latest session state names belongs to a request that
+//! did not finish, and opening the lake rolls it back (see `open.rs`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::api::{Checkpoint, Erasure, Lang, ReplayReport, RunInfo, RunMode, RunRecord};
+use crate::bronze::kafka::Topic;
+use crate::bronze::BatchInfo;
+use crate::checks::CheckResult;
+use crate::error::{Diagnostic, Result};
+use crate::lake::encode_parquet;
+use crate::lake::log::{Action, Add, CommitInfo, Remove, TableLog};
+
+use super::*;
+
+/// Folder of the session's log in the lake.
+pub const SESSION_DIR: &str = "meta/session";
+
+/// Version of [`SavedState`]'s layout; a lake saved with another one is
+/// not opened (the page then rebuilds the session from its requests).
+pub const SESSION_FORMAT: u32 = 1;
+
+/// A session as `meta/session/state-{v:06}.json` holds it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedState {
+    pub format: u32,
+    pub lang: Lang,
+    /// The bundled example loaded (empty for a user's pipeline).
+    pub example: String,
+    pub def: PipelineDef,
+    pub mode: RunMode,
+    /// The batch log, in ingest order.
+    pub batches: Vec<BatchInfo>,
+    /// Watermarks (seed 000 §5): every checkpoint saved.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Kafka topics (messages and committed offset) by bronze table.
+    pub topics: BTreeMap<String, Topic>,
+    pub erasures: Vec<Erasure>,
+    pub checks: Vec<CheckResult>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub run_info: RunInfo,
+    pub run_history: Vec<RunRecord>,
+    pub replay: Option<ReplayReport>,
+    /// Where the id generator is (see [`crate::env::IdGenerator::position`]).
+    pub ids_at: u64,
+    /// The newest version of every table (qualified name) this state goes with.
+    pub tables: BTreeMap<String, u64>,
+    /// The last successful run without its rows; `None` before any.
+    pub last_run: Option<RunOutput>,
+    /// The last run's tables (qualified), in its order: `bronze.*` are
+    /// the batches it read ([`RunOutput::bronze_batches`]), the others
+    /// each table's version named in `tables`.
+    pub run_tables: Vec<String>,
+    /// The file (in [`SESSION_DIR`]) holding the last run's typed bronze rows,
+    /// by bronze table (name without layer).
+    pub typed_bronze: BTreeMap<String, String>,
+}
+
+/// What this session last saved: the `meta.session` version and its files.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Saved {
+    pub version: Option<u64>,
+    /// Paths (in the store) of the files the saved version holds.
+    pub files: Vec<String>,
+}
+
+impl Playground {
+    /// Commits the session's state as the next version of `meta.session`:
+    /// the typed bronze files that changed, the state file, then the log
+    /// entry (which removes the files the previous version held and this
+    /// one does not); then deletes those files.
+    pub(super) async fn save_session(&mut self, request: &str) -> Result<()> {
+        let log = TableLog::new(self.lake.store(), SESSION_DIR);
+        let read_version = match self.saved.version {
+            Some(v) => Some(v),
+            None => log.latest().await?,
+        };
+        let version = read_version.map_or(0, |v| v + 1);
+        let ts = self.clock.now_micros();
+        let ms = ts.div_euclid(1000);
+        let mut added: Vec<(String, u64)> = Vec::new();
+        let mut files: Vec<String> = Vec::new();
+        let mut typed_bronze = BTreeMap::new();
+        if let Some(out) = &self.last_good {
+            for (table, rows) in &out.typed_bronze {
+                let file = format!(
+                    "typed-{table}-{}.parquet",
+                    typed_key(table, out, &self.erasures)
+                );
+                let path = format!("{SESSION_DIR}/{file}");
+                if !self.saved.files.contains(&path) {
+                    let bytes = encode_parquet(rows.schema(), std::slice::from_ref(rows))?;
+                    let size = bytes.len() as u64;
+                    self.lake.put_bytes(&path, bytes.to_vec()).await?;
+                    added.push((file.clone(), size));
+                }
+                files.push(path);
+                typed_bronze.insert(table.clone(), file);
+            }
+        }
+        let state = SavedState {
+            format: SESSION_FORMAT,
+            lang: self.lang,
+            example: self.example.clone(),
+            def: self.def.clone(),
+            mode: self.mode,
+            batches: self.batches.clone(),
+            checkpoints: self.checkpoints.clone(),
+            topics: self.topics.clone(),
+            erasures: self.erasures.clone(),
+            checks: self.checks.clone(),
+            diagnostics: self.diagnostics.clone(),
+            run_info: self.run_info.clone(),
+            run_history: self.run_history.clone(),
+            replay: self.replay.clone(),
+            ids_at: self.ids.position(),
+            tables: self
+                .history
+                .all()
+                .into_iter()
+                .filter_map(|(t, v)| Some((t, v.last()?.version)))
+                .collect(),
+            last_run: self.last_good.clone().map(|mut out| {
+                out.tables.clear();
+                out.typed_bronze.clear();
+                out
+            }),
+            run_tables: self
+                .last_good
+                .iter()
+                .flat_map(|o| o.tables.iter().map(|t| t.name.clone()))
+                .collect(),
+            typed_bronze,
+        };
+        let text = serde_json::to_vec(&state)
+            .map_err(|e| EngineError::Internal(format!("session state: {e}")))?;
+        let file = format!("state-{version:06}.json");
+        let path = format!("{SESSION_DIR}/{file}");
+        let size = text.len() as u64;
+        self.lake.put_bytes(&path, text).await?;
+        added.push((file, size));
+        files.push(path);
+        let doomed: Vec<String> = self
+            .saved
+            .files
+            .iter()
+            .filter(|p| !files.contains(p))
+            .cloned()
+            .collect();
+        let mut actions = vec![Action::CommitInfo(
+            CommitInfo::new(ts, "SESSION", request, 0, 0).with("request", request),
+        )];
+        for p in &doomed {
+            actions.push(Action::Remove(Remove {
+                path: p
+                    .strip_prefix(&format!("{SESSION_DIR}/"))
+                    .unwrap_or(p)
+                    .to_string(),
+                deletion_timestamp: ms,
+                data_change: true,
+            }));
+        }
+        for (file, size) in added {
+            actions.push(Action::Add(Add {
+                path: file,
+                partition_values: Default::default(),
+                size,
+                modification_time: ms,
+                data_change: true,
+                stats: None,
+            }));
+        }
+        log.commit(read_version, &actions).await?;
+        self.saved = Saved {
+            version: Some(version),
+            files,
+        };
+        for p in doomed {
+            self.lake.delete(&p).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Names the typed bronze of `table` by what it was read from: the live
+/// batches the run read and the erasures so far (an erasure changes a
+/// batch's rows, not its id). The same key means the same rows.
+fn typed_key(table: &str, out: &RunOutput, erasures: &[Erasure]) -> String {
+    let mut text = format!("{table}\n{}\n", erasures.len());
+    for id in out.bronze_batches.get(table).into_iter().flatten() {
+        text.push_str(id);
+        text.push('\n');
+    }
+    crate::bronze::sha256_hex(text.as_bytes())[..16].to_string()
+}

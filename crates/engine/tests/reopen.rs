@@ -1,0 +1,504 @@
+//! A session saved in the lake opens again exactly (issue 10: "a reload
+//! restores exactly the same state"). After each kind of request a second
+//! playground is opened from a copy of the lake alone (what the browser
+//! keeps across a reload) and must show the same page (every table's rows,
+//! versions and time travel, batches, watermarks, Kafka offsets, checks,
+//! run history) and answer the next request exactly as the first one does.
+//! A request that did not finish saving is rolled back on open.
+
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use medallion_engine::api::{Lang, Request, Response, RunMode};
+use medallion_engine::env::{RequestClock, SequentialIds};
+use medallion_engine::kafka::KafkaMessage;
+use medallion_engine::{PipelineView, Playground};
+use object_store::memory::InMemory;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+/// A playground with its own request clock (set before each request, as the
+/// Web Worker sets it) and sequential ids.
+struct Tab {
+    p: Playground,
+    clock: Arc<RequestClock>,
+}
+
+const T0: i64 = 1_700_000_000_000_000;
+
+fn store_factory() -> medallion_engine::playground::StoreFactory {
+    Arc::new(|| Arc::new(InMemory::new()))
+}
+
+impl Tab {
+    fn new() -> Self {
+        let clock = Arc::new(RequestClock::default());
+        let p = Playground::with_store(
+            clock.clone(),
+            Arc::new(SequentialIds::default()),
+            store_factory(),
+        )
+        .unwrap();
+        Self { p, clock }
+    }
+
+    async fn send(&mut self, at_secs: i64, request: Request) -> Response {
+        self.clock.set(T0 + at_secs * 1_000_000);
+        self.p.handle(request).await
+    }
+
+    async fn ok(&mut self, at_secs: i64, request: Request) -> PipelineView {
+        let kind = request.kind();
+        match self.send(at_secs, request).await {
+            Response::Snapshot(v) => v,
+            other => panic!("{kind}: {other:?}"),
+        }
+    }
+
+    /// A new tab opened from a copy of this one's lake (every file, as the
+    /// browser's storage holds them).
+    async fn reopened(&self) -> Tab {
+        let copy = copy_of(self.p.lake_store()).await;
+        let clock = Arc::new(RequestClock::default());
+        let p = Playground::open(
+            clock.clone(),
+            Arc::new(SequentialIds::default()),
+            store_factory(),
+            copy,
+        )
+        .await
+        .unwrap()
+        .expect("a saved session");
+        Tab { p, clock }
+    }
+}
+
+async fn copy_of(store: Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore> {
+    let copy = Arc::new(InMemory::new());
+    let metas: Vec<_> = store.list(None).try_collect().await.unwrap();
+    for m in metas {
+        let bytes = store.get(&m.location).await.unwrap().bytes().await.unwrap();
+        copy.put(&m.location, bytes.into()).await.unwrap();
+    }
+    copy
+}
+
+/// Everything the page shows, without the one-time notice.
+async fn page(tab: &mut Tab) -> serde_json::Value {
+    let Response::Snapshot(view) = tab.p.handle(Request::Snapshot).await else {
+        panic!("snapshot")
+    };
+    let mut tables = serde_json::Map::new();
+    for t in &view.tables {
+        let versions: Vec<u64> = view
+            .history
+            .get(&t.name)
+            .map(|v| v.iter().map(|v| v.version).collect())
+            .unwrap_or_default();
+        let mut at = vec![None];
+        at.extend(versions.into_iter().map(Some));
+        for version in at {
+            let r = tab
+                .p
+                .handle(Request::GetTable {
+                    table: t.name.clone(),
+                    offset: 0,
+                    limit: 1_000_000,
+                    version,
+                    corrupt_only: false,
+                })
+                .await;
+            tables.insert(
+                format!("{}@{version:?}", t.name),
+                serde_json::to_value(r).unwrap(),
+            );
+        }
+    }
+    let mut v = serde_json::to_value(&view).unwrap();
+    v["notice"] = serde_json::Value::Null;
+    serde_json::json!({ "view": v, "tables": tables })
+}
+
+/// The reopened tab shows the same page as `tab`.
+async fn same_page_after_reopen(tab: &mut Tab, step: &str) -> Tab {
+    let mut other = tab.reopened().await;
+    let (a, b) = (page(tab).await, page(&mut other).await);
+    if a != b {
+        let (a, b) = (a.to_string(), b.to_string());
+        let i = a
+            .bytes()
+            .zip(b.bytes())
+            .position(|(x, y)| x != y)
+            .unwrap_or(0);
+        panic!(
+            "after {step}, the reopened page differs at byte {i}:\n  saved:    …{}\n  reopened: …{}",
+            &a[i.saturating_sub(200)..(i + 200).min(a.len())],
+            &b[i.saturating_sub(200)..(i + 200).min(b.len())]
+        );
+    }
+    other
+}
+
+/// Both tabs answer `request` (at the same time) the same way and then show the same page.
+async fn both_answer(a: &mut Tab, b: &mut Tab, at: i64, request: Request, step: &str) {
+    let (ra, rb) = (a.send(at, request.clone()).await, b.send(at, request).await);
+    assert!(!matches!(ra, Response::Error { .. }), "{step}: {ra:?}");
+    let (mut ra, mut rb) = (
+        serde_json::to_value(ra).unwrap(),
+        serde_json::to_value(rb).unwrap(),
+    );
+    for r in [&mut ra, &mut rb] {
+        if let Some(ms) = r.pointer_mut("/run/duration_ms") {
+            *ms = 0.into();
+        }
+    }
+    assert_eq!(ra, rb, "{step}: the answers differ");
+    let (mut pa, mut pb) = (page(a).await, page(b).await);
+    for p in [&mut pa, &mut pb] {
+        p["view"]["run"]["duration_ms"] = 0.into();
+    }
+    assert_eq!(pa, pb, "{step}: the pages differ after the same request");
+}
+
+fn load(example: &str) -> Request {
+    Request::LoadExample {
+        example: example.into(),
+        lang: Lang::En,
+        bronze_mode: None,
+    }
+}
+
+#[tokio::test]
+async fn every_bundled_example_opens_again_as_it_was_loaded_and_goes_on_alike() {
+    for e in medallion_engine::examples::EXAMPLES {
+        let name = e.info.name;
+        let mut tab = Tab::new();
+        let view = tab.ok(1, load(name)).await;
+        assert!(view.run.ok, "{name}: {:?}", view.run);
+        let mut other = same_page_after_reopen(&mut tab, &format!("loading {name}")).await;
+        // The next run (a full refresh) is the same in both.
+        both_answer(
+            &mut tab,
+            &mut other,
+            2,
+            Request::Run { full_refresh: true },
+            name,
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn a_rule_edit_a_restore_and_a_replay_open_again_exactly() {
+    let mut tab = Tab::new();
+    let view = tab.ok(1, load("nyc_taxi_silver")).await;
+    let silver = view.silver[0].clone();
+    let table = silver.name.clone();
+    let silver_name = tab.p.definition().silver[0].name.clone();
+    let mut fewer = tab.p.definition().silver[0].rules.rules.clone();
+    // A filter that rejects rows: without it silver changes.
+    let at = fewer
+        .iter()
+        .position(|r| r.kind == medallion_engine::rules::RuleKind::Filter)
+        .expect("the example has a filter");
+    let dropped = fewer.remove(at);
+    let edited = tab
+        .ok(
+            2,
+            Request::SetRules {
+                silver_table: silver_name.clone(),
+                rules: fewer.clone(),
+            },
+        )
+        .await;
+    assert_eq!(
+        edited.history.get(&table).map(Vec::len),
+        Some(2),
+        "the edit made version 1 of {table}: {:?}",
+        edited.history.keys().collect::<Vec<_>>()
+    );
+    same_page_after_reopen(&mut tab, "a rule edit").await;
+    let restored = tab
+        .ok(
+            3,
+            Request::Restore {
+                table: table.clone(),
+                version: 0,
+            },
+        )
+        .await;
+    assert_eq!(
+        restored.history[&table].last().unwrap().operation,
+        "RESTORE"
+    );
+    same_page_after_reopen(&mut tab, "a restore").await;
+    let replayed = tab.ok(4, Request::Replay).await;
+    assert!(replayed.replay.is_some());
+    let mut other = same_page_after_reopen(&mut tab, "a replay").await;
+    let mut back = fewer;
+    back.insert(at, dropped);
+    both_answer(
+        &mut tab,
+        &mut other,
+        5,
+        Request::SetRules {
+            silver_table: silver_name.clone(),
+            rules: back,
+        },
+        "the rule put back",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn incremental_runs_kafka_offsets_and_a_redelivery_open_again_exactly() {
+    let mut tab = Tab::new();
+    let view = tab.ok(1, load("kafka_orders")).await;
+    let topic = view.topics[0].clone();
+    let table = topic.table.strip_prefix("bronze.").unwrap().to_string();
+    tab.ok(
+        2,
+        Request::SetRunMode {
+            mode: RunMode::Incremental,
+        },
+    )
+    .await;
+    let message = |id: u32| KafkaMessage {
+        key: Some(format!("o-{id}")),
+        value: Some(format!(
+            r#"{{"order_id":"o-{id}","customer_id":"c-1","amount":"12.50","status":"OK","ts":"2024-05-01T10:00:00Z"}}"#
+        )),
+        producer_ts_micros: Some(T0),
+        erased: false,
+    };
+    tab.ok(
+        3,
+        Request::KafkaProduce {
+            table: table.clone(),
+            messages: vec![message(901), message(902)],
+        },
+    )
+    .await;
+    // The consumer crashes after writing bronze and before committing its offset.
+    let crashed = tab
+        .ok(
+            4,
+            Request::KafkaPoll {
+                table: table.clone(),
+                max: None,
+                crash_before_commit: true,
+            },
+        )
+        .await;
+    let offsets = crashed.topics[0].clone();
+    assert!(offsets.committed_offset < offsets.end_offset, "{offsets:?}");
+    let mut other = same_page_after_reopen(&mut tab, "a crashed poll").await;
+    assert_eq!(other.p.view().topics[0], offsets);
+    assert_eq!(other.p.watermarks(), tab.p.watermarks());
+    // The redelivery: both poll the same messages again.
+    both_answer(
+        &mut tab,
+        &mut other,
+        5,
+        Request::KafkaPoll {
+            table: table.clone(),
+            max: None,
+            crash_before_commit: false,
+        },
+        "the poll after the crash",
+    )
+    .await;
+    both_answer(
+        &mut tab,
+        &mut other,
+        6,
+        Request::Run {
+            full_refresh: false,
+        },
+        "an incremental run",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_ingest_a_reread_and_an_erasure_open_again_exactly() {
+    let mut tab = Tab::new();
+    let view = tab.ok(1, load("cdc_order")).await;
+    let batch = view.batches[0].clone();
+    tab.ok(
+        2,
+        Request::Ingest {
+            table: batch.table.clone(),
+            file_name: "late.csv".into(),
+            bytes: medallion_engine::examples::find("cdc_order")
+                .map(|e| (e.files)()[0].2.to_vec())
+                .unwrap(),
+            options: Default::default(),
+        },
+    )
+    .await;
+    same_page_after_reopen(&mut tab, "an ingest").await;
+    let reread = tab
+        .ok(
+            3,
+            Request::Reingest {
+                batch_id: batch.batch_id.clone(),
+                options: Default::default(),
+                remember: false,
+            },
+        )
+        .await;
+    assert!(reread.batches.iter().any(|b| b.superseded_by.is_some()));
+    same_page_after_reopen(&mut tab, "a re-read").await;
+    let qualified = format!("bronze.{}", batch.table);
+    let Response::ErasurePlan(plan) = tab
+        .send(
+            4,
+            Request::PlanForget {
+                table: qualified.clone(),
+                predicate: "true".into(),
+            },
+        )
+        .await
+    else {
+        panic!("plan")
+    };
+    let erased = tab
+        .ok(
+            5,
+            Request::Forget {
+                table: qualified,
+                predicate: "true".into(),
+                reason: "test".into(),
+                expected_rows: Some(plan.rows),
+            },
+        )
+        .await;
+    assert_eq!(erased.erasures.len(), 1);
+    let mut other = same_page_after_reopen(&mut tab, "an erasure").await;
+    both_answer(
+        &mut tab,
+        &mut other,
+        6,
+        Request::Replay,
+        "a replay after the erasure",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_lake_without_a_saved_session_opens_as_nothing() {
+    let opened = Playground::open(
+        Arc::new(RequestClock::default()),
+        Arc::new(SequentialIds::default()),
+        store_factory(),
+        Arc::new(InMemory::new()),
+    )
+    .await
+    .unwrap();
+    assert!(opened.is_none());
+}
+
+#[tokio::test]
+async fn a_request_that_did_not_finish_saving_is_rolled_back_on_open() {
+    let mut tab = Tab::new();
+    let view = tab.ok(1, load("nyc_taxi_silver")).await;
+    let before = page(&mut tab).await;
+    let silver = view.silver[0].clone();
+    let table = silver.name.clone();
+    let silver_name = tab.p.definition().silver[0].name.clone();
+    // The copy the browser holds when the tab closes after the rule edit's
+    // table commits but before its session commit.
+    let saved = copy_of(tab.p.lake_store()).await;
+    let mut fewer = tab.p.definition().silver[0].rules.rules.clone();
+    fewer.retain(|r| r.kind != medallion_engine::rules::RuleKind::Filter);
+    let edited = tab
+        .ok(
+            2,
+            Request::SetRules {
+                silver_table: silver_name.clone(),
+                rules: fewer,
+            },
+        )
+        .await;
+    assert_eq!(edited.history[&table].len(), 2);
+    let after = tab.p.lake_store();
+    let metas: Vec<_> = after.list(None).try_collect().await.unwrap();
+    let mut table_files = 0;
+    for m in metas {
+        if m.location.as_ref().starts_with("meta/") {
+            continue;
+        }
+        if saved.head(&m.location).await.is_err() {
+            table_files += 1;
+        }
+        let bytes = after.get(&m.location).await.unwrap().bytes().await.unwrap();
+        saved.put(&m.location, bytes.into()).await.unwrap();
+    }
+    assert!(
+        table_files >= 2,
+        "the edit wrote a data file and a log entry: {table_files}"
+    );
+    let reopened = Playground::open(
+        Arc::new(RequestClock::default()),
+        Arc::new(SequentialIds::default()),
+        store_factory(),
+        saved.clone(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let mut tab2 = Tab {
+        p: reopened,
+        clock: Arc::new(RequestClock::default()),
+    };
+    assert_eq!(page(&mut tab2).await, before, "the page before the edit");
+    let log = medallion_engine::lake::log::TableLog::new(saved, format!("silver/{silver_name}"));
+    assert_eq!(
+        log.versions().await.unwrap(),
+        vec![0],
+        "version 1 was rolled back"
+    );
+}
+
+#[path = "support/failing_store.rs"]
+mod failing_store;
+
+#[tokio::test]
+async fn a_session_save_that_fails_is_told_and_opening_gives_the_state_before_it() {
+    let (mut p, faults, _) = failing_store::playground();
+    let Response::Snapshot(_) = p.handle(load("nyc_taxi_silver")).await else {
+        panic!("load")
+    };
+    {
+        let mut f = faults.lock().unwrap();
+        f.on = true;
+        f.contains = Some("meta/session/_delta_log/".into());
+    }
+    let Response::Snapshot(v) = p.handle(Request::Run { full_refresh: true }).await else {
+        panic!("run")
+    };
+    assert_eq!(v.run.runs, 2);
+    assert_eq!(
+        v.notice.as_deref(),
+        Some("The session could not be saved (storage: meta/session: the lake's store failed: Generic test error: no space left on device): a reload would give the state before this change.")
+    );
+    faults.lock().unwrap().on = false;
+    let open = |store| async {
+        Playground::open(
+            Arc::new(RequestClock::default()),
+            Arc::new(SequentialIds::default()),
+            store_factory(),
+            store,
+        )
+        .await
+        .unwrap()
+        .unwrap()
+    };
+    assert_eq!(open(copy_of(p.lake_store()).await).await.view().run.runs, 1);
+    // The next change saves again, everything up to it.
+    let Response::Snapshot(v) = p.handle(Request::Run { full_refresh: true }).await else {
+        panic!("run")
+    };
+    assert_eq!(v.notice, None);
+    assert_eq!(open(copy_of(p.lake_store()).await).await.view().run.runs, 3);
+}
