@@ -5,6 +5,46 @@
 // `{"type":"ready"}` and takes requests. See crates/worker.
 importScripts("./medallion-worker.js");
 
+// The lake kept in the browser's storage (OPFS), used by the engine
+// (crates/worker): one file per lake path, its name URI-encoded, in the
+// folder `medallion-lake`. A file is written whole (createWritable commits
+// on close), so a tab closed mid-write leaves the previous file.
+const MEDALLION_LAKE = "medallion-lake";
+async function medallion_lake_dir(create) {
+  const root = await navigator.storage.getDirectory();
+  return await root.getDirectoryHandle(MEDALLION_LAKE, { create });
+}
+function medallion_lake_available() {
+  return !!(self.navigator && navigator.storage && navigator.storage.getDirectory);
+}
+async function medallion_lake_read() {
+  let d;
+  try { d = await medallion_lake_dir(false); } catch (e) { if (e.name === "NotFoundError") return []; throw e; }
+  const out = [];
+  for await (const [name, h] of d.entries()) {
+    if (h.kind !== "file") continue;
+    const f = await h.getFile();
+    out.push([decodeURIComponent(name), new Uint8Array(await f.arrayBuffer())]);
+  }
+  return out;
+}
+async function medallion_lake_write(path, bytes) {
+  const d = await medallion_lake_dir(true);
+  const h = await d.getFileHandle(encodeURIComponent(path), { create: true });
+  const w = await h.createWritable();
+  await w.write(bytes);
+  await w.close();
+}
+async function medallion_lake_delete(path) {
+  const d = await medallion_lake_dir(true);
+  try { await d.removeEntry(encodeURIComponent(path)); } catch (e) { if (e.name !== "NotFoundError") throw e; }
+}
+async function medallion_lake_clear() {
+  const root = await navigator.storage.getDirectory();
+  try { await root.removeEntry(MEDALLION_LAKE, { recursive: true }); } catch (e) { if (e.name !== "NotFoundError") throw e; }
+}
+
+
 (async () => {
   const post = (message) => postMessage(JSON.stringify(message));
   try {

@@ -90,6 +90,48 @@ test('a reload restores the session; a second tab is read-only until it takes ov
   assert.deepEqual(problems, []);
 }));
 
+test('the lake kept in the browser (OPFS) alone restores the session: its logs, files and state', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 247);
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  const before = await state(page);
+  // What the worker wrote: every table's log and files, and the session's own log.
+  const files = await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('medallion-lake');
+    const names = [];
+    for await (const name of dir.keys()) names.push(decodeURIComponent(name));
+    return names.sort();
+  });
+  for (const f of ['meta/session/_delta_log/00000000000000000001.json', 'silver/nyc_taxi_yellow/_delta_log/00000000000000000001.json', 'bronze/nyc_taxi_yellow/part-000001.parquet']) {
+    assert.ok(files.includes(f), `${f} in ${files.join(', ')}`);
+  }
+  console.log(`# the lake in OPFS: ${files.length} files`);
+  // Without the saved requests, the lake alone brings the session back.
+  await page.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open('medallion-playground', 1);
+    open.onsuccess = () => {
+      const tx = open.result.transaction('journal', 'readwrite');
+      tx.objectStore('journal').clear();
+      tx.oncomplete = () => { open.result.close(); resolve(); };
+      tx.onerror = () => reject(tx.error);
+    };
+    open.onerror = () => reject(open.error);
+  }));
+  const started = Date.now();
+  await page.reload();
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 247, 180_000);
+  console.log(`# reload → the session opened from the lake: ${Date.now() - started} ms`);
+  assert.deepEqual(await state(page), before);
+  // And it goes on: the next edit is saved in the lake too.
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 1000');
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
+  assert.deepEqual(problems, []);
+}));
+
 test('when the browser storage is full the session goes on, says so, and keeps what was saved', () => withPage(async (page, problems) => {
   // The browser refuses every write after the first (the example's load).
   await page.addInitScript(() => {
@@ -99,6 +141,21 @@ test('when the browser storage is full the session goes on, says so, and keeps w
       if (++writes > 1) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
       return add.apply(this, args);
     };
+  });
+  // So does its storage for the lake (OPFS, written by the engine's worker):
+  // every write after the load's session commit is refused.
+  await page.route('**/engine-loader.js*', async (route) => {
+    const response = await route.fetch();
+    const body = `${await response.text()}
+const medallion_lake_write_real = medallion_lake_write;
+let medallion_lake_full = false;
+medallion_lake_write = async (path, bytes) => {
+  if (medallion_lake_full) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+  await medallion_lake_write_real(path, bytes);
+  if (path === 'meta/session/_delta_log/00000000000000000000.json') medallion_lake_full = true;
+};
+`;
+    await route.fulfill({ response, body });
   });
   await page.goto(`${APP_URL}?lang=en`);
   await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });

@@ -81,10 +81,12 @@ pub enum SessionState {
     /// Saving failed (e.g. the browser's storage is full): the session goes
     /// on in this tab, changes from now on are not saved. The text says why.
     NotSaved(String),
-    /// A right-to-be-forgotten erasure ran: the saved session held the
-    /// erased records (the files as dropped), so it was deleted; this
-    /// session goes on in this tab, not saved.
-    Erased,
+    /// A right-to-be-forgotten erasure ran: the saved requests held the
+    /// erased records (the files as dropped), so they were deleted. With
+    /// `lake_kept`, the lake saved in the browser's storage (which holds no
+    /// erased record) goes on being saved after every change; without it,
+    /// this session goes on in this tab, not saved.
+    Erased { lake_kept: bool },
 }
 
 /// Texts of the requests this tab refuses (in the page's language).
@@ -107,7 +109,20 @@ struct Pending {
     /// Save it with the session once answered (not when it is a journal
     /// entry given again to a new worker: that one is saved already).
     save: bool,
+    origin: Origin,
     done: Callback<Response>,
+}
+
+/// Where a pending request comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Origin {
+    /// The learner (or the page) made it now.
+    Page,
+    /// A journal entry given again to a new worker; `lake`: the saved
+    /// lake's `meta.session` version that holds its result, if any.
+    Journal { lake: Option<u64> },
+    /// The default example of a first visit.
+    FirstLoad,
 }
 
 struct Inner {
@@ -135,6 +150,8 @@ struct Inner {
     unsaved: usize,
     /// The page reloads on purpose (see [`Engine::leave`]).
     leaving: bool,
+    /// The worker keeps its lake in the browser's storage after every change.
+    persisted: bool,
     refusals: Refusals,
     /// Hears the state after a refused change (the editors show it again).
     on_refused: Callback<Response>,
@@ -146,6 +163,9 @@ struct Journaled {
     request: Request,
     file: Option<File>,
     now_micros: i64,
+    /// The `meta.session` version of the lake in the browser's storage
+    /// that holds the state after it (`None`: not written there).
+    lake: Option<u64>,
 }
 
 /// Shared handle on the engine worker.
@@ -183,6 +203,7 @@ impl Engine {
             problems: Callback::noop(),
             unsaved: 0,
             leaving: false,
+            persisted: false,
             refusals: Refusals {
                 restoring: "The tables are being restored: try again in a moment".into(),
                 read_only: "This tab does not own the saved session: take over to make changes"
@@ -238,13 +259,14 @@ impl Engine {
                         request: serde_json::from_str(&e.request).ok()?,
                         file: e.file,
                         now_micros: e.now_micros,
+                        lake: e.lake,
                     })
                 })
                 .collect();
             if entries.is_empty() {
                 // Only an owner saves it; elsewhere it is no change of the learner's.
                 let save = matches!(this.0.borrow().session, SessionState::Saved { .. });
-                this.enqueue(first, None, now_micros(), save, done);
+                this.enqueue(first, None, now_micros(), save, Origin::FirstLoad, done);
             } else {
                 this.0.borrow_mut().restoring = Some(Restore::Saved);
                 this.status(EngineStatus::Restoring(Restore::Saved));
@@ -268,7 +290,8 @@ impl Engine {
                     problems.emit(format!("step {} of {of} ({kind}): {message}", i + 1));
                 }
             });
-            self.enqueue(j.request, j.file, j.now_micros, false, cb);
+            let origin = Origin::Journal { lake: j.lake };
+            self.enqueue(j.request, j.file, j.now_micros, false, origin, cb);
         }
         // The state after every step (whichever failed), for the page.
         self.send(Request::Snapshot, done);
@@ -281,15 +304,20 @@ impl Engine {
         self.0.borrow_mut().problems = listener;
     }
 
-    /// Saves one answered request with the session (in the background).
-    fn save(&self, p: &Pending, clear: bool, seed: String) {
+    /// Saves one answered request with the session (in the background);
+    /// `lake`: the saved lake's version that holds its result.
+    fn save(&self, p: &Pending, clear: bool, lake: Option<u64>, seed: String) {
         let Ok(text) = serde_json::to_string(&p.request) else {
             return;
         };
         let (file, now, this) = (p.file.clone(), p.now_micros, self.clone());
         wasm_bindgen_futures::spawn_local(async move {
-            match crate::session::append(&seed, &text, now, file, clear).await {
+            match crate::session::append(&seed, &text, now, file, clear, lake).await {
                 Ok(()) => this.refresh_used(),
+                // The lake holds it: only its second copy is missing.
+                Err(e) if lake.is_some() => web_sys::console::warn_1(
+                    &format!("a saved request could not be written: {e}").into(),
+                ),
                 Err(e) => {
                     this.0.borrow_mut().unsaved += 1;
                     this.set_session(SessionState::NotSaved(e));
@@ -343,13 +371,27 @@ impl Engine {
         reload();
     }
 
+    /// Stops the worker for good (before the saved lake is deleted: the
+    /// worker may be writing it). Requests after this are not answered.
+    pub fn stop(&self) {
+        let mut inner = self.0.borrow_mut();
+        if let Some(w) = inner.worker.take() {
+            w.terminate();
+        }
+        inner.on_message = None;
+        inner.on_error = None;
+        inner.ready = false;
+    }
+
     /// Deletes the saved session (after an erasure: it holds the erased
     /// records); the tab goes on unsaved.
-    fn forget_saved(&self) {
+    /// `lake_kept`: the worker keeps its lake in the browser's storage.
+    /// Called while `Inner` is borrowed: reads nothing of it.
+    fn forget_saved(&self, lake_kept: bool) {
         let this = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
             match crate::session::clear().await {
-                Ok(()) => this.set_session(SessionState::Erased),
+                Ok(()) => this.set_session(SessionState::Erased { lake_kept }),
                 Err(e) => this.set_session(SessionState::NotSaved(e)),
             }
             this.refresh_used();
@@ -384,7 +426,19 @@ impl Engine {
 
     fn spawn(&self) {
         let weak = Rc::downgrade(&self.0);
-        let url = format!("{WORKER_SCRIPT}?session={:032x}", self.0.borrow().seed);
+        let url = {
+            let inner = self.0.borrow();
+            // Only the tab that owns the session writes the lake to the browser's storage.
+            let owns = !matches!(
+                inner.session,
+                SessionState::Opening | SessionState::ReadOnly | SessionState::Lost
+            );
+            format!(
+                "{WORKER_SCRIPT}?session={:032x}&lake={}",
+                inner.seed,
+                if owns { "write" } else { "read" }
+            )
+        };
         let worker = match Worker::new(&url) {
             Ok(w) => w,
             Err(e) => {
@@ -436,14 +490,14 @@ impl Engine {
     /// Runs `request` and hands the response to `done`.
     pub fn send(&self, request: Request, done: Callback<Response>) {
         if !self.refuse(&request, &done) {
-            self.enqueue(request, None, now_micros(), true, done);
+            self.enqueue(request, None, now_micros(), true, Origin::Page, done);
         }
     }
 
     /// Runs an ingest whose bytes are `file`'s (read in the worker).
     pub fn send_file(&self, request: Request, file: File, done: Callback<Response>) {
         if !self.refuse(&request, &done) {
-            self.enqueue(request, Some(file), now_micros(), true, done);
+            self.enqueue(request, Some(file), now_micros(), true, Origin::Page, done);
         }
     }
 
@@ -485,6 +539,7 @@ impl Engine {
         file: Option<File>,
         now_micros: i64,
         save: bool,
+        origin: Origin,
         done: Callback<Response>,
     ) {
         let failed = {
@@ -497,6 +552,7 @@ impl Engine {
                 file,
                 now_micros,
                 save,
+                origin,
                 done,
             };
             if inner.failed {
@@ -555,8 +611,15 @@ impl Engine {
                     total: total_bytes,
                 }
             }),
-            FromEngine::Ready => {
-                self.0.borrow_mut().ready = true;
+            FromEngine::Ready { opened, persisted } => {
+                {
+                    let mut inner = self.0.borrow_mut();
+                    inner.ready = true;
+                    inner.persisted = persisted;
+                    if let Some(version) = opened {
+                        inner.skip_saved(version);
+                    }
+                }
                 self.flush();
             }
             FromEngine::Failed { message } => self.fail(message),
@@ -573,7 +636,13 @@ impl Engine {
                     });
                 }
             }
-            FromEngine::Done { id, response } => {
+            FromEngine::Done {
+                id,
+                response,
+                saved,
+                not_saved,
+            } => {
+                let mut session = None;
                 let (done, status) = {
                     let mut inner = self.0.borrow_mut();
                     let Some(p) = inner.sent.remove(&id) else {
@@ -589,9 +658,24 @@ impl Engine {
                         {
                             // The saved files hold the erased records: delete them.
                             inner.unsaved += inner.journal.len() + 1;
-                            self.forget_saved();
+                            self.forget_saved(inner.persisted);
+                        } else if inner.persisted && p.save {
+                            // The lake in the browser's storage is the saved
+                            // session; the saved request is a second copy.
+                            match not_saved {
+                                Some(why) => {
+                                    inner.unsaved += 1;
+                                    if matches!(inner.session, SessionState::Saved { .. }) {
+                                        session = Some(SessionState::NotSaved(why));
+                                    }
+                                }
+                                None => self.refresh_used(),
+                            }
+                            if matches!(inner.session, SessionState::Saved { .. }) {
+                                self.save(&p, clear, saved, format!("{:032x}", inner.seed));
+                            }
                         } else if p.save && matches!(inner.session, SessionState::Saved { .. }) {
-                            self.save(&p, clear, format!("{:032x}", inner.seed));
+                            self.save(&p, clear, saved, format!("{:032x}", inner.seed));
                         } else if p.save {
                             inner.unsaved += 1;
                         }
@@ -599,6 +683,7 @@ impl Engine {
                             request: p.request,
                             file: p.file,
                             now_micros: p.now_micros,
+                            lake: saved,
                         });
                     }
                     if inner.sent.is_empty() && inner.unsent.is_empty() {
@@ -606,6 +691,9 @@ impl Engine {
                     }
                     (p.done, inner.busy_status())
                 };
+                if let Some(state) = session {
+                    self.set_session(state);
+                }
                 self.status(status);
                 done.emit(response);
             }
@@ -684,6 +772,38 @@ impl Engine {
 }
 
 impl Inner {
+    /// The worker opened the lake saved at `meta.session` version `version`:
+    /// the journal entries waiting to be given again whose result it holds
+    /// (up to the last one saved at that version or before) are not sent
+    /// (they go back to the journal as they are), and a first visit's
+    /// default example becomes a snapshot of the opened session.
+    fn skip_saved(&mut self, version: u64) {
+        let upto = self
+            .unsent
+            .iter()
+            .rposition(|p| matches!(p.origin, Origin::Journal { lake: Some(v) } if v <= version));
+        if let Some(k) = upto {
+            for p in self.unsent.drain(..=k) {
+                if let Origin::Journal { lake } = p.origin {
+                    self.journal.push(Journaled {
+                        request: p.request,
+                        file: p.file,
+                        now_micros: p.now_micros,
+                        lake,
+                    });
+                }
+            }
+        }
+        for p in self
+            .unsent
+            .iter_mut()
+            .filter(|p| p.origin == Origin::FirstLoad)
+        {
+            p.request = Request::Snapshot;
+            p.save = false;
+        }
+    }
+
     /// Every request not answered yet (sent first, oldest first), taken out.
     fn take_open(&mut self) -> Vec<Pending> {
         let mut open: Vec<Pending> = std::mem::take(&mut self.sent).into_values().collect();

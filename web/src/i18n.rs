@@ -126,6 +126,10 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Records were erased: the saved copy of this session (with the files as dropped) was deleted; changes from now on are not saved",
             "Записи удалены: сохранённая копия сессии (с файлами как были загружены) удалена; дальнейшие изменения не сохраняются",
         ),
+        "saved_erased" => (
+            "Records were erased: the files as dropped were deleted from this browser; the lake saved here holds no erased record and is still saved after every change",
+            "Записи удалены: файлы в исходном виде удалены из браузера; сохранённое здесь озеро не содержит удалённых записей и по-прежнему сохраняется после каждого изменения",
+        ),
         "refused_restoring" => ("The tables are being restored: try again in a moment", "Таблицы восстанавливаются: повторите через минуту"),
         "refused_read_only" => (
             "This tab does not own the saved session: take over to make changes",

@@ -54,18 +54,24 @@ export async function session_load() {
   db.close();
   return out;
 }
-export async function session_append(seed, request, now, file, clear) {
+export async function session_append(seed, request, now, file, clear, lake) {
   const db = await open();
   try {
     const tx = db.transaction(["journal", "meta"], "readwrite");
     const journal = tx.objectStore("journal");
     if (clear) journal.clear();
-    journal.add({ request, now, file: file ?? null });
+    journal.add({ request, now, file: file ?? null, lake: lake ?? null });
     tx.objectStore("meta").put(seed, "seed");
     await done(tx);
   } finally {
     db.close();
   }
+}
+export async function lake_clear() {
+  if (!navigator.storage?.getDirectory) return;
+  const root = await navigator.storage.getDirectory();
+  try { await root.removeEntry("medallion-lake", { recursive: true }); }
+  catch (e) { if (e.name !== "NotFoundError") throw e; }
 }
 export async function session_clear() {
   const db = await open();
@@ -107,9 +113,12 @@ extern "C" {
         now: f64,
         file: Option<web_sys::File>,
         clear: bool,
+        lake: Option<f64>,
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch)]
     async fn session_clear() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch)]
+    async fn lake_clear() -> Result<JsValue, JsValue>;
     async fn storage_used() -> JsValue;
     async fn session_lock(steal: bool, on_lost: &js_sys::Function) -> JsValue;
 }
@@ -121,6 +130,9 @@ pub struct Saved {
     /// When it was first made, µs since the Unix epoch (UTC).
     pub now_micros: i64,
     pub file: Option<web_sys::File>,
+    /// The `meta.session` version of the lake in the browser's storage
+    /// (OPFS) that holds the state after it, if it was written there.
+    pub lake: Option<u64>,
 }
 
 /// The saved session: its seed (32 hex digits) and journal, oldest first.
@@ -162,6 +174,7 @@ pub async fn load() -> Result<SavedSession, String> {
                 request: get(&e, "request").as_string()?,
                 now_micros: get(&e, "now").as_f64()? as i64,
                 file: get(&e, "file").dyn_into::<web_sys::File>().ok(),
+                lake: get(&e, "lake").as_f64().map(|v| v as u64),
             })
         })
         .collect();
@@ -176,14 +189,29 @@ pub async fn append(
     now_micros: i64,
     file: Option<web_sys::File>,
     clear: bool,
+    lake: Option<u64>,
 ) -> Result<(), String> {
-    session_append(seed, request, now_micros as f64, file, clear)
-        .await
-        .map(|_| ())
-        .map_err(|e| describe(&e))
+    session_append(
+        seed,
+        request,
+        now_micros as f64,
+        file,
+        clear,
+        lake.map(|v| v as f64),
+    )
+    .await
+    .map(|_| ())
+    .map_err(|e| describe(&e))
 }
 
-/// Forgets the saved session.
+/// Deletes the lake saved in the browser's storage (OPFS folder
+/// `medallion-lake`, written by the engine's worker). Only once that
+/// worker has stopped: it may be writing.
+pub async fn clear_lake() -> Result<(), String> {
+    lake_clear().await.map(|_| ()).map_err(|e| describe(&e))
+}
+
+/// Forgets the saved requests (the journal and the seed).
 pub async fn clear() -> Result<(), String> {
     session_clear().await.map(|_| ()).map_err(|e| describe(&e))
 }

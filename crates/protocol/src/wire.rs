@@ -37,13 +37,35 @@ pub enum FromEngine {
     /// loader script (`static/engine-loader.js`) before the engine runs.
     Loading { loaded_bytes: u64, total_bytes: u64 },
     /// The engine is loaded and takes requests (sent once, after loading).
-    Ready,
+    Ready {
+        /// The `meta.session` version of the lake it opened from the
+        /// browser's storage (OPFS): the state after every saved request
+        /// whose `saved` version is at most this one. `None`: nothing was
+        /// opened (no saved lake, or it could not be read).
+        #[serde(default)]
+        opened: Option<u64>,
+        /// Does it keep its lake in the browser's storage (OPFS) after
+        /// every change? (Only in the tab that owns the saved session.)
+        #[serde(default)]
+        persisted: bool,
+    },
     /// The engine could not start (e.g. the browser refused the module).
     Failed { message: String },
     /// Request `id` is under way: how far it got.
     Progress { id: RequestId, progress: Progress },
     /// Request `id` is done (successfully or not).
-    Done { id: RequestId, response: Response },
+    Done {
+        id: RequestId,
+        response: Response,
+        /// The `meta.session` version in the browser's storage that holds
+        /// the state after this request (`None`: not written there).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        saved: Option<u64>,
+        /// Why the state after this request could not be written to the
+        /// browser's storage (`QuotaExceededError: …` when it is full).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        not_saved: Option<String>,
+    },
 }
 
 /// How far a long request got. Each variant names what is being done; the

@@ -7,23 +7,207 @@
 //! response. A `file` (a `File` or an `ArrayBuffer`) becomes the bytes of an
 //! `ingest` request here, off the page's thread.
 //!
+//! The lake is kept in the browser's storage (OPFS, folder
+//! `medallion-lake`, one file per lake path, its name URI-encoded): at start
+//! the worker reads it back and opens the saved session
+//! (`Playground::open`), and in the tab that owns the session
+//! (`engine-loader.js?...&lake=write`) every request that changes state is
+//! followed by writing what changed (data files first, the table logs, the
+//! session's state, the session's log entry last, then deletions) before
+//! the answer is posted.
+//!
 //! Natively this binary does nothing: the engine's native callers use the
 //! `medallion-engine` crate directly.
 
 #[cfg(target_arch = "wasm32")]
 mod worker {
+    use std::collections::HashMap;
     use std::rc::Rc;
     use std::sync::Arc;
 
     use futures::lock::Mutex;
+    use futures::TryStreamExt;
     use medallion_engine::env::{IdGenerator, RandomIds, RequestClock, SeededIds};
     use medallion_engine::Playground;
     use medallion_protocol::wire::{Envelope, FromEngine};
     use medallion_protocol::{Request, Response};
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{ObjectStore, ObjectStoreExt};
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+    // Defined in `static/engine-loader.js` (a classic worker script: the
+    // `no-modules` output cannot import JavaScript snippets).
+    #[wasm_bindgen]
+    extern "C" {
+        #[wasm_bindgen(js_name = medallion_lake_available)]
+        fn lake_available() -> bool;
+        #[wasm_bindgen(catch, js_name = medallion_lake_read)]
+        async fn lake_read() -> Result<JsValue, JsValue>;
+        #[wasm_bindgen(catch, js_name = medallion_lake_write)]
+        async fn lake_write(path: &str, bytes: &js_sys::Uint8Array) -> Result<JsValue, JsValue>;
+        #[wasm_bindgen(catch, js_name = medallion_lake_delete)]
+        async fn lake_delete(path: &str) -> Result<JsValue, JsValue>;
+        #[wasm_bindgen(catch, js_name = medallion_lake_clear)]
+        async fn lake_clear() -> Result<JsValue, JsValue>;
+    }
+
+    /// A JavaScript error as `Name: message` (`QuotaExceededError: …`).
+    fn js_text(e: &JsValue) -> String {
+        let get = |k: &str| {
+            js_sys::Reflect::get(e, &JsValue::from_str(k))
+                .ok()
+                .and_then(|v| v.as_string())
+        };
+        match (get("name"), get("message")) {
+            (Some(n), Some(m)) => format!("{n}: {m}"),
+            (None, Some(m)) => m,
+            _ => e.as_string().unwrap_or_else(|| format!("{e:?}")),
+        }
+    }
+
+    /// What of the lake is in the browser's storage: the store it mirrors
+    /// (a load makes a new one) and each file's `e_tag` when written.
+    #[derive(Default)]
+    struct Mirror {
+        store: Option<Arc<dyn ObjectStore>>,
+        files: HashMap<String, String>,
+    }
+
+    /// Order of writes: data files, table logs, the session's files, the
+    /// session's log entry (a commit is visible only after its files).
+    fn rank(path: &str) -> u8 {
+        match (
+            path.starts_with("meta/session/"),
+            path.contains("/_delta_log/"),
+        ) {
+            (false, false) => 0,
+            (false, true) => 1,
+            (true, false) => 2,
+            (true, true) => 3,
+        }
+    }
+
+    impl Mirror {
+        /// Writes what changed in `store` since the last call (everything
+        /// when it is a new store: the old lake is cleared first), then
+        /// deletes what is gone.
+        async fn flush(&mut self, store: Arc<dyn ObjectStore>) -> Result<(), String> {
+            let same = self.store.as_ref().is_some_and(|s| Arc::ptr_eq(s, &store));
+            if !same {
+                lake_clear().await.map_err(|e| js_text(&e))?;
+                self.files.clear();
+                self.store = Some(store.clone());
+            }
+            let listing: Vec<object_store::ObjectMeta> = store
+                .list(None)
+                .try_collect()
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut now = HashMap::new();
+            let mut writes = Vec::new();
+            for m in listing {
+                let path = m.location.to_string();
+                let tag = m.e_tag.unwrap_or_default();
+                if self.files.get(&path) != Some(&tag) {
+                    writes.push((rank(&path), path.clone(), m.location.clone(), tag.clone()));
+                }
+                now.insert(path, tag);
+            }
+            writes.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            for (_, path, location, tag) in writes {
+                let bytes = async { store.get(&location).await?.bytes().await }
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let array = js_sys::Uint8Array::from(bytes.as_ref());
+                lake_write(&path, &array)
+                    .await
+                    .map_err(|e| format!("{} ({path})", js_text(&e)))?;
+                self.files.insert(path, tag);
+            }
+            let gone: Vec<String> = self
+                .files
+                .keys()
+                .filter(|p| !now.contains_key(*p))
+                .cloned()
+                .collect();
+            for path in gone {
+                lake_delete(&path)
+                    .await
+                    .map_err(|e| format!("{} ({path})", js_text(&e)))?;
+                self.files.remove(&path);
+            }
+            Ok(())
+        }
+    }
+
+    /// The session saved in the browser's storage, opened (with the
+    /// `meta.session` version it was at), or `None` when there is none or
+    /// it cannot be read (said on the console).
+    async fn open_saved(
+        clock: Arc<RequestClock>,
+        ids: Arc<dyn IdGenerator>,
+        mirror: &mut Mirror,
+    ) -> Option<(Playground, u64)> {
+        if !lake_available() {
+            return None;
+        }
+        let files = match lake_read().await {
+            Ok(f) => js_sys::Array::from(&f),
+            Err(e) => {
+                web_sys::console::warn_1(
+                    &format!("the saved lake could not be read: {}", js_text(&e)).into(),
+                );
+                return None;
+            }
+        };
+        if files.length() == 0 {
+            return None;
+        }
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut tags = HashMap::new();
+        for pair in files.iter() {
+            let pair = js_sys::Array::from(&pair);
+            let path = pair.get(0).as_string().unwrap_or_default();
+            let bytes = js_sys::Uint8Array::new(&pair.get(1)).to_vec();
+            match store.put(&Path::from(path.as_str()), bytes.into()).await {
+                Ok(r) => {
+                    tags.insert(path, r.e_tag.unwrap_or_default());
+                }
+                Err(e) => {
+                    web_sys::console::warn_1(&format!("{path}: {e}").into());
+                    return None;
+                }
+            }
+        }
+        let opened = Playground::open(
+            clock,
+            ids,
+            Arc::new(|| Arc::new(InMemory::new())),
+            store.clone(),
+        )
+        .await;
+        match opened {
+            Ok(Some(pg)) => {
+                let version = pg.saved_version()?;
+                // What the browser holds: the files as read (opening may
+                // have rolled some back and rewritten working copies).
+                mirror.store = Some(store);
+                mirror.files = tags;
+                Some((pg, version))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                web_sys::console::warn_1(
+                    &format!("the saved lake could not be opened: {e}").into(),
+                );
+                None
+            }
+        }
+    }
 
     fn scope() -> DedicatedWorkerGlobalScope {
         js_sys::global().unchecked_into()
@@ -84,14 +268,18 @@ mod worker {
         Ok(env)
     }
 
-    /// The `session` parameter of the worker's URL (`engine-loader.js?session=<32 hex digits>`).
-    fn session_seed() -> Option<u128> {
+    /// A parameter of the worker's URL (`engine-loader.js?session=<32 hex digits>&lake=write`).
+    fn parameter(name: &str) -> Option<String> {
         let search = scope().location().search();
         search
             .trim_start_matches('?')
             .split('&')
-            .find_map(|kv| kv.strip_prefix("session="))
-            .and_then(|hex| u128::from_str_radix(hex, 16).ok())
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(str::to_string))
+    }
+
+    /// The `session` parameter: the seed of the session's ids.
+    fn session_seed() -> Option<u128> {
+        parameter("session").and_then(|hex| u128::from_str_radix(&hex, 16).ok())
     }
 
     pub fn start() {
@@ -110,21 +298,40 @@ mod worker {
         // The clock reads the time the page made each request, so a request
         // given again to a new worker stamps exactly what it stamped first.
         let clock = Arc::new(RequestClock::default());
-        let engine = match Playground::with_env(clock.clone(), ids) {
-            Ok(pg) => Rc::new(Mutex::new(pg)),
-            Err(e) => {
-                post(&FromEngine::Failed {
-                    message: format!("the pipeline engine could not start in this browser: {e}"),
-                });
-                return;
-            }
-        };
+        let persist = parameter("lake").as_deref() == Some("write") && lake_available();
+        wasm_bindgen_futures::spawn_local(async move {
+            let mut mirror = Mirror::default();
+            let (pg, opened) = match open_saved(clock.clone(), ids.clone(), &mut mirror).await {
+                Some((pg, version)) => (pg, Some(version)),
+                None => match Playground::with_env(clock.clone(), ids) {
+                    Ok(pg) => (pg, None),
+                    Err(e) => {
+                        post(&FromEngine::Failed {
+                            message: format!(
+                                "the pipeline engine could not start in this browser: {e}"
+                            ),
+                        });
+                        return;
+                    }
+                },
+            };
+            let engine = Rc::new(Mutex::new((pg, mirror)));
+            listen(engine, clock, persist);
+            post(&FromEngine::Ready {
+                opened,
+                persisted: persist,
+            });
+        });
+    }
+
+    fn listen(engine: Rc<Mutex<(Playground, Mirror)>>, clock: Arc<RequestClock>, persist: bool) {
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
             let (engine, clock) = (engine.clone(), clock.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 // Requests run in arrival order: each task takes the lock
                 // before its first await (the lock queues in order).
-                let mut pg = engine.lock().await;
+                let mut held = engine.lock().await;
+                let (pg, mirror) = &mut *held;
                 let data = ev.data();
                 let env = match envelope(&data).await {
                     Ok(env) => env,
@@ -132,6 +339,8 @@ mod worker {
                         post(&FromEngine::Done {
                             id,
                             response: Response::Error { message },
+                            saved: None,
+                            not_saved: None,
                         });
                         return;
                     }
@@ -140,17 +349,29 @@ mod worker {
                 if let Some(now) = env.now_micros {
                     clock.set(now);
                 }
+                let changes = env.request.changes_state();
                 pg.set_progress(Some(Box::new(move |progress| {
                     post(&FromEngine::Progress { id, progress })
                 })));
                 let response = pg.handle(env.request).await;
                 pg.set_progress(None);
-                post(&FromEngine::Done { id, response });
+                let (mut saved, mut not_saved) = (None, None);
+                if persist && changes {
+                    match mirror.flush(pg.lake_store()).await {
+                        Ok(()) => saved = pg.saved_version(),
+                        Err(e) => not_saved = Some(e),
+                    }
+                }
+                post(&FromEngine::Done {
+                    id,
+                    response,
+                    saved,
+                    not_saved,
+                });
             });
         });
         scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         on_message.forget();
-        post(&FromEngine::Ready);
     }
 }
 

@@ -156,9 +156,16 @@ pub fn session_bar(p: &SessionProps) -> Html {
             }
             let engine = engine.clone();
             wasm_bindgen_futures::spawn_local(async move {
+                // The worker stops first: it may be writing the lake.
+                engine.stop();
                 if let Err(e) = crate::session::clear().await {
                     web_sys::console::error_1(
                         &format!("the saved session could not be cleared: {e}").into(),
+                    );
+                }
+                if let Err(e) = crate::session::clear_lake().await {
+                    web_sys::console::error_1(
+                        &format!("the saved lake could not be cleared: {e}").into(),
                     );
                 }
                 engine.leave(|| {
@@ -214,9 +221,9 @@ pub fn session_bar(p: &SessionProps) -> Html {
                 <button class="ghost" onclick={reload}>{ t(lang, "reload_page") }</button>
             </span>
         },
-        SessionState::Erased => html! {
-            <span class="session warn" id="session-state">
-                <span>{ t(lang, "not_saved_erased") }</span>
+        SessionState::Erased { lake_kept } => html! {
+            <span class={if *lake_kept { "session" } else { "session warn" }} id="session-state">
+                <span>{ t(lang, if *lake_kept { "saved_erased" } else { "not_saved_erased" }) }</span>
                 <button class="ghost" id="start-fresh" onclick={start_fresh.clone()}>{ t(lang, "start_fresh") }</button>
             </span>
         },

@@ -367,6 +367,12 @@ impl Playground {
         self.lake.store()
     }
 
+    /// The newest `meta.session` version this session saved in its lake
+    /// (`None`: nothing saved yet, or the last save failed and nothing before it).
+    pub fn saved_version(&self) -> Option<u64> {
+        self.saved.version
+    }
+
     /// The pipeline definition currently loaded.
     pub fn definition(&self) -> &PipelineDef {
         &self.def
