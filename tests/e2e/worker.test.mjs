@@ -113,6 +113,15 @@ test('the page paints before the engine loads; a large file is read in the worke
   assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 50');
   assert.equal(await count(page, 'silver.nyc_taxi_yellow'), silverAfterEdit);
 
+  // A reload brings the whole session back from the browser's storage.
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 120_000 });
+  const reloaded = Date.now();
+  await page.reload();
+  await waitForCount(page, 'bronze.nyc_taxi_yellow', 266 + rows, 600_000);
+  await waitForCount(page, 'silver.nyc_taxi_yellow', silverAfterEdit, 600_000);
+  console.log(`# reload of the ${BIG_MB} MB session → the same counts again: ${Date.now() - reloaded} ms`);
+  assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 50');
+
   assert.deepEqual(problems, []);
 }));
 

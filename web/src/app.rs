@@ -9,7 +9,7 @@ use std::rc::Rc;
 use gloo::timers::callback::Timeout;
 use medallion_protocol::{
     AntiPatterns, BatchInfo, BronzeMode, IngestOptions, KafkaMessage, Lang, PipelineView, Request,
-    Response, Rule, RunMode, DEFAULT_EXAMPLE, PREVIEW_ROWS,
+    Response, Rule, RunMode, TableName, DEFAULT_EXAMPLE, PREVIEW_ROWS,
 };
 use yew::prelude::*;
 
@@ -179,7 +179,7 @@ pub fn app() -> Html {
         let (dispatch, send, slot) = (dispatch.clone(), send_debounced.clone(), rules_timer);
         let silver_table = state
             .active_silver()
-            .map(|s| s.name.clone())
+            .map(|s| s.name.to_string())
             .unwrap_or_default();
         Callback::from(move |rules: Vec<Rule>| {
             dispatch.dispatch(Action::EditRules(rules.clone()));
@@ -234,7 +234,7 @@ pub fn app() -> Html {
     // One page of a table, at a version, optionally only its corrupt records.
     let fetch = {
         let (engine, answer) = (engine.clone(), answer(false));
-        move |table: String, offset: usize, version: Option<u64>, corrupt_only: bool| {
+        move |table: TableName, offset: usize, version: Option<u64>, corrupt_only: bool| {
             engine.send(
                 Request::GetTable {
                     table,
@@ -251,7 +251,7 @@ pub fn app() -> Html {
         (state.travel, state.corrupt_only, state.selected.clone());
     let on_page = {
         let fetch = fetch.clone();
-        Callback::from(move |(table, offset): (String, usize)| {
+        Callback::from(move |(table, offset): (TableName, usize)| {
             fetch(table, offset, travel, corrupt_only)
         })
     };
@@ -260,19 +260,23 @@ pub fn app() -> Html {
         let (fetch, dispatch, table) = (fetch.clone(), dispatch.clone(), selected.clone());
         Callback::from(move |v: Option<u64>| {
             dispatch.dispatch(Action::Travel(v));
-            fetch(table.clone(), 0, v, corrupt_only);
+            if let Some(table) = &table {
+                fetch(table.clone(), 0, v, corrupt_only);
+            }
         })
     };
     let on_corrupt_only = {
         let (dispatch, table) = (dispatch.clone(), selected.clone());
         Callback::from(move |on: bool| {
             dispatch.dispatch(Action::CorruptOnly(on));
-            fetch(table.clone(), 0, travel, on);
+            if let Some(table) = &table {
+                fetch(table.clone(), 0, travel, on);
+            }
         })
     };
     let on_restore = {
         let (engine, dispatch, answer) = (engine.clone(), dispatch.clone(), answer(false));
-        Callback::from(move |(table, version): (String, u64)| {
+        Callback::from(move |(table, version): (TableName, u64)| {
             dispatch.dispatch(Action::Travel(None));
             let msg = format!("{table} v{version}: {}", t(lang, "restored"));
             let done = noting(answer.clone(), dispatch.clone(), move |_| Some(msg.clone()));
@@ -310,11 +314,15 @@ pub fn app() -> Html {
         full_refresh,
     });
     let on_replay = sending(&engine, &answer(false), |()| Request::Replay);
-    let on_trail = sending(&engine, &answer(false), |(table, row): (String, usize)| {
-        Request::Trail { table, row }
-    });
+    let on_trail = sending(
+        &engine,
+        &answer(false),
+        |(table, row): (TableName, usize)| Request::Trail { table, row },
+    );
+    // The Kafka and erasure requests name the selected (bronze) table.
+    let selected_text = selected.as_ref().map(|t| t.to_string()).unwrap_or_default();
     let on_poll = {
-        let table = selected.clone();
+        let table = selected_text.clone();
         sending(&engine, &fresh, move |crash_before_commit: bool| {
             Request::KafkaPoll {
                 table: table.clone(),
@@ -328,7 +336,7 @@ pub fn app() -> Html {
             engine.clone(),
             dispatch.clone(),
             answer(false),
-            selected.clone(),
+            selected_text.clone(),
         );
         Callback::from(move |messages: Vec<KafkaMessage>| {
             let msg = format!("{}: {}", t(lang, "produced"), messages.len());
@@ -342,7 +350,7 @@ pub fn app() -> Html {
             engine.clone(),
             dispatch.clone(),
             answer(false),
-            selected.clone(),
+            selected_text.clone(),
         );
         Callback::from(move |predicate: String| {
             dispatch.dispatch(Action::CloseErasurePlan);
@@ -352,8 +360,12 @@ pub fn app() -> Html {
     };
     let on_cancel_forget = acting(&dispatch, |()| Action::CloseErasurePlan);
     let on_forget = {
-        let (engine, dispatch, fresh, table) =
-            (engine.clone(), dispatch.clone(), fresh, selected.clone());
+        let (engine, dispatch, fresh, table) = (
+            engine.clone(),
+            dispatch.clone(),
+            fresh,
+            selected_text.clone(),
+        );
         Callback::from(move |(predicate, reason, rows): (String, String, usize)| {
             dispatch.dispatch(Action::CloseErasurePlan);
             let done = noting(fresh.clone(), dispatch.clone(), move |v| {
@@ -372,7 +384,7 @@ pub fn app() -> Html {
     };
     let on_export = match state.active_silver() {
         Some(s) => {
-            let silver_table = s.name.clone();
+            let silver_table = s.name.to_string();
             sending(&engine, &answer(false), move |()| Request::ExportRules {
                 silver_table: silver_table.clone(),
             })
@@ -462,13 +474,13 @@ pub fn app() -> Html {
                             gold_draft={state.gold_draft.clone()}
                             on_gold_sql={on_gold_sql}
                             on_page={on_page}
-                            versions={v.history.get(&selected).cloned().unwrap_or_default()}
+                            versions={selected.as_ref().and_then(|t| v.history.get(t)).cloned().unwrap_or_default()}
                             viewing={travel}
                             on_travel={on_travel}
                             on_restore={on_restore}
                             on_corrupt_only={on_corrupt_only}
                             on_reread={on_reread}
-                            topic={v.topics.iter().find(|tp| tp.table == selected).cloned()}
+                            topic={v.topics.iter().find(|tp| Some(&tp.table) == selected.as_ref()).cloned()}
                             kafka_sample={kafka::sample(&v.example)}
                             on_produce={on_produce}
                             on_poll={on_poll}
@@ -568,7 +580,9 @@ fn ingested(
                 }
             }
             dispatch.dispatch(Action::PushBanner(Banner { text, error: false }));
-            dispatch.dispatch(Action::Select(table.clone()));
+            if let Ok(table) = table.parse() {
+                dispatch.dispatch(Action::Select(table));
+            }
             fresh.emit(Response::Snapshot(v));
         }
         Response::Error { message } => dispatch.dispatch(Action::PushBanner(Banner {

@@ -374,13 +374,7 @@ impl Engine {
     /// Stops the worker for good (before the saved lake is deleted: the
     /// worker may be writing it). Requests after this are not answered.
     pub fn stop(&self) {
-        let mut inner = self.0.borrow_mut();
-        if let Some(w) = inner.worker.take() {
-            w.terminate();
-        }
-        inner.on_message = None;
-        inner.on_error = None;
-        inner.ready = false;
+        self.0.borrow_mut().terminate();
     }
 
     /// Deletes the saved session (after an erasure: it holds the erased
@@ -707,12 +701,7 @@ impl Engine {
     pub fn cancel(&self, note: String, restored: Callback<Response>) {
         let open = {
             let mut inner = self.0.borrow_mut();
-            if let Some(w) = inner.worker.take() {
-                w.terminate();
-            }
-            inner.on_message = None;
-            inner.on_error = None;
-            inner.ready = false;
+            inner.terminate();
             inner.restoring = Some(Restore::Cancelled);
             inner.take_open()
         };
@@ -772,6 +761,16 @@ impl Engine {
 }
 
 impl Inner {
+    /// Ends the worker (whatever it is doing) and forgets its handlers.
+    fn terminate(&mut self) {
+        if let Some(w) = self.worker.take() {
+            w.terminate();
+        }
+        self.on_message = None;
+        self.on_error = None;
+        self.ready = false;
+    }
+
     /// The worker opened the lake saved at `meta.session` version `version`:
     /// the journal entries waiting to be given again whose result it holds
     /// (up to the last one saved at that version or before) are not sent

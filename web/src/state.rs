@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use medallion_protocol::{
     BatchInfo, ErasurePlan, GoldView, Lang, PipelineView, Request, Response, RowTrail, Rule,
-    SilverView, TableView, DEFAULT_EXAMPLE, PREVIEW_ROWS,
+    SilverView, TableName, TableView, DEFAULT_EXAMPLE, PREVIEW_ROWS,
 };
 use yew::prelude::*;
 
@@ -23,14 +23,14 @@ pub struct State {
     pub lang: Lang,
     /// The engine's last snapshot (`None` until the engine first answers).
     pub view: Option<PipelineView>,
-    /// The table shown under the strip (qualified name).
-    pub selected: String,
+    /// The table shown under the strip (`None` while a scenario loads).
+    pub selected: Option<TableName>,
     /// A page of the selected table other than the snapshot's first one.
     pub page: Option<TableView>,
     /// The user's rules (may be ahead of the engine while typing).
     pub rules_draft: Vec<Rule>,
-    /// The silver table whose rules the registry panel edits (qualified name).
-    pub rules_table: String,
+    /// The silver table whose rules the registry panel edits (`None`: the first).
+    pub rules_table: Option<TableName>,
     pub gold_draft: String,
     /// Time travel: the earlier version of the selected table being read.
     pub travel: Option<u64>,
@@ -61,8 +61,8 @@ pub enum Action {
     Loading {
         other: bool,
     },
-    Select(String),
-    SetRulesTable(String),
+    Select(TableName),
+    SetRulesTable(TableName),
     EditRules(Vec<Rule>),
     EditGoldSql(String),
     Travel(Option<u64>),
@@ -85,10 +85,10 @@ impl State {
         State {
             lang,
             view: None,
-            selected: "silver.nyc_taxi_yellow".into(),
+            selected: Some(TableName::silver("nyc_taxi_yellow")),
             page: None,
             rules_draft: vec![],
-            rules_table: String::new(),
+            rules_table: None,
             gold_draft: String::new(),
             travel: None,
             corrupt_only: false,
@@ -111,20 +111,20 @@ impl State {
 
     /// The silver table the rule registry panel shows.
     pub fn active_silver(&self) -> Option<&SilverView> {
-        active_silver(self.view.as_ref()?, &self.rules_table)
+        active_silver(self.view.as_ref()?, self.rules_table.as_ref())
     }
 
     /// The gold model whose SQL is edited.
     pub fn active_gold(&self) -> Option<&GoldView> {
-        active_gold(self.view.as_ref()?, &self.selected)
+        active_gold(self.view.as_ref()?, self.selected.as_ref())
     }
 
     /// The selected table as shown: the page read, else the snapshot's first page.
     pub fn table_view(&self) -> Option<TableView> {
         self.page
             .clone()
-            .filter(|p| p.name == self.selected)
-            .or_else(|| self.view.as_ref()?.table(&self.selected).cloned())
+            .filter(|p| Some(&p.name) == self.selected.as_ref())
+            .or_else(|| self.view.as_ref()?.table(self.selected.as_ref()?).cloned())
     }
 
     /// The rule registry's table's columns (name, type), for new rules' templates.
@@ -144,8 +144,9 @@ impl State {
     /// The version being read, if the new snapshot still has it.
     fn kept_travel(&self, v: &PipelineView) -> Option<u64> {
         self.travel.filter(|ver| {
-            v.history
-                .get(&self.selected)
+            self.selected
+                .as_ref()
+                .and_then(|t| v.history.get(t))
                 .is_some_and(|hs| hs.iter().any(|x| x.version == *ver && x.readable))
         })
     }
@@ -168,20 +169,19 @@ impl State {
 
     fn snapshot(&mut self, v: PipelineView, reseed_drafts: bool) {
         // A new example opens on its first silver table.
-        let selected = if v.table(&self.selected).is_some() {
-            self.selected.clone()
-        } else {
-            v.silver
+        let selected = match &self.selected {
+            Some(t) if v.table(t).is_some() => Some(t.clone()),
+            _ => v
+                .silver
                 .first()
                 .map(|s| s.name.clone())
-                .or_else(|| v.tables.first().map(|t| t.name.clone()))
-                .unwrap_or_default()
+                .or_else(|| v.tables.first().map(|t| t.name.clone())),
         };
         if reseed_drafts {
-            self.rules_draft = active_silver(&v, &self.rules_table)
+            self.rules_draft = active_silver(&v, self.rules_table.as_ref())
                 .map(|s| s.rules.iter().map(|r| r.rule.clone()).collect())
                 .unwrap_or_default();
-            self.gold_draft = active_gold(&v, &selected)
+            self.gold_draft = active_gold(&v, selected.as_ref())
                 .map(|g| g.model.sql.clone())
                 .unwrap_or_default();
         }
@@ -244,8 +244,8 @@ impl Reducible for State {
             Action::SetLang(lang) => s.lang = lang,
             Action::Loading { other } => {
                 if other {
-                    s.selected.clear();
-                    s.rules_table.clear();
+                    s.selected = None;
+                    s.rules_table = None;
                 }
                 s.banners.clear();
             }
@@ -254,18 +254,18 @@ impl Reducible for State {
                 if let Some(v) = &s.view {
                     // A silver table's rules and a gold model's SQL follow the selection.
                     if let Some(silver) = v.silver.iter().find(|x| x.name == name) {
-                        s.rules_table = name.clone();
+                        s.rules_table = Some(name.clone());
                         s.rules_draft = silver.rules.iter().map(|r| r.rule.clone()).collect();
                     }
                     if let Some(g) = v
                         .gold
                         .iter()
-                        .find(|g| format!("gold.{}", g.model.name) == name)
+                        .find(|g| TableName::gold(&g.model.name) == name)
                     {
                         s.gold_draft = g.model.sql.clone();
                     }
                 }
-                s.selected = name;
+                s.selected = Some(name);
             }
             Action::SetRulesTable(name) => {
                 let rules = s.view.as_ref().and_then(|v| {
@@ -274,7 +274,7 @@ impl Reducible for State {
                 });
                 if let Some(rules) = rules {
                     s.rules_draft = rules;
-                    s.rules_table = name;
+                    s.rules_table = Some(name);
                 }
             }
             Action::EditRules(rules) => s.rules_draft = rules,
@@ -299,17 +299,17 @@ impl Reducible for State {
 }
 
 /// The silver table the rule registry panel shows: the chosen one, else the first.
-fn active_silver<'a>(v: &'a PipelineView, chosen: &str) -> Option<&'a SilverView> {
+fn active_silver<'a>(v: &'a PipelineView, chosen: Option<&TableName>) -> Option<&'a SilverView> {
     v.silver
         .iter()
-        .find(|s| s.name == chosen)
+        .find(|s| Some(&s.name) == chosen)
         .or_else(|| v.silver.first())
 }
 
 /// The gold model whose SQL is edited: the selected gold table's, else the first.
-fn active_gold<'a>(v: &'a PipelineView, selected: &str) -> Option<&'a GoldView> {
+fn active_gold<'a>(v: &'a PipelineView, selected: Option<&TableName>) -> Option<&'a GoldView> {
     v.gold
         .iter()
-        .find(|g| format!("gold.{}", g.model.name) == selected)
+        .find(|g| Some(&TableName::gold(&g.model.name)) == selected)
         .or_else(|| v.gold.first())
 }

@@ -56,4 +56,5 @@ pub use silver::{convert, explode, merge, rules, source};
 
 pub use api::{Lang, PipelineView, Request, Response};
 pub use error::{EngineError, Result};
+pub use medallion_protocol::table::{Layer, TableName};
 pub use playground::Playground;

@@ -14,12 +14,13 @@ use crate::error::Diagnostic;
 use crate::model::PipelineDef;
 use crate::silver::source::{MissingColumn, ReadAsUtc};
 use medallion_protocol::rules::RuleStat;
+use medallion_protocol::{IntoTableName, TableName};
 
 /// Output of a table in the run.
 #[derive(Debug, Clone)]
 pub struct TableData {
-    /// Qualified name: `silver.nyc_taxi_yellow`.
-    pub name: String,
+    /// `silver.nyc_taxi_yellow`.
+    pub name: TableName,
     pub batch: RecordBatch,
 }
 
@@ -49,13 +50,13 @@ pub struct RunOutput {
     /// Per silver table (qualified): rows that passed the rules but are not
     /// rows of the table (duplicates, superseded states, deletes), counted
     /// over every run that built the current table.
-    pub removed: BTreeMap<String, usize>,
+    pub removed: BTreeMap<TableName, usize>,
     /// Per silver table (qualified): this run's rows removed by the merge, for the row trail.
-    pub merge_log: BTreeMap<String, Vec<crate::silver::merge::RemovedRow>>,
+    pub merge_log: BTreeMap<TableName, Vec<crate::silver::merge::RemovedRow>>,
     /// Per merged silver table (qualified): what has been merged into it,
     /// so an incremental run can tell whether merging its new rows into the
     /// current table gives what a full refresh would (see [`crate::silver::merge::MergeState`]).
-    pub merge_state: BTreeMap<String, crate::silver::merge::MergeState>,
+    pub merge_state: BTreeMap<TableName, crate::silver::merge::MergeState>,
     /// What the run wants the user to know, e.g. that an incremental run
     /// rebuilt a merged table from all of bronze (and why).
     pub notes: Vec<String>,
@@ -64,20 +65,21 @@ pub struct RunOutput {
     pub gold_reads_bronze: BTreeMap<String, Vec<String>>,
     /// Per child silver table (qualified; one with an `explode`): what its
     /// explode read, counted over every run that built the current table.
-    pub exploded: BTreeMap<String, crate::silver::explode::ExplodeStats>,
+    pub exploded: BTreeMap<TableName, crate::silver::explode::ExplodeStats>,
     /// Per bronze table (qualified): records of batches read again with
     /// other options (`BatchInfo::superseded_by`), which silver does not read.
-    pub superseded: BTreeMap<String, usize>,
+    pub superseded: BTreeMap<TableName, usize>,
     /// Per child silver table (qualified; one with an `explode`): its
     /// element TIMESTAMP columns (no declared zone) whose values had no
     /// offset and were taken as UTC, counted over every run that built the
     /// current table, as [`RunOutput::read_as_utc`] counts source columns.
-    pub exploded_read_as_utc: BTreeMap<String, Vec<ReadAsUtc>>,
+    pub exploded_read_as_utc: BTreeMap<TableName, Vec<ReadAsUtc>>,
 }
 
 impl RunOutput {
-    /// The output table named `name` (qualified).
-    pub fn table(&self, name: &str) -> Option<&RecordBatch> {
+    /// The output table named `name`.
+    pub fn table(&self, name: impl IntoTableName) -> Option<&RecordBatch> {
+        let name = name.into_table_name()?;
         self.tables
             .iter()
             .find(|t| t.name == name)

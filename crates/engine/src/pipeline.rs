@@ -22,6 +22,7 @@
 //! This module runs them in order (and holds the incremental run's choices).
 //! Items that lived here are re-exported under their old paths.
 
+use medallion_protocol::TableName;
 use std::collections::BTreeMap;
 
 use datafusion::arrow::array::RecordBatch;
@@ -74,7 +75,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 .collect(),
         );
         input.progress.report(crate::progress::Progress::Parsing {
-            table: format!("bronze.{}", b.name),
+            table: TableName::bronze(&b.name).to_string(),
             records: all_batches.iter().map(|(_, rb)| rb.num_rows() as u64).sum(),
             n: i as u32 + 1,
             of: def.bronze.len() as u32,
@@ -92,13 +93,13 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             .map(|(_, rb)| rb.num_rows())
             .sum();
         if set_aside > 0 {
-            superseded.insert(format!("bronze.{}", b.name), set_aside);
+            superseded.insert(TableName::bronze(&b.name), set_aside);
         }
         let batches = batches.as_slice();
         let all = concat_batches(&crate::bronze::table_schema(b), &rows)
             .map_err(|e| vec![pipeline_diag(e.into())])?;
         tables.push(TableData {
-            name: format!("bronze.{}", b.name),
+            name: TableName::bronze(&b.name),
             batch: all,
         });
         let parsed = parse_bronze(&b.schema, batches).map_err(|e| vec![pipeline_diag(e)])?;
@@ -121,7 +122,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut notes = Vec::new();
     // Silver tables an incremental run rebuilt from all of their bronze.
     let mut rebuilt = std::collections::HashSet::new();
-    let mut silver_done: BTreeMap<String, RecordBatch> = BTreeMap::new();
+    let mut silver_done: BTreeMap<TableName, RecordBatch> = BTreeMap::new();
     let mut exploded_stats = BTreeMap::new();
     let mut exploded_read_as_utc = BTreeMap::new();
     for s in &def.silver {
@@ -184,14 +185,15 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 scope: "pipeline".into(),
                 id: s.name.clone(),
                 message: format!(
-                    "silver.{} reads bronze.{}, which does not exist",
-                    s.name, s.source
+                    "{} reads {}, which does not exist",
+                    TableName::silver(&s.name),
+                    TableName::bronze(&s.source)
                 ),
                 table: String::new(),
             });
             continue;
         };
-        let name = format!("silver.{}", s.name);
+        let name = TableName::silver(&s.name);
         if let Some(e) = &exploded {
             let before = incremental.and_then(|(_, b)| b.exploded.get(&name));
             exploded_stats.insert(name.clone(), e.stats.plus(before));
@@ -284,8 +286,8 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 };
                 if let Some(why) = late {
                     notes.push(format!(
-                        "silver.{} was rebuilt from all of bronze.{} in this incremental run: {why} is not newer than the rows merged before, and only a merge of every row gives the table a full refresh would",
-                        s.name, s.source
+                        "{name} was rebuilt from all of {} in this incremental run: {why} is not newer than the rows merged before, and only a merge of every row gives the table a full refresh would",
+                        TableName::bronze(&s.source)
                     ));
                     if s.explode.is_some() {
                         let batches = input
@@ -388,9 +390,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         return Err(diagnostics);
     }
     tables.extend(silver_out);
-    let previous_quarantine = input.previous.and_then(|p| p.table("silver.quarantine"));
+    let previous_quarantine = input
+        .previous
+        .and_then(|p| p.table(TableName::quarantine()));
     tables.push(TableData {
-        name: "silver.quarantine".into(),
+        name: TableName::quarantine(),
         batch: quarantine_history(
             previous_quarantine,
             &quarantine,
@@ -402,7 +406,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
 
     // Silver goes to the lake before gold runs: gold reads silver's Parquet files.
     // (Bronze files are written and registered at ingest.)
-    for t in tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
+    for t in tables.iter().filter(|t| !t.name.is_bronze()) {
         if let Err(e) = register_table(ctx, &t.name, &t.batch).await {
             return Err(vec![pipeline_diag(e)]);
         }
@@ -486,7 +490,7 @@ fn values_from_other_rows(ctx: &SessionContext, s: &SilverTableDef) -> Vec<Diagn
             out.push(Diagnostic {
                 scope: "pipeline".into(),
                 id: s.name.clone(),
-                message: format!("silver.{} {what}: {sql} {why}", s.name),
+                message: format!("{} {what}: {sql} {why}", TableName::silver(&s.name)),
                 table: String::new(),
             });
         }
@@ -498,14 +502,14 @@ fn merge_diag(s: &SilverTableDef, message: impl std::fmt::Display) -> Diagnostic
     Diagnostic {
         scope: "pipeline".into(),
         id: s.name.clone(),
-        message: format!("silver.{} (merge): {message}", s.name),
+        message: format!("{} (merge): {message}", TableName::silver(&s.name)),
         table: String::new(),
     }
 }
 
 /// `old` rows then `new` rows; refused when the rules changed the table's columns.
 fn append_rows(
-    name: &str,
+    name: &TableName,
     old: &RecordBatch,
     new: &RecordBatch,
 ) -> std::result::Result<RecordBatch, Diagnostic> {

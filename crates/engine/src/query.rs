@@ -16,19 +16,22 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 
 use crate::error::{clean_datafusion_message, EngineError, Result};
+use medallion_protocol::TableName;
 
 /// Writes `batch` as the single Parquet file of silver or gold table `name`'s
 /// working copy (`{layer}/{table}/_current/`, outside the table's versions:
 /// the commit log names those) and (re)registers the table with DataFusion
 /// as a Parquet listing table over that folder. Bronze is registered over its
 /// own folder: its batch files are its data.
-pub async fn register_table(ctx: &SessionContext, name: &str, batch: &RecordBatch) -> Result<()> {
-    let (layer, table) = name
-        .split_once('.')
-        .ok_or_else(|| EngineError::Internal(format!("unqualified table {name}")))?;
-    let mut dir = crate::lake::Lake::table_dir(layer, table);
+pub async fn register_table(
+    ctx: &SessionContext,
+    table: &TableName,
+    batch: &RecordBatch,
+) -> Result<()> {
+    let name = table.to_string();
+    let mut dir = table.path();
     let store = lake_of(ctx)?;
-    if layer != "bronze" {
+    if !table.is_bronze() {
         // The new copy first, then the old one goes: a failed write leaves
         // the previous copy readable.
         dir.push_str("/_current");
@@ -45,9 +48,9 @@ pub async fn register_table(ctx: &SessionContext, name: &str, batch: &RecordBatc
             store.delete(p).await?;
         }
     }
-    ctx.deregister_table(name)?;
+    ctx.deregister_table(&name)?;
     ctx.register_parquet(
-        name,
+        &name,
         &format!("{}{dir}/", crate::lake::LAKE_URL),
         Default::default(),
     )

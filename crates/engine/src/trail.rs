@@ -11,6 +11,7 @@
 //!   WHERE and JOINs) whose group values equal the gold row's; for a model
 //!   without aggregation, the input rows that produce the same values.
 
+use medallion_protocol::TableName;
 use std::collections::{BTreeMap, HashSet};
 
 use datafusion::arrow::array::{Array, RecordBatch, StringArray};
@@ -130,10 +131,10 @@ fn text(batch: &RecordBatch, column: &str, row: usize) -> Option<String> {
         .map(|a| a.value(row).to_string())
 }
 
-/// The trail of row `row` of table `table` (qualified).
+/// The trail of row `row` of table `table`.
 pub(crate) async fn trail(
     input: TrailInput<'_>,
-    table: &str,
+    table: &TableName,
     row: usize,
 ) -> Result<RowTrail, TrailError> {
     let batch = input.out.table(table).ok_or_else(|| TrailError::NoTable {
@@ -147,17 +148,17 @@ pub(crate) async fn trail(
         });
     }
     let shown = describe_row(batch, row);
-    if table.starts_with("gold.") {
+    if table.is_gold() {
         return gold_trail(&input, table, batch, row, shown).await;
     }
-    if table.starts_with("bronze.") {
+    if table.is_bronze() {
         return Err(TrailError::BronzeRow);
     }
     let event = text(batch, "_event_id", row).ok_or(TrailError::NoEventId)?;
-    let silver_name = if table == "silver.quarantine" {
+    let silver_name = if table.is_quarantine() {
         text(batch, "silver_table", row).ok_or(TrailError::NoSilverTable)?
     } else {
-        table.trim_start_matches("silver.").to_string()
+        table.name().to_string()
     };
     // A child table's row is one element of its record: its position picks
     // that element's rule outcomes.
@@ -165,7 +166,7 @@ pub(crate) async fn trail(
         .def
         .silver
         .iter()
-        .find(|s| s.name == silver_name && table != "silver.quarantine")
+        .find(|s| s.name == silver_name && !table.is_quarantine())
         .and_then(|s| s.explode.as_ref())
         .map(|e| {
             batch
@@ -178,7 +179,7 @@ pub(crate) async fn trail(
                 .map(|a| a.value(row))
         });
     let mut t = silver_trail(&input, &silver_name, &event, position).await?;
-    t.table = table.to_string();
+    t.table = table.clone();
     t.row = shown;
     Ok(t)
 }
@@ -211,7 +212,7 @@ async fn silver_trail(
     let log: &[RemovedRow] = input
         .out
         .merge_log
-        .get(&format!("silver.{silver_name}"))
+        .get(&TableName::silver(silver_name))
         .map(Vec::as_slice)
         .unwrap_or(&[]);
     let mut wanted: HashSet<String> = HashSet::from([event.to_string()]);
@@ -288,17 +289,17 @@ async fn silver_trail(
             r.enabled
                 && r.lookup
                     .as_ref()
-                    .is_some_and(|l| l.table.trim_start_matches("bronze.") == b.name)
+                    .is_some_and(|l| l.table == TableName::bronze(&b.name))
         }) {
             let batches = input.bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
             bronze_parsed.insert(b.name.clone(), parse_bronze(&b.schema, batches)?);
         }
     }
-    let silver_tables: BTreeMap<String, RecordBatch> = input
+    let silver_tables: BTreeMap<TableName, RecordBatch> = input
         .out
         .tables
         .iter()
-        .filter(|t| t.name.starts_with("silver.") && t.name != "silver.quarantine")
+        .filter(|t| t.name.is_silver_table())
         .map(|t| (t.name.clone(), t.batch.clone()))
         .collect();
     let lookups = Lookups {
@@ -380,7 +381,7 @@ async fn silver_trail(
         "some records of this row are no longer in bronze (erased by a right-to-be-forgotten request)".to_string()
     });
     Ok(RowTrail {
-        table: String::new(),
+        table: TableName::silver(silver_name),
         row: String::new(),
         records,
         silver_rows: vec![],
@@ -392,7 +393,7 @@ async fn silver_trail(
 /// the merge put there (ambiguous ties).
 fn open_merge_rows(out: &RunOutput, silver_name: &str) -> BTreeMap<String, String> {
     let mut rows = BTreeMap::new();
-    let Some(q) = out.table("silver.quarantine") else {
+    let Some(q) = out.table(TableName::quarantine()) else {
         return rows;
     };
     let s = |name: &str| {
@@ -419,7 +420,7 @@ fn open_merge_rows(out: &RunOutput, silver_name: &str) -> BTreeMap<String, Strin
 /// The silver rows a gold row was computed from.
 async fn gold_trail(
     input: &TrailInput<'_>,
-    table: &str,
+    table: &TableName,
     gold: &RecordBatch,
     row: usize,
     shown: String,
@@ -428,7 +429,7 @@ async fn gold_trail(
         .def
         .gold
         .iter()
-        .find(|g| format!("gold.{}", g.name) == table)
+        .find(|g| TableName::gold(&g.name) == *table)
         .ok_or_else(|| TrailError::NotGold {
             table: table.to_string(),
         })?;
@@ -490,20 +491,18 @@ async fn gold_trail(
     };
     // Lineage columns of the input: one `_event_id` per silver table read.
     let aliases = table_aliases(&input_plan);
-    let lineage: Vec<(String, Expr)> = input_plan
+    // (A qualifier that names no table, such as a CTE's, is not followed.)
+    let lineage: Vec<(TableName, Expr)> = input_plan
         .schema()
         .iter()
         .filter(|(_, f)| f.name() == "_event_id")
-        .map(|(q, f)| {
+        .filter_map(|(q, f)| {
             let qualifier = q.map(|q| q.to_string()).unwrap_or_default();
-            let name = aliases
-                .get(&qualifier)
-                .cloned()
-                .unwrap_or_else(|| qualifier.clone());
-            (
-                name,
+            let name = aliases.get(&qualifier).unwrap_or(&qualifier);
+            Some((
+                TableName::parse(name).ok()?,
                 Expr::Column(datafusion::common::Column::new(q.cloned(), f.name())),
-            )
+            ))
         })
         .collect();
     if lineage.is_empty() {
@@ -567,7 +566,7 @@ async fn gold_trail(
         }
     }
     Ok(RowTrail {
-        table: table.to_string(),
+        table: table.clone(),
         row: shown,
         records: vec![],
         silver_rows,
@@ -585,9 +584,9 @@ async fn gold_trail(
     })
 }
 
-fn untraced(table: &str, row: String, why: &str) -> RowTrail {
+fn untraced(table: &TableName, row: String, why: &str) -> RowTrail {
     RowTrail {
-        table: table.to_string(),
+        table: table.clone(),
         row,
         records: vec![],
         silver_rows: vec![],

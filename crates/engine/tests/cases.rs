@@ -5,6 +5,7 @@
 
 mod support;
 
+use medallion_engine::TableName;
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, RunMode, TableView};
@@ -104,7 +105,7 @@ async fn refused(p: &mut Playground, request: Request) -> String {
 async fn rows_at(p: &mut Playground, table: &str, version: Option<u64>) -> TableView {
     match p
         .handle(Request::GetTable {
-            table: table.into(),
+            table: table.parse().unwrap(),
             offset: 0,
             limit: 1000,
             version,
@@ -458,7 +459,7 @@ async fn rw19_nan_and_infinity_literals_are_invalid_json_kept_raw() {
     // Only the flagged rows, as the UI's "corrupt records" view lists them.
     let Response::Table(flagged) = p
         .handle(Request::GetTable {
-            table: "bronze.t".into(),
+            table: TableName::bronze("t"),
             offset: 0,
             limit: 10,
             version: None,
@@ -994,7 +995,7 @@ async fn versions_time_travel_restore_and_replay() {
     let v = send(
         &mut p,
         Request::Restore {
-            table: "silver.t".into(),
+            table: TableName::silver("t"),
             version: last.version - 1,
         },
     )
@@ -1035,7 +1036,7 @@ async fn versions_time_travel_restore_and_replay() {
     let message = refused(
         &mut p,
         Request::Restore {
-            table: "bronze.t".into(),
+            table: TableName::bronze("t"),
             version: 1,
         },
     )
@@ -1044,7 +1045,7 @@ async fn versions_time_travel_restore_and_replay() {
     let message = refused(
         &mut p,
         Request::GetTable {
-            table: "silver.t".into(),
+            table: TableName::silver("t"),
             offset: 0,
             limit: 1,
             version: Some(99),
@@ -1431,7 +1432,7 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
     let message = refused(
         &mut p,
         Request::GetTable {
-            table: "silver.t".into(),
+            table: TableName::silver("t"),
             offset: 0,
             limit: 5,
             version: Some(1),
@@ -1753,7 +1754,7 @@ async fn restoring_in_incremental_mode_warns_and_reading_again_is_not_a_duplicat
     let v = send(
         &mut p,
         Request::Restore {
-            table: "silver.t".into(),
+            table: TableName::silver("t"),
             version: 0,
         },
     )

@@ -162,7 +162,7 @@ async fn every_table_lists_the_versions_its_log_has_and_time_travel_reads_the_lo
     let lake = Lake::from_store(store.clone());
     for layer in ["bronze.", "silver.nyc", "silver.quarantine", "gold."] {
         assert!(
-            v.history.keys().any(|t| t.starts_with(layer)),
+            v.history.keys().any(|t| t.as_str().starts_with(layer)),
             "{layer} has versions"
         );
     }
@@ -192,7 +192,7 @@ async fn every_table_lists_the_versions_its_log_has_and_time_travel_reads_the_lo
     // Version 0 is read back from its own file.
     let r = p
         .handle(Request::GetTable {
-            table: "silver.nyc_taxi_yellow".into(),
+            table: "silver.nyc_taxi_yellow".parse().unwrap(),
             offset: 0,
             limit: 5,
             version: Some(0),

@@ -8,6 +8,7 @@
 //! what failed, and once the store works again the same request commits
 //! exactly one new version.
 
+use medallion_engine::TableName;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +26,63 @@ mod failing_store;
 /// The message a failed log entry of table folder `dir` gives.
 fn log_failed(dir: &str) -> String {
     format!("storage: {dir}: the lake's store failed: Generic test error: no space left on device")
+}
+
+/// The run error when `silver` could not be saved, so that the tables
+/// computed from it (`held`: the quarantine, gold) were not written either.
+fn held_back(silver: &str, held: &[&str]) -> String {
+    format!(
+        "not refreshed: {}, because {silver} could not be saved and this run computed them from it; they stay at their versions until a run succeeds",
+        held.join(", ")
+    )
+}
+
+/// The taxi example (`v`), then a rule edit (its answer: `after`) whose one
+/// log entry under `prefix` fails; the store works again afterwards.
+async fn f2_edit_failing_at(prefix: &str) -> (Rig, PipelineView, PipelineView) {
+    let mut rig = Rig::new("nyc_taxi_silver").await;
+    let v = rig.view().await;
+    rig.fail(Target::Logs, Some(prefix), 0);
+    let r = set_f2(&rig.p, "total_amount > 50");
+    let after = rig.ok(r).await;
+    let failed = rig.heal();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].starts_with(prefix), "{failed:?}");
+    (rig, v, after)
+}
+
+/// Once the store works: the next run succeeds and the page agrees with the logs.
+async fn run_ok(rig: &mut Rig) -> PipelineView {
+    let done = rig
+        .ok(Request::Run {
+            full_refresh: false,
+        })
+        .await;
+    assert!(done.run.ok, "{:?}", done.run);
+    assert_view_matches_log(rig, &done).await;
+    done
+}
+
+/// `table` has the versions and shows the rows it had in `before`.
+fn assert_kept(after: &PipelineView, before: &PipelineView, table: &str) {
+    assert_eq!(after.history[table], before.history[table], "{table}");
+    assert_eq!(
+        after.table(table).unwrap().rows,
+        before.table(table).unwrap().rows,
+        "{table}"
+    );
+}
+
+/// The run errors when the taxi example's silver entry fails: that, and the
+/// quarantine and gold held back.
+fn taxi_silver_failed() -> [String; 2] {
+    [
+        log_failed("silver/nyc_taxi_yellow"),
+        held_back(
+            "silver.nyc_taxi_yellow",
+            &["silver.quarantine", "gold.trips_by_borough_daily"],
+        ),
+    ]
 }
 
 /// The refusal when the data file at `path` could not be written.
@@ -130,7 +188,7 @@ impl Rig {
     async fn rows(&mut self, table: &str, version: Option<u64>) -> Vec<Vec<Option<String>>> {
         match self
             .send(Request::GetTable {
-                table: table.into(),
+                table: table.parse().unwrap(),
                 offset: 0,
                 limit: 1_000_000,
                 version,
@@ -155,8 +213,8 @@ fn versions(v: &PipelineView, table: &str) -> usize {
 }
 
 /// Qualified table name → its folder (`silver.quarantine` → `silver/quarantine`).
-fn dir(table: &str) -> String {
-    table.replacen('.', "/", 1)
+fn dir(table: &TableName) -> String {
+    table.path()
 }
 
 /// The request failed: the page shows exactly what it showed before (the
@@ -301,7 +359,7 @@ async fn view_log_mismatches(rig: &mut Rig, v: &PipelineView) -> Vec<String> {
         // The session's own log (`meta.session`) is not a table of the page.
         .filter(|t| !t.starts_with("meta."))
         .collect();
-    let shown: BTreeSet<String> = v.history.keys().cloned().collect();
+    let shown: BTreeSet<String> = v.history.keys().map(|t| t.to_string()).collect();
     if logged != shown {
         wrong.push(format!(
             "tables with a log {logged:?}, with versions on the page {shown:?}"
@@ -354,7 +412,8 @@ async fn view_log_mismatches(rig: &mut Rig, v: &PipelineView) -> Vec<String> {
                 snap.num_records()
             ));
         }
-        if let Some(name) = table.strip_prefix("bronze.") {
+        if table.is_bronze() {
+            let name = table.name();
             let mut from_batches: Vec<String> = v
                 .batches
                 .iter()
@@ -395,8 +454,8 @@ async fn view_log_mismatches(rig: &mut Rig, v: &PipelineView) -> Vec<String> {
                 ));
             }
         } else {
-            let now = rig.rows(table, None).await;
-            let logged = rig.rows(table, Some(snap.version)).await;
+            let now = rig.rows(table.as_str(), None).await;
+            let logged = rig.rows(table.as_str(), Some(snap.version)).await;
             if now != logged {
                 wrong.push(format!(
                     "{table}: the current rows are not those of version {}",
@@ -644,7 +703,7 @@ async fn two_silver_versions() -> (Rig, PipelineView) {
 
 fn restore(table: &str, version: u64) -> Request {
     Request::Restore {
-        table: table.into(),
+        table: table.parse().unwrap(),
         version,
     }
 }
@@ -820,15 +879,7 @@ async fn a_restore_of_a_gold_version_whose_entry_fails_keeps_the_current_version
 
 #[tokio::test]
 async fn a_run_whose_gold_entry_fails_commits_silver_and_keeps_gold_at_its_version() {
-    let mut rig = Rig::new("nyc_taxi_silver").await;
-    let v = rig.view().await;
-    rig.fail(Target::Logs, Some("gold/"), 0);
-    let r = set_f2(&rig.p, "total_amount > 50");
-    let after = rig.ok(r).await;
-    assert_eq!(
-        rig.heal(),
-        ["gold/trips_by_borough_daily/_delta_log/00000000000000000001.json"]
-    );
+    let (mut rig, v, after) = f2_edit_failing_at("gold/").await;
     assert!(!after.run.ok);
     assert_eq!(
         after.run.errors,
@@ -836,35 +887,38 @@ async fn a_run_whose_gold_entry_fails_commits_silver_and_keeps_gold_at_its_versi
     );
     assert_eq!(rows(&after, "silver.nyc_taxi_yellow"), 247);
     assert_eq!(versions(&after, "silver.nyc_taxi_yellow"), 2);
-    assert_eq!(
-        after.history["gold.trips_by_borough_daily"],
-        v.history["gold.trips_by_borough_daily"]
-    );
-    assert_eq!(
-        after.table("gold.trips_by_borough_daily").unwrap().rows,
-        v.table("gold.trips_by_borough_daily").unwrap().rows
-    );
+    assert_kept(&after, &v, "gold.trips_by_borough_daily");
     assert_view_matches_log(&mut rig, &after).await;
     // The same run again commits gold once; silver (unchanged) commits nothing.
-    let done = rig
-        .ok(Request::Run {
-            full_refresh: false,
-        })
-        .await;
-    assert!(done.run.ok, "{:?}", done.run);
+    let done = run_ok(&mut rig).await;
     assert_eq!(versions(&done, "gold.trips_by_borough_daily"), 2);
     assert_eq!(versions(&done, "silver.nyc_taxi_yellow"), 2);
-    assert_view_matches_log(&mut rig, &done).await;
+}
+
+#[tokio::test]
+async fn a_run_whose_silver_entry_fails_keeps_gold_at_its_version_too() {
+    let (mut rig, v, after) = f2_edit_failing_at("silver/nyc_taxi_yellow/").await;
+    assert_eq!(after.run.errors, taxi_silver_failed());
+    assert_eq!(
+        rows(&after, "silver.nyc_taxi_yellow"),
+        rows(&v, "silver.nyc_taxi_yellow")
+    );
+    assert_eq!(
+        after.history["silver.quarantine"],
+        v.history["silver.quarantine"]
+    );
+    assert_kept(&after, &v, "gold.trips_by_borough_daily");
+    assert_view_matches_log(&mut rig, &after).await;
+    // Once the store works, the next run commits silver, then gold from it.
+    let done = run_ok(&mut rig).await;
+    assert_eq!(rows(&done, "silver.nyc_taxi_yellow"), 247);
+    assert_eq!(versions(&done, "silver.nyc_taxi_yellow"), 2);
+    assert_eq!(versions(&done, "gold.trips_by_borough_daily"), 2);
 }
 
 #[tokio::test]
 async fn a_run_whose_quarantine_entry_fails_keeps_the_quarantine_at_its_version() {
-    let mut rig = Rig::new("nyc_taxi_silver").await;
-    let v = rig.view().await;
-    rig.fail(Target::Logs, Some("silver/quarantine/"), 0);
-    let r = set_f2(&rig.p, "total_amount > 50");
-    let after = rig.ok(r).await;
-    assert_eq!(rig.heal().len(), 1);
+    let (mut rig, v, after) = f2_edit_failing_at("silver/quarantine/").await;
     assert_eq!(after.run.errors, [log_failed("silver/quarantine")]);
     assert_eq!(rows(&after, "silver.nyc_taxi_yellow"), 247);
     assert_eq!(
@@ -977,7 +1031,7 @@ async fn an_incremental_run_whose_silver_entry_fails_processes_the_batch_next_ti
     rig.fail(Target::Logs, Some("silver/nyc_taxi_yellow/"), 0);
     let after = rig.ok(trips("first.csv")).await;
     assert_eq!(rig.heal().len(), 1);
-    assert_eq!(after.run.errors, [log_failed("silver/nyc_taxi_yellow")]);
+    assert_eq!(after.run.errors, taxi_silver_failed());
     assert_eq!(
         rows(&after, "bronze.nyc_taxi_yellow"),
         rows(&v, "bronze.nyc_taxi_yellow") + 2
@@ -1019,7 +1073,7 @@ async fn a_full_refresh_brings_the_batch_an_incremental_run_failed_to_commit() {
     rig.fail(Target::Logs, Some("silver/nyc_taxi_yellow/"), 0);
     let after = rig.ok(trips("first.csv")).await;
     assert_eq!(rig.heal().len(), 1);
-    assert_eq!(after.run.errors, [log_failed("silver/nyc_taxi_yellow")]);
+    assert_eq!(after.run.errors, taxi_silver_failed());
     assert_eq!(
         rows(&after, "silver.nyc_taxi_yellow"),
         rows(&v, "silver.nyc_taxi_yellow")
@@ -1045,7 +1099,7 @@ async fn a_typed_bronze_ingest_whose_entry_fails_leaves_the_previous_version() {
     let mut rig = Rig::new("ecommerce").await;
     let v = rig.view().await;
     assert!(v.bronze_modes.contains(&(
-        "bronze.orders".to_string(),
+        TableName::bronze("orders"),
         medallion_engine::model::BronzeMode::Permissive
     )));
     let file = b"order_id,customer_id,product_id,quantity,price,order_date,status\n9001,101,5,2,10.50,2024-02-01,PAID\n9002,101,5,x,10.50,2024-02-01,PAID\n";
@@ -1253,7 +1307,23 @@ async fn loading_an_example_again_after_a_crash_at_any_log_entry_gives_the_clean
             }
             Response::Snapshot(s) => {
                 assert!(!table.starts_with("bronze/"), "crash point {n}: {table}");
-                assert_eq!(s.run.errors, [log_failed(&table)], "crash point {n}");
+                // A silver table that did not commit holds back what was
+                // computed from it: the quarantine and gold.
+                let mut expected = vec![log_failed(&table)];
+                let name = table.replacen('/', ".", 1);
+                if table.starts_with("silver/") && table != "silver/quarantine" {
+                    // In the order the run writes them (those of a clean
+                    // load: a table never saved is not shown).
+                    let held: Vec<String> = reference
+                        .tables
+                        .iter()
+                        .filter(|t| t.name.is_gold() || t.name.is_quarantine())
+                        .map(|t| t.name.to_string())
+                        .collect();
+                    let held: Vec<&str> = held.iter().map(String::as_str).collect();
+                    expected.push(held_back(&name, &held));
+                }
+                assert_eq!(s.run.errors, expected, "crash point {n}");
                 assert_view_matches_log(&mut rig, s).await;
             }
             other => panic!("{other:?}"),
@@ -1430,7 +1500,7 @@ async fn an_erasure_whose_silver_refresh_fails_shows_what_the_logs_hold() {
     );
     assert_eq!(s.erasures.len(), 1);
     assert!(!s.run.ok);
-    assert_eq!(s.run.errors, [log_failed("silver/nyc_taxi_yellow")]);
+    assert_eq!(s.run.errors, taxi_silver_failed());
     assert_eq!(
         rows(&s, "silver.nyc_taxi_yellow"),
         rows(&v, "silver.nyc_taxi_yellow")
@@ -1481,8 +1551,8 @@ async fn an_erasure_whose_silver_refresh_fails_says_silver_may_still_hold_the_re
     // which still holds the record, and the answer says so.
     assert!(holds(&mut rig, "silver.nyc_taxi_yellow", erased).await);
     assert_eq!(
-        s.notice.as_deref(),
-        Some("bronze.nyc_taxi_yellow: 1 record(s) erased from bronze, but silver and gold could not all be rebuilt (storage: silver/nyc_taxi_yellow: the lake's store failed: Generic test error: no space left on device): a table still at its previous version may hold the erased records until a run succeeds.")
+        s.notice,
+        Some(format!("bronze.nyc_taxi_yellow: 1 record(s) erased from bronze, but silver and gold could not all be rebuilt (storage: silver/nyc_taxi_yellow: the lake's store failed: Generic test error: no space left on device; {}): a table still at its previous version may hold the erased records until a run succeeds.", taxi_silver_failed()[1]))
     );
     assert!(!s.run.ok);
     // The next successful run takes the record out of silver.
@@ -1609,6 +1679,24 @@ async fn sweep(example: &str, setup: &[Request], request: Request) -> (usize, Ve
                     wrong.push(format!(
                         "{at}: {qualified} has new versions though its write failed"
                     ));
+                }
+                // The quarantine and gold are computed from silver: a silver
+                // version that was never saved leaves them where they were.
+                if !after_commit
+                    && qualified.starts_with("silver.")
+                    && qualified != "silver.quarantine"
+                {
+                    for g in s
+                        .history
+                        .keys()
+                        .filter(|t| t.is_gold() || t.is_quarantine())
+                    {
+                        if version_list(s, g.as_str()) != version_list(&v, g.as_str()) {
+                            wrong.push(format!(
+                                "{at}: {g} committed a version computed from {qualified}, which was not saved"
+                            ));
+                        }
+                    }
                 }
             }
             other => wrong.push(format!("{at}: answered {other:?}")),

@@ -14,6 +14,7 @@
 
 mod support;
 
+use medallion_engine::TableName;
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, TableView};
@@ -125,7 +126,7 @@ async fn refused(p: &mut Playground, request: Request) -> String {
 async fn rows(p: &mut Playground, table: &str) -> TableView {
     match p
         .handle(Request::GetTable {
-            table: table.into(),
+            table: table.parse().unwrap(),
             offset: 0,
             limit: 5000,
             version: None,
@@ -220,7 +221,7 @@ struct Seen {
 async fn rows_or_empty(p: &mut Playground, table: &str) -> TableView {
     match p
         .handle(Request::GetTable {
-            table: table.into(),
+            table: table.parse().unwrap(),
             offset: 0,
             limit: 5000,
             version: None,
@@ -232,11 +233,14 @@ async fn rows_or_empty(p: &mut Playground, table: &str) -> TableView {
         other => {
             eprintln!("no table {table}: {other:?}");
             TableView {
-                name: table.into(),
+                name: table.parse().unwrap(),
                 version: None,
                 corrupt_rows: 0,
                 corrupt_only: false,
-                layer: String::new(),
+                layer: table
+                    .parse::<medallion_engine::TableName>()
+                    .unwrap()
+                    .layer(),
                 description: String::new(),
                 columns: vec![],
                 row_count: 0,
@@ -689,7 +693,7 @@ async fn k1_trail_of_a_lag_expectation_matches_the_run() {
     assert_eq!(s.silver, s2(&["1|1", "2|9", "4|6"]));
     let trail = match p
         .handle(Request::Trail {
-            table: "silver.quarantine".into(),
+            table: TableName::silver("quarantine"),
             row: 0,
         })
         .await
@@ -2559,7 +2563,7 @@ async fn k1_trail_of_an_explode_child_row_with_a_window_rule() {
     assert_eq!(grid(&lines, &["sku", "qty"]), s2(&["X|5"]));
     let trail = match p
         .handle(Request::Trail {
-            table: "silver.order_lines".into(),
+            table: TableName::silver("order_lines"),
             row: 0,
         })
         .await

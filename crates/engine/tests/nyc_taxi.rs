@@ -5,6 +5,7 @@
 
 mod support;
 
+use medallion_engine::TableName;
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, TableView};
@@ -547,7 +548,7 @@ async fn every_csv_record_reaches_bronze_even_when_silver_cannot_read_it() {
     assert_eq!(v.batches[2].records, 3);
     let Response::Table(last) = p
         .handle(Request::GetTable {
-            table: "bronze.nyc_taxi_yellow".into(),
+            table: TableName::bronze("nyc_taxi_yellow"),
             offset: 266,
             limit: 10,
             version: None,
@@ -719,7 +720,7 @@ async fn json_array_files_and_lower_case_headers_are_read() {
     assert_eq!(table(&v, SILVER).row_count, 263);
     let Response::Table(last) = p
         .handle(Request::GetTable {
-            table: SILVER.into(),
+            table: SILVER.parse().unwrap(),
             offset: 262,
             limit: 1,
             version: None,

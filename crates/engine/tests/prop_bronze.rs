@@ -669,7 +669,7 @@ fn kind5_table(
 ) -> medallion_engine::api::TableView {
     use medallion_engine::api::{Request, Response};
     match futures::executor::block_on(p.handle(Request::GetTable {
-        table: name.into(),
+        table: name.parse().unwrap(),
         offset: 0,
         limit: 1000,
         version: None,

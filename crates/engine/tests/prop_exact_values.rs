@@ -64,7 +64,7 @@ async fn ingest(p: &mut Playground, table: &str, file: &str, bytes: &[u8]) -> Pi
 async fn table(p: &mut Playground, name: &str) -> TableView {
     match p
         .handle(Request::GetTable {
-            table: name.into(),
+            table: name.parse().unwrap(),
             offset: 0,
             limit: 10_000,
             version: None,

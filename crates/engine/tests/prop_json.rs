@@ -106,7 +106,7 @@ fn col<'a>(t: &'a TableView, name: &str) -> Vec<Option<&'a str>> {
 async fn table(p: &mut Playground, name: &str) -> TableView {
     match p
         .handle(Request::GetTable {
-            table: name.into(),
+            table: name.parse().unwrap(),
             offset: 0,
             limit: 10_000,
             version: None,

@@ -189,7 +189,7 @@ fn csv(rows: &[Row]) -> String {
 
 fn table_rows(p: &mut Playground, name: &str) -> TableView {
     match futures::executor::block_on(p.handle(Request::GetTable {
-        table: name.into(),
+        table: name.parse().unwrap(),
         offset: 0,
         limit: 1000,
         version: None,

@@ -254,7 +254,7 @@ async fn incremental_runs_kafka_offsets_and_a_redelivery_open_again_exactly() {
     let mut tab = Tab::new();
     let view = tab.ok(1, load("kafka_orders")).await;
     let topic = view.topics[0].clone();
-    let table = topic.table.strip_prefix("bronze.").unwrap().to_string();
+    let table = topic.table.name().to_string();
     tab.ok(
         2,
         Request::SetRunMode {

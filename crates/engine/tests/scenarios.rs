@@ -4,6 +4,7 @@
 
 mod support;
 
+use medallion_engine::TableName;
 use std::sync::Arc;
 
 use medallion_engine::api::{Lang, PipelineView, Request, Response, RuleView, RunMode, TableView};
@@ -41,7 +42,7 @@ async fn send(p: &mut Playground, request: Request) -> PipelineView {
 async fn rows(p: &mut Playground, table: &str) -> TableView {
     match p
         .handle(Request::GetTable {
-            table: table.into(),
+            table: table.parse().unwrap(),
             offset: 0,
             limit: 1000,
             version: None,
@@ -712,7 +713,7 @@ async fn dbt_style_checks_contract_and_audit_with_failing_row_samples() {
 async fn trail(p: &mut Playground, table: &str, row: usize) -> medallion_engine::trail::RowTrail {
     match p
         .handle(Request::Trail {
-            table: table.into(),
+            table: table.parse().unwrap(),
             row,
         })
         .await
@@ -807,7 +808,7 @@ async fn row_trail_from_silver_quarantine_and_gold_back_to_bronze() {
     // Bad requests get a clear message.
     match p
         .handle(Request::Trail {
-            table: "silver.order_current".into(),
+            table: TableName::silver("order_current"),
             row: 7,
         })
         .await
@@ -987,7 +988,7 @@ async fn restoring_silver_refreshes_gold_from_it() {
     let v = send(
         &mut p,
         Request::Restore {
-            table: "silver.orders".into(),
+            table: TableName::silver("orders"),
             version: 0,
         },
     )

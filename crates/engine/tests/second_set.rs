@@ -12,6 +12,7 @@
 
 mod support;
 
+use medallion_engine::TableName;
 use std::sync::Arc;
 
 use medallion_engine::api::{PipelineView, Request, Response, TableView};
@@ -114,7 +115,7 @@ async fn refused(p: &mut Playground, request: Request) -> String {
 async fn rows(p: &mut Playground, table: &str) -> TableView {
     match p
         .handle(Request::GetTable {
-            table: table.into(),
+            table: table.parse().unwrap(),
             offset: 0,
             limit: 1000,
             version: None,
@@ -554,7 +555,7 @@ async fn the_row_trail_of_a_window_rule_shows_the_runs_outcome() {
     // Quarantine row 0 is P-2,1: alone, it would pass F1; in the table it fails.
     let trail = match p
         .handle(Request::Trail {
-            table: "silver.quarantine".into(),
+            table: TableName::silver("quarantine"),
             row: 0,
         })
         .await
@@ -2867,7 +2868,7 @@ async fn rw43_without_a_zone_the_text_is_read_as_utc_and_the_column_says_so() {
     assert_eq!(
         v.read_as_utc,
         [medallion_engine::api::ReadAsUtcView {
-            bronze_table: "bronze.t".into(),
+            bronze_table: TableName::bronze("t"),
             column: "local_ts".into(),
             without_offset: 5,
             values: 5
@@ -2973,7 +2974,7 @@ async fn rw43_arrival_order_is_per_batch_and_the_trail_reads_rows_as_the_run_did
     // The trail of row 2 (the second 01:30, 06:30Z) reads its record within its batch.
     let trail = match p
         .handle(Request::Trail {
-            table: "silver.t".into(),
+            table: TableName::silver("t"),
             row: 2,
         })
         .await
@@ -3038,7 +3039,7 @@ async fn rw45_iso_offsets_in_every_spelling_and_the_value_without_one_is_counted
     assert_eq!(grid(&silver, &["id", "ts"]), RW45_SILVER);
     let counted = |without_offset, values| {
         vec![medallion_engine::api::ReadAsUtcView {
-            bronze_table: "bronze.t".into(),
+            bronze_table: TableName::bronze("t"),
             column: "ts".into(),
             without_offset,
             values,
@@ -3663,7 +3664,7 @@ async fn rw33_the_row_trail_of_a_tied_row_says_the_merge_quarantined_it() {
     ingest_case!(&mut p, "rw-33-merge-ties-batch-2.csv").await;
     let trail = match p
         .handle(Request::Trail {
-            table: "silver.quarantine".into(),
+            table: TableName::silver("quarantine"),
             row: 1,
         })
         .await
@@ -4437,7 +4438,7 @@ async fn rw49_bad_element_is_quarantined_with_its_record_lineage() {
     // The trail of the child row shows its own element's outcome only.
     let trail = match p
         .handle(Request::Trail {
-            table: "silver.order_lines".into(),
+            table: TableName::silver("order_lines"),
             row: 0,
         })
         .await
@@ -4643,7 +4644,7 @@ async fn k7_explode_child_timestamp_without_offset_is_counted_as_read_as_utc() {
             .iter()
             .map(|r| {
                 (
-                    r.bronze_table.clone(),
+                    r.bronze_table.to_string(),
                     r.column.clone(),
                     r.without_offset,
                     r.values,

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::schema::ColumnType;
+use crate::table::TableName;
 
 /// The three levels of quality checks of seed 002 section 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,59 +22,65 @@ pub enum CheckLevel {
 pub enum CheckKind {
     /// Row level: `predicate` (SQL) must be TRUE for every row of `table`;
     /// FALSE or NULL counts as a violation.
-    RowPredicate { table: String, predicate: String },
+    RowPredicate { table: TableName, predicate: String },
     /// Schema level: `column` exists in `table` with type `data_type`.
     ColumnType {
-        table: String,
+        table: TableName,
         column: String,
         data_type: ColumnType,
     },
     /// Schema level: every column of `columns` exists in `table`.
-    ColumnsExist { table: String, columns: Vec<String> },
+    ColumnsExist {
+        table: TableName,
+        columns: Vec<String>,
+    },
     /// Schema level: every column the bronze table's source schema declares is
     /// present in every batch (a missing one is read as NULL: warning).
-    SourceColumnsPresent { bronze_table: String },
+    SourceColumnsPresent { bronze_table: TableName },
     /// Schema level: every TIMESTAMP value of the bronze table's source
     /// columns either carried an offset (`Z`, `+01:00`) or was read in its
     /// column's declared `time_zone`; values taken as UTC for lack of both
     /// warn, with the column and the count (`ts: 1 of 5 values ...`).
     /// JSON `{"kind": "timestamp_offsets", "bronze_table": "bronze.t"}`.
-    TimestampOffsets { bronze_table: String },
+    TimestampOffsets { bronze_table: TableName },
     /// Aggregate level: bronze rows = silver rows + quarantined rows (exact).
     Reconciliation {
-        bronze_table: String,
-        silver_table: String,
+        bronze_table: TableName,
+        silver_table: TableName,
     },
     /// Aggregate level: share of bronze rows that did not reach silver; warning above `warn_above_pct` (percent).
     FilteredShare {
-        bronze_table: String,
-        silver_table: String,
+        bronze_table: TableName,
+        silver_table: TableName,
         warn_above_pct: f64,
     },
     /// Aggregate level: average of `column` over readable bronze rows vs over silver (informational).
     CompareAverage {
-        silver_table: String,
+        silver_table: TableName,
         column: String,
     },
     /// Row level (dbt `not_null`): `column` is never NULL.
-    NotNull { table: String, column: String },
+    NotNull { table: TableName, column: String },
     /// Row level: no two rows share the values of `columns`. One column
     /// (dbt `unique`): NULLs are not compared. Several columns (dbt_utils
     /// `unique_combination_of_columns`): NULLs group together as in GROUP BY,
     /// so two rows `(PT, NULL)` are a duplicated group. The result counts
     /// the rows with a NULL in one of the columns (`nulls`).
-    Unique { table: String, columns: Vec<String> },
+    Unique {
+        table: TableName,
+        columns: Vec<String>,
+    },
     /// Row level (dbt `accepted_values`): `column`, as text, is one of
     /// `values` (NULL passes: pair it with `not_null`).
     AcceptedValues {
-        table: String,
+        table: TableName,
         column: String,
         values: Vec<String>,
     },
     /// Row level (dbt_utils `accepted_range`): `min <= column <= max`, bounds
     /// as SQL literals (`0`, `DATE '2024-01-01'`); either may be omitted.
     AcceptedRange {
-        table: String,
+        table: TableName,
         column: String,
         #[serde(default)]
         min: Option<String>,
@@ -83,16 +90,16 @@ pub enum CheckKind {
     /// Row level (dbt `relationships`): every non-NULL `column` value exists
     /// in `to`.`field` (a foreign key).
     Relationships {
-        table: String,
+        table: TableName,
         column: String,
-        to: String,
+        to: TableName,
         field: String,
     },
     /// Schema level (a dbt model contract): `table` has exactly these
     /// columns (lineage columns aside) with these types, and the ones not
     /// nullable hold no NULL. Fails when silver's schema drifts.
     Contract {
-        table: String,
+        table: TableName,
         columns: Vec<ContractColumn>,
     },
     /// Aggregate level (a SQLMesh audit): `sql` is a SELECT that returns

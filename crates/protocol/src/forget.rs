@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::table::TableName;
+
 /// Rows shown per table in a plan's samples.
 pub const PLAN_SAMPLE_ROWS: usize = 5;
 
@@ -10,8 +12,8 @@ pub const PLAN_SAMPLE_ROWS: usize = 5;
 /// anything changes ([`crate::Request::PlanForget`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErasurePlan {
-    /// Qualified bronze table (`bronze.orders`).
-    pub table: String,
+    /// The bronze table (`bronze.orders`).
+    pub table: TableName,
     pub predicate: String,
     /// Bronze records that match: every bronze version loses them.
     pub rows: usize,
@@ -33,8 +35,7 @@ pub struct ErasurePlan {
 /// How one table changes in an [`ErasurePlan`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErasureChange {
-    /// Qualified table name.
-    pub name: String,
+    pub name: TableName,
     /// Rows now.
     pub rows_before: usize,
     /// Rows that leave the table.
@@ -52,8 +53,8 @@ pub struct ErasureChange {
 /// A logged right-to-be-forgotten delete from bronze.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Erasure {
-    /// Qualified bronze table.
-    pub table: String,
+    /// The bronze table.
+    pub table: TableName,
     pub predicate: String,
     /// Why (a request reference, the law).
     pub reason: String,

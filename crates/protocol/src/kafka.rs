@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::table::TableName;
+
 /// One message as produced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,8 +25,8 @@ pub struct KafkaMessage {
 /// A topic's log and its consumer's committed offset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TopicView {
-    /// Bronze table the consumer writes to (qualified).
-    pub table: String,
+    /// Bronze table the consumer writes to.
+    pub table: TableName,
     pub topic: String,
     pub partition: u32,
     /// Offset the next produced message gets (= messages in the log).

@@ -14,6 +14,7 @@
 //! - [`runs`]: run mode, checkpoints and watermarks, run records, replay.
 //! - [`pipeline_def`]: [`PipelineDef`] and its bronze, silver and gold parts.
 //! - [`schema`]: declared source schemas and column types.
+//! - [`table`]: [`TableName`] (`layer.name`) and [`Layer`].
 //! - [`rules`]: the rule registry and each rule's run figures.
 //! - [`checks`]: quality check definitions and results.
 //! - [`bronze`]: the batch log and ingest options.
@@ -38,6 +39,7 @@ pub mod request;
 pub mod rules;
 pub mod runs;
 pub mod schema;
+pub mod table;
 pub mod view;
 pub mod wire;
 
@@ -64,6 +66,7 @@ pub use runs::{
 pub use schema::{
     AmbiguousTime, ColumnType, NonexistentTime, ReadAsUtc, SourceColumn, SourceSchema,
 };
+pub use table::{IntoTableName, Layer, TableName, TableNameError};
 pub use view::{
     ColumnView, GoldView, PipelineView, ReadAsUtcView, RuleView, SilverView, TableView,
     PREVIEW_ROWS,

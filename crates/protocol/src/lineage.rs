@@ -4,12 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::rules::RuleKind;
+use crate::table::TableName;
 
 /// The trail of one row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RowTrail {
-    /// Qualified table of the row.
-    pub table: String,
+    /// The row's table.
+    pub table: TableName,
     /// The row, as `column=value, ...`.
     pub row: String,
     /// Bronze records behind a silver or quarantine row, in bronze order.
@@ -38,8 +39,8 @@ pub struct TrailRecord {
 /// A silver row a gold row was computed from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrailSilverRow {
-    /// Qualified silver table.
-    pub table: String,
+    /// The silver table.
+    pub table: TableName,
     pub event_id: String,
     /// The row, as `column=value, ...`.
     pub row: String,

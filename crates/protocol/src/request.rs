@@ -1,5 +1,6 @@
 //! What a caller asks the engine and what it answers.
 
+use crate::table::TableName;
 use serde::{Deserialize, Serialize};
 
 use crate::bronze::IngestOptions;
@@ -56,7 +57,7 @@ pub enum Request {
         remember: bool,
     },
     /// Make an earlier version of a silver or gold table current (a new RESTORE version).
-    Restore { table: String, version: u64 },
+    Restore { table: TableName, version: u64 },
     /// Rebuild silver and gold from bronze alone and compare with the current tables.
     Replay,
     /// Append messages to the Kafka topic in front of a bronze table (nothing reaches bronze yet).
@@ -112,7 +113,7 @@ pub enum Request {
     SetLang { lang: Lang },
     /// A page of one table's rows.
     GetTable {
-        table: String,
+        table: TableName,
         offset: usize,
         limit: usize,
         /// An earlier version (time travel); `None` is the current one.
@@ -127,7 +128,7 @@ pub enum Request {
     /// The row trail of row `row` (0-based, in the current version) of a
     /// silver, quarantine or gold table: its bronze records and every rule's
     /// outcome on them, or the silver rows behind a gold row.
-    Trail { table: String, row: usize },
+    Trail { table: TableName, row: usize },
     /// The current state, unchanged.
     Snapshot,
 }

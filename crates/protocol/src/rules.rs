@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::schema::ColumnType;
+use crate::table::TableName;
 
 /// The three groups of seed 002.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,7 +79,7 @@ impl RuleKind {
 pub struct Lookup {
     /// Qualified table name, e.g. `bronze.taxi_zone_lookup`. Read through its
     /// declared source schema, so its columns are typed.
-    pub table: String,
+    pub table: TableName,
     /// Alias the `on` and `expression` texts use for the lookup's columns, e.g. `pu`.
     pub alias: String,
     /// Join condition in SQL, e.g. `PULocationID = pu.locationid`.

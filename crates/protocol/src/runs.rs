@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checks::CheckStatus;
 use crate::rules::RuleStat;
+use crate::table::TableName;
 
 /// About the last run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,8 +55,8 @@ pub enum RunMode {
 /// One row of `meta.bronze_checkpoints`: the watermark a successful run saved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
-    /// Bronze table (qualified).
-    pub bronze_table: String,
+    /// The bronze table.
+    pub bronze_table: TableName,
     /// The new watermark: the largest `_ingest_ts` processed, µs since the Unix epoch (UTC).
     pub last_ingest_ts_micros: i64,
     /// Batches and rows processed past the previous watermark.
@@ -67,7 +68,7 @@ pub struct Checkpoint {
 }
 
 /// The watermark of each bronze table: its newest checkpoint's `last_ingest_ts`.
-pub fn watermarks(checkpoints: &[Checkpoint]) -> BTreeMap<String, i64> {
+pub fn watermarks(checkpoints: &[Checkpoint]) -> BTreeMap<TableName, i64> {
     checkpoints
         .iter()
         .map(|c| (c.bronze_table.clone(), c.last_ingest_ts_micros))
@@ -77,8 +78,7 @@ pub fn watermarks(checkpoints: &[Checkpoint]) -> BTreeMap<String, i64> {
 /// One table compared by a replay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayTable {
-    /// Qualified name.
-    pub name: String,
+    pub name: TableName,
     pub current_rows: usize,
     pub replayed_rows: usize,
     /// Rows of the current table the replay did not produce (multiset difference).

@@ -16,6 +16,7 @@ use crate::pipeline_def::{AntiPatterns, BronzeMode, GoldModelDef};
 use crate::request::Lang;
 use crate::rules::{Rule, RuleStat};
 use crate::runs::{Checkpoint, ReplayReport, RunInfo, RunMode, RunRecord};
+use crate::table::{IntoTableName, Layer, TableName};
 
 /// Rows of each table included in a [`PipelineView`].
 pub const PREVIEW_ROWS: usize = 20;
@@ -31,16 +32,17 @@ pub struct ColumnView {
 /// Rows of a table, as text for display.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableView {
-    /// Qualified name: `bronze.nyc_taxi_yellow`.
-    pub name: String,
+    /// `bronze.nyc_taxi_yellow`.
+    pub name: TableName,
     /// The table version shown (`None` before the first commit).
     pub version: Option<u64>,
     /// Rows with a `_corrupt_reason` in the whole table (bronze; 0 elsewhere).
     pub corrupt_rows: usize,
     /// Are only those rows listed (`row_count` then counts them)?
     pub corrupt_only: bool,
-    /// `bronze`, `silver` or `gold`.
-    pub layer: String,
+    /// The name's layer (`bronze`, `silver` or `gold` in JSON), kept for
+    /// JavaScript callers.
+    pub layer: Layer,
     pub description: String,
     pub columns: Vec<ColumnView>,
     /// All rows of the table (not only those in `rows`).
@@ -63,8 +65,8 @@ pub struct RuleView {
 /// A silver table's registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SilverView {
-    pub name: String,
-    pub source: String,
+    pub name: TableName,
+    pub source: TableName,
     pub rules: Vec<RuleView>,
     /// How the table is written by key, if it is (else rows are appended).
     pub merge: Option<MergeSpec>,
@@ -100,7 +102,7 @@ pub struct PipelineView {
     pub checks: Vec<CheckResult>,
     pub batches: Vec<BatchInfo>,
     /// Every table's versions, oldest first, by qualified name.
-    pub history: BTreeMap<String, Vec<VersionInfo>>,
+    pub history: BTreeMap<TableName, Vec<VersionInfo>>,
     /// Result of the last replay, if one was asked for.
     pub replay: Option<ReplayReport>,
     pub run_mode: RunMode,
@@ -123,7 +125,7 @@ pub struct PipelineView {
     /// later run); the table's other rows are history.
     pub quarantine_open: usize,
     /// How each bronze table (qualified name) stores records.
-    pub bronze_modes: Vec<(String, BronzeMode)>,
+    pub bronze_modes: Vec<(TableName, BronzeMode)>,
     /// TIMESTAMP source columns without a declared `time_zone` whose values
     /// had no offset and were taken as UTC, from the last good run
     /// (`[{"bronze_table": "bronze.t", "column": "ts", "without_offset": 1,
@@ -139,7 +141,7 @@ pub struct ReadAsUtcView {
     /// Qualified: `bronze.t`; or `silver.t` for an element column of a
     /// child table's exploded array, or for a normalization that converts
     /// text to TIMESTAMP (then `column` is `ts (N1)`).
-    pub bronze_table: String,
+    pub bronze_table: TableName,
     pub column: String,
     /// Values without an offset, taken as UTC.
     pub without_offset: usize,
@@ -148,8 +150,9 @@ pub struct ReadAsUtcView {
 }
 
 impl PipelineView {
-    /// The table view named `name` (qualified).
-    pub fn table(&self, name: &str) -> Option<&TableView> {
+    /// The table view named `name`.
+    pub fn table(&self, name: impl IntoTableName) -> Option<&TableView> {
+        let name = name.into_table_name()?;
         self.tables.iter().find(|t| t.name == name)
     }
 

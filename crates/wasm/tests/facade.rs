@@ -32,15 +32,24 @@ async fn example_snapshot_and_ingest_through_json() {
     assert_eq!(after["tables"][0]["row_count"], 267);
     assert_eq!(after["tables"][3]["row_count"], 7);
 
-    let err = pg
-        .request("{\"type\":\"get_table\",\"table\":\"nope\",\"offset\":0,\"limit\":5}".into())
-        .await
-        .err()
-        .unwrap();
-    let err: wasm_bindgen::JsValue = err.into();
-    let msg = js_sys::Reflect::get(&err, &"message".into())
-        .unwrap()
-        .as_string()
-        .unwrap();
-    assert_eq!(msg, "there is no table nope");
+    let refused = |json: &'static str| {
+        let pg = &pg;
+        async move {
+            let err: wasm_bindgen::JsValue = pg.request(json.into()).await.err().unwrap().into();
+            js_sys::Reflect::get(&err, &"message".into())
+                .unwrap()
+                .as_string()
+                .unwrap()
+        }
+    };
+    // A name without its layer is refused where the request is read.
+    let msg = refused("{\"type\":\"get_table\",\"table\":\"nope\",\"offset\":0,\"limit\":5}").await;
+    assert!(
+        msg.starts_with("bad request: 'nope' is not a table name: write the layer, a dot and the table (bronze.orders, silver.orders, silver.quarantine, gold.revenue)"),
+        "{msg}"
+    );
+    let msg =
+        refused("{\"type\":\"get_table\",\"table\":\"silver.nope\",\"offset\":0,\"limit\":5}")
+            .await;
+    assert_eq!(msg, "there is no table silver.nope");
 }

@@ -55,9 +55,12 @@ impl Stale {
             .collect();
         let gold_only = errors.is_empty() && v.run.errors.is_empty();
         errors.extend(v.gold.iter().filter_map(|g| {
-            g.error
-                .as_ref()
-                .map(|e| format!("gold.{}: {e}", g.model.name))
+            g.error.as_ref().map(|e| {
+                format!(
+                    "{}: {e}",
+                    medallion_protocol::TableName::gold(&g.model.name)
+                )
+            })
         }));
         errors.extend(v.run.errors.iter().cloned());
         Some(Stale { gold_only, errors })

@@ -4,15 +4,14 @@
 //! that plan; the delete carries the planned row count, so it is refused if
 //! bronze changed in between.
 
-use medallion_protocol::{Erasure, ErasurePlan, Lang};
+use medallion_protocol::{Erasure, ErasurePlan, Lang, TableName};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, rows_word, t};
 
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
-    /// Qualified bronze table.
-    pub table: String,
+    pub table: TableName,
     pub erasures: Vec<Erasure>,
     pub lang: Lang,
     /// The plan for the condition in the form, once asked for.
@@ -83,8 +82,8 @@ pub fn forget_panel(p: &Props) -> Html {
                         <thead><tr><th>{ t(lang, "table") }</th><th>{ t(lang, "rows") }</th><th>{ t(lang, "forget_plan_leave") }</th><th>{ t(lang, "forget_plan_appear") }</th><th>{ t(lang, "forget_plan_sample") }</th></tr></thead>
                         <tbody>
                             { for pl.tables.iter().map(|c| html! {
-                                <tr class="plan-table" id={format!("plan-{}", c.name.replace('.', "-"))}>
-                                    <td class="mono">{ &c.name }</td>
+                                <tr class="plan-table" id={format!("plan-{}", c.name.as_str().replace('.', "-"))}>
+                                    <td class="mono">{ c.name.as_str() }</td>
                                     <td>{ c.rows_before }</td>
                                     <td class={classes!((c.removed > 0).then_some("bad"))}>{ format!("−{}", c.removed) }</td>
                                     <td>{ if c.added > 0 { format!("+{}", c.added) } else { String::new() } }</td>

@@ -1,22 +1,21 @@
 //! A table's versions: pick one to read it as it was (time travel), restore
 //! it (silver and gold), or read the whole history.
 
-use medallion_protocol::{Lang, VersionInfo};
+use medallion_protocol::{Lang, TableName, VersionInfo};
 use yew::prelude::*;
 
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
 pub struct Props {
-    /// Qualified table name.
-    pub table: String,
+    pub table: TableName,
     pub versions: Vec<VersionInfo>,
     /// The version being read, when it is not the current one.
     pub viewing: Option<u64>,
     pub lang: Lang,
     /// `None` goes back to the current version.
     pub on_travel: Callback<Option<u64>>,
-    pub on_restore: Callback<(String, u64)>,
+    pub on_restore: Callback<(TableName, u64)>,
 }
 
 fn label(lang: Lang, v: &VersionInfo) -> String {
@@ -70,7 +69,7 @@ pub fn version_bar(p: &Props) -> Html {
         Callback::from(move |_| cb.emit((table.clone(), v)))
     });
     let selected = p.viewing.unwrap_or(current);
-    let bronze = p.table.starts_with("bronze.");
+    let bronze = p.table.is_bronze();
     html! {
         <div class="version-bar">
             <label>{ t(lang, "version") }</label>

@@ -1,7 +1,9 @@
 //! The layer strip: bronze → silver (+ quarantine) → gold, one card per
 //! table with its row count. Bronze cards take dropped files and have a picker.
 
-use medallion_protocol::{BronzeMode, GoldView, Lang, ReadAsUtcView, SilverView, TableView};
+use medallion_protocol::{
+    BronzeMode, GoldView, Lang, Layer, ReadAsUtcView, SilverView, TableName, TableView,
+};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -14,15 +16,15 @@ pub struct Props {
     pub silver: Vec<SilverView>,
     pub gold: Vec<GoldView>,
     /// The mode each bronze table is stored in.
-    pub bronze_modes: Vec<(String, BronzeMode)>,
+    pub bronze_modes: Vec<(TableName, BronzeMode)>,
     /// The scenario's mode (the picker's value unless the tables differ).
     pub bronze_mode: BronzeMode,
     pub read_as_utc: Vec<ReadAsUtcView>,
     /// Rows in quarantine now (the card's count).
     pub quarantine_open: usize,
     pub lang: Lang,
-    pub selected: String,
-    pub on_select: Callback<String>,
+    pub selected: Option<TableName>,
+    pub on_select: Callback<TableName>,
     /// (bronze table, files) when files are dropped or picked.
     pub on_files: Callback<(String, Vec<web_sys::File>)>,
     /// Reload the example with bronze stored in this mode.
@@ -35,11 +37,8 @@ fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
 }
 
 /// `gold.trips_by_borough_daily` with a line-break opportunity after the layer.
-fn card_name(name: &str) -> Html {
-    match name.split_once('.') {
-        Some((layer, table)) => html! { <>{ format!("{layer}.") }<wbr />{ table }</> },
-        None => html! { name },
-    }
+fn card_name(name: &TableName) -> Html {
+    html! { <>{ format!("{}.", name.layer()) }<wbr />{ name.name() }</> }
 }
 
 fn mode_label(lang: Lang, m: BronzeMode) -> &'static str {
@@ -74,9 +73,9 @@ fn merge_label(m: &medallion_protocol::MergeSpec) -> String {
 }
 
 /// "ts: 1 of 5 values had no offset, read as UTC" for a bronze table's columns.
-fn read_as_utc_hints(lang: Lang, hints: &[ReadAsUtcView], bronze: &str) -> Html {
+fn read_as_utc_hints(lang: Lang, hints: &[ReadAsUtcView], bronze: &TableName) -> Html {
     html! {
-        { for hints.iter().filter(|r| r.bronze_table == bronze).map(|r| html! {
+        { for hints.iter().filter(|r| r.bronze_table == *bronze).map(|r| html! {
             <div class="hint warn read-as-utc" title={t(lang, "read_as_utc_hint")}>
                 { format!("{}: {} {} {} {}", r.column, r.without_offset, t(lang, "of"), r.values, t(lang, "read_as_utc")) }
             </div>
@@ -87,19 +86,19 @@ fn read_as_utc_hints(lang: Lang, hints: &[ReadAsUtcView], bronze: &str) -> Html 
 #[function_component(PipelineStrip)]
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
-    let card = |name: &str, count: usize, layer: &str, extra: Html| {
+    let card = |name: &TableName, count: usize, layer: &str, extra: Html| {
         let has_error = p
             .gold
             .iter()
-            .any(|g| g.error.is_some() && format!("gold.{}", g.model.name) == name);
+            .any(|g| g.error.is_some() && TableName::gold(&g.model.name) == *name);
         let on_click = {
             let cb = p.on_select.clone();
-            let name = name.to_string();
+            let name = name.clone();
             Callback::from(move |_| cb.emit(name.clone()))
         };
-        let id = format!("card-{}", name.replace('.', "-"));
+        let id = format!("card-{}", name.as_str().replace('.', "-"));
         html! {
-            <div class={classes!("card", layer.to_string(), (p.selected == name).then_some("selected"), has_error.then_some("has-error"))} id={id} onclick={on_click}>
+            <div class={classes!("card", layer.to_string(), (p.selected.as_ref() == Some(name)).then_some("selected"), has_error.then_some("has-error"))} id={id} onclick={on_click}>
                 <div class="card-name">{ card_name(name) }</div>
                 <div class="card-count"><span class="count">{ count }</span>{ " " }{ rows_word(lang, count) }</div>
                 if has_error {
@@ -109,17 +108,17 @@ pub fn pipeline_strip(p: &Props) -> Html {
             </div>
         }
     };
-    let by_layer = |layer: &str| {
+    let by_layer = |layer: Layer| {
         p.tables
             .iter()
             .filter(|t| t.layer == layer)
             .collect::<Vec<_>>()
     };
 
-    let bronze: Html = by_layer("bronze")
+    let bronze: Html = by_layer(Layer::Bronze)
         .into_iter()
         .map(|tv| {
-            let table = tv.name.clone();
+            let table = tv.name.to_string();
             let ondragover = Callback::from(|e: DragEvent| e.prevent_default());
             let ondrop = {
                 let (cb, table) = (p.on_files.clone(), table.clone());
@@ -162,10 +161,10 @@ pub fn pipeline_strip(p: &Props) -> Html {
             html! { <div class="drop-target" {ondragover} {ondrop}>{ card(&tv.name, tv.row_count, "bronze", extra) }</div> }
         })
         .collect();
-    let silver: Html = by_layer("silver")
+    let silver: Html = by_layer(Layer::Silver)
         .into_iter()
         .map(|tv| {
-            let q = tv.name == "silver.quarantine";
+            let q = tv.name.is_quarantine();
             let merge = p.silver
                 .iter()
                 .find(|s| s.name == tv.name)
@@ -173,7 +172,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
             let source = p.silver
                 .iter()
                 .find(|s| s.name == tv.name)
-                .map(|s| format!("bronze.{}", s.source));
+                .map(|s| s.source.clone());
             let utc = html! {
                 <>
                     { source.map(|b| read_as_utc_hints(lang, &p.read_as_utc, &b)).unwrap_or_default() }
@@ -250,12 +249,12 @@ pub fn pipeline_strip(p: &Props) -> Html {
             )
         })
         .collect();
-    let gold: Html = by_layer("gold")
+    let gold: Html = by_layer(Layer::Gold)
         .into_iter()
         .map(|tv| {
             let model = p.gold
                 .iter()
-                .find(|g| format!("gold.{}", g.model.name) == tv.name);
+                .find(|g| TableName::gold(&g.model.name) == tv.name);
             let extra = match model {
                 Some(g) if !g.model.merge_on.is_empty() => html! {
                     <div class="hint mono merge-label" title={t(lang, "gold_merge_hint")}>{ format!("MERGE ON {}", g.model.merge_on.join(", ")) }</div>

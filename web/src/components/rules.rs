@@ -2,7 +2,7 @@
 //! parameters, on/off switch, what it did in the last run and its error.
 
 use medallion_protocol::{
-    Action, ColumnType, Lang, Rule, RuleKind, RuleStat, RunRecord, SilverView,
+    Action, ColumnType, Lang, Rule, RuleKind, RuleStat, RunRecord, SilverView, TableName,
 };
 use yew::prelude::*;
 
@@ -12,8 +12,8 @@ use crate::i18n::t;
 pub struct Props {
     pub silver: Option<SilverView>,
     /// Every silver table (qualified), to switch between registries.
-    pub silver_tables: Vec<String>,
-    pub on_table: Callback<String>,
+    pub silver_tables: Vec<TableName>,
+    pub on_table: Callback<TableName>,
     /// The user's current rules (may be ahead of the engine while typing).
     pub draft: Vec<Rule>,
     pub lang: Lang,
@@ -158,13 +158,15 @@ pub fn rules_panel(p: &Props) -> Html {
                             let cb = p.on_table.clone();
                             Callback::from(move |e: Event| {
                                 let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
-                                cb.emit(el.value());
+                                if let Ok(t) = el.value().parse() {
+                                    cb.emit(t);
+                                }
                             })
                         }>
-                            { for p.silver_tables.iter().map(|n| html! { <option value={n.clone()} selected={*n == silver.name}>{ n }</option> }) }
+                            { for p.silver_tables.iter().map(|n| html! { <option value={n.to_string()} selected={*n == silver.name}>{ n.as_str() }</option> }) }
                         </select>
                     } else {
-                        <small>{ &silver.name }</small>
+                        <small>{ silver.name.as_str() }</small>
                     }
                 </h2>
                 <button class="ghost small" onclick={on_export}>{ t(lang, "export_md") }</button>
@@ -176,7 +178,7 @@ pub fn rules_panel(p: &Props) -> Html {
                 let stat_ref = engine_view.and_then(|r| r.stat.as_ref());
                 let stat = stat_text(lang, rule, stat_ref);
                 // The sample of failing rows, then this rule's figures in the last runs.
-                let table_short = silver.name.trim_start_matches("silver.").to_string();
+                let table_short = silver.name.name().to_string();
                 let runs: Vec<String> = p
                     .history
                     .iter()

@@ -100,7 +100,7 @@ pub fn run_bar(p: &Props) -> Html {
                     <tbody>
                         { for p.checkpoints.iter().rev().map(|c| html! {
                             <tr>
-                                <td>{ c.run }</td><td class="mono">{ &c.bronze_table }</td><td>{ fmt_ts(c.last_ingest_ts_micros) }</td>
+                                <td>{ c.run }</td><td class="mono">{ c.bronze_table.as_str() }</td><td>{ fmt_ts(c.last_ingest_ts_micros) }</td>
                                 <td>{ c.batches }</td><td>{ c.rows }</td>
                                 <td>{ if c.mode == RunMode::Incremental { "incremental" } else { "full" } }</td>
                             </tr>

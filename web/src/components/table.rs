@@ -2,8 +2,8 @@
 //! bronze table; the SQL editor above a gold table.
 
 use medallion_protocol::{
-    AntiPatterns, BatchInfo, Erasure, GoldView, KafkaMessage, Lang, TableView, TopicView,
-    VersionInfo, PREVIEW_ROWS as PAGE,
+    AntiPatterns, BatchInfo, Erasure, GoldView, KafkaMessage, Lang, Layer, TableName, TableView,
+    TopicView, VersionInfo, PREVIEW_ROWS as PAGE,
 };
 use yew::prelude::*;
 
@@ -22,13 +22,13 @@ pub struct Props {
     pub gold_draft: String,
     pub on_gold_sql: Callback<String>,
     /// (table, offset) to show another page.
-    pub on_page: Callback<(String, usize)>,
+    pub on_page: Callback<(TableName, usize)>,
     /// This table's versions, oldest first.
     pub versions: Vec<VersionInfo>,
     /// The earlier version being read, if any.
     pub viewing: Option<u64>,
     pub on_travel: Callback<Option<u64>>,
-    pub on_restore: Callback<(String, u64)>,
+    pub on_restore: Callback<(TableName, u64)>,
     /// Show only bronze rows with a `_corrupt_reason`.
     pub on_corrupt_only: Callback<bool>,
     pub on_reread: Callback<BatchInfo>,
@@ -45,7 +45,7 @@ pub struct Props {
     pub on_cancel_forget: Callback<()>,
     pub erasure_plan: Option<medallion_protocol::ErasurePlan>,
     /// (table, row) whose trail to show.
-    pub on_trail: Callback<(String, usize)>,
+    pub on_trail: Callback<(TableName, usize)>,
     pub anti_patterns: AntiPatterns,
     pub on_anti_patterns: Callback<AntiPatterns>,
 }
@@ -61,9 +61,9 @@ pub fn table_panel(p: &Props) -> Html {
         Callback::from(move |_| cb.emit((name.clone(), offset)))
     };
     // Rows of the current silver / gold tables can be traced back to bronze.
-    let traceable = tv.layer != "bronze" && p.viewing.is_none();
-    let gold_editor = match (&p.gold, tv.layer.as_str()) {
-        (Some(g), "gold") if format!("gold.{}", g.model.name) == tv.name => {
+    let traceable = tv.layer != Layer::Bronze && p.viewing.is_none();
+    let gold_editor = match (&p.gold, tv.layer) {
+        (Some(g), Layer::Gold) if TableName::gold(&g.model.name) == tv.name => {
             let oninput = {
                 let cb = p.on_gold_sql.clone();
                 Callback::from(move |e: InputEvent| {
@@ -97,7 +97,7 @@ pub fn table_panel(p: &Props) -> Html {
     let batches: Vec<BatchInfo> = p
         .batches
         .iter()
-        .filter(|b| tv.layer == "bronze" && format!("bronze.{}", b.table) == tv.name)
+        .filter(|b| tv.name == TableName::bronze(&b.table))
         .cloned()
         .collect();
     let corrupt_col = tv.columns.iter().position(|c| c.name == "_corrupt_reason");
@@ -111,7 +111,7 @@ pub fn table_panel(p: &Props) -> Html {
     html! {
         <div class="panel table-panel" id="table-view">
             <div class="table-head">
-                <h2 id="table-title">{ &tv.name }</h2>
+                <h2 id="table-title">{ tv.name.as_str() }</h2>
                 <span class="muted">{ &tv.description }</span>
             </div>
             <VersionBar table={tv.name.clone()} versions={p.versions.clone()} viewing={p.viewing} lang={lang}
@@ -165,7 +165,7 @@ pub fn table_panel(p: &Props) -> Html {
             if !batches.is_empty() {
                 <BatchLog batches={batches} lang={lang} on_reread={p.on_reread.clone()} />
             }
-            if tv.layer == "bronze" && p.viewing.is_none() {
+            if tv.layer == Layer::Bronze && p.viewing.is_none() {
                 <ForgetPanel table={tv.name.clone()} erasures={p.erasures.clone()} lang={lang} on_forget={p.on_forget.clone()}
                     plan={p.erasure_plan.clone()} on_plan={p.on_plan_forget.clone()} on_cancel={p.on_cancel_forget.clone()} />
             }

@@ -56,7 +56,7 @@ pub fn trail_dialog(p: &Props) -> Html {
                     <p class="muted">{ t(lang, "trail_silver") }</p>
                     <ul class="trail-silver">
                         { for tr.silver_rows.iter().map(|r| html! {
-                            <li><span class="mono">{ &r.table }</span>{ " " }<span class="mono">{ &r.row }</span></li>
+                            <li><span class="mono">{ r.table.as_str() }</span>{ " " }<span class="mono">{ &r.row }</span></li>
                         }) }
                     </ul>
                 }

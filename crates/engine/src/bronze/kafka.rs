@@ -12,6 +12,7 @@
 //! One partition (0) per topic.
 
 use crate::bronze::{RawRecord, SourceFormat, SplitFile};
+use medallion_protocol::TableName;
 
 pub use medallion_protocol::kafka::{KafkaMessage, TopicView};
 
@@ -35,7 +36,7 @@ impl Topic {
     /// The view for callers.
     pub fn view(&self, table: &str) -> TopicView {
         TopicView {
-            table: format!("bronze.{table}"),
+            table: TableName::bronze(table),
             topic: self.name.clone(),
             partition: 0,
             end_offset: self.log.len() as u64,

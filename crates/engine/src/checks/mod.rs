@@ -7,6 +7,7 @@
 //! `warn` warns) and shows a sample of the rows that violate it. Evaluated
 //! after every successful run; the playground keeps the results per run.
 
+use medallion_protocol::{Layer, TableName};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, Float64Array, RecordBatch};
@@ -34,6 +35,9 @@ pub(crate) enum CheckError {
     /// The check names a bronze `table` (name without the layer) that is not defined.
     #[error("table bronze.{table} does not exist")]
     NoBronzeTable { table: String },
+    /// The check needs a table of `layer` and names `table`, of another layer.
+    #[error("{table} is not a {layer} table")]
+    WrongLayer { table: TableName, layer: Layer },
     /// An average over silver `table`, whose bronze rows are not there.
     #[error("{table} has no bronze source")]
     NoBronzeSource { table: String },
@@ -177,10 +181,22 @@ fn reconcile_child(
     (status, text)
 }
 
-fn table<'a>(out: &'a RunOutput, name: &str) -> Result<&'a RecordBatch, CheckError> {
+fn table<'a>(out: &'a RunOutput, name: &TableName) -> Result<&'a RecordBatch, CheckError> {
     out.table(name).ok_or_else(|| CheckError::NoTable {
         table: name.to_string(),
     })
+}
+
+/// The name within its layer of `table`, which must be of `layer`.
+fn in_layer(table: &TableName, layer: Layer) -> Result<&str, CheckError> {
+    if table.layer() == layer && !table.is_quarantine() {
+        Ok(table.name())
+    } else {
+        Err(CheckError::WrongLayer {
+            table: table.clone(),
+            layer,
+        })
+    }
 }
 
 fn t(lang: Lang, en: String, ru: String) -> String {
@@ -343,7 +359,7 @@ async fn evaluate_one(
             Ok((status, noting_nulls(lang, text, nulls), Some(nulls)))
         }
         CheckKind::SourceColumnsPresent { bronze_table } => {
-            let name = bronze_table.strip_prefix("bronze.").unwrap_or(bronze_table);
+            let name = in_layer(bronze_table, Layer::Bronze)?;
             let (rows, _) = typed_bronze(def, out, name)?;
             let nulls = match (rows, out.missing_columns.get(name)) {
                 (Some(r), Some(missing)) => {
@@ -380,7 +396,7 @@ async fn evaluate_one(
             Ok((status, noting_nulls(lang, text, nulls), Some(nulls)))
         }
         CheckKind::TimestampOffsets { bronze_table } => {
-            let name = bronze_table.strip_prefix("bronze.").unwrap_or(bronze_table);
+            let name = in_layer(bronze_table, Layer::Bronze)?;
             let (rows, b) = typed_bronze(def, out, name)?;
             let nulls = rows.map_or(0, |r| {
                 null_values(
@@ -425,9 +441,10 @@ async fn evaluate_one(
             bronze_table,
             silver_table,
         } => {
+            in_layer(bronze_table, Layer::Bronze)?;
+            let silver_name = in_layer(silver_table, Layer::Silver)?;
             let bronze = table(out, bronze_table)?.num_rows();
             let silver = table(out, silver_table)?.num_rows();
-            let silver_name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
             let quarantined = quarantined_rows(out, silver_name)?;
             let removed = out.removed.get(silver_table).copied();
             // Records of a file read again are in bronze twice, in silver once.
@@ -501,15 +518,15 @@ async fn evaluate_one(
             silver_table,
             column,
         } => {
+            let silver_name = in_layer(silver_table, Layer::Silver)?;
             let silver = table(out, silver_table)?;
-            let silver_name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
             let source = def
                 .silver
                 .iter()
                 .find(|s| s.name == silver_name)
                 .and_then(|s| out.typed_bronze.get(&s.source))
                 .ok_or_else(|| CheckError::NoBronzeSource {
-                    table: silver_table.clone(),
+                    table: silver_table.to_string(),
                 })?;
             let a = average(source, column)?;
             let b = average(silver, column)?;
@@ -545,7 +562,7 @@ async fn evaluate_one(
 /// Rows of `silver.quarantine` for `silver_name` that are still quarantined
 /// (not closed by a later run).
 fn quarantined_rows(out: &RunOutput, silver_name: &str) -> Result<usize, CheckError> {
-    let q = table(out, "silver.quarantine")?;
+    let q = table(out, &TableName::quarantine())?;
     let col = q
         .column_by_name("silver_table")
         .and_then(|c| {
@@ -607,7 +624,7 @@ fn nulls_seen(lang: Lang, n: usize) -> String {
 /// Rows of `table` with a NULL in one of `columns`.
 async fn count_nulls(
     ctx: &SessionContext,
-    table: &str,
+    table: &TableName,
     columns: &[String],
 ) -> Result<usize, CheckError> {
     let any_null = columns
@@ -635,11 +652,8 @@ fn q(ident: &str) -> String {
 }
 
 /// `silver.orders` as a SQL table reference (`"silver"."orders"`).
-fn table_sql(name: &str) -> String {
-    match name.split_once('.') {
-        Some((layer, t)) => format!("{}.{}", q(layer), q(t)),
-        None => q(name),
-    }
+fn table_sql(table: &TableName) -> String {
+    format!("{}.{}", q(table.layer().as_str()), q(table.name()))
 }
 
 /// `'text'` as a SQL string literal.
@@ -648,10 +662,10 @@ fn lit(text: &str) -> String {
 }
 
 /// Business key columns of a silver table (its merge keys), for samples.
-fn keys_of(def: &PipelineDef, table: &str) -> Vec<String> {
+fn keys_of(def: &PipelineDef, table: &TableName) -> Vec<String> {
     def.silver
         .iter()
-        .find(|s| format!("silver.{}", s.name) == table)
+        .find(|s| TableName::silver(&s.name) == *table)
         .and_then(|s| s.merge.as_ref())
         .map(|m| m.keys.clone())
         .unwrap_or_default()
@@ -752,10 +766,10 @@ async fn evaluate_sql_check(
     kind: &CheckKind,
     lang: Lang,
 ) -> Option<Result<Outcome, CheckError>> {
-    let rows_where = |table: &str, condition: String| {
+    let rows_where = |table: &TableName, condition: String| {
         format!("SELECT * FROM {} WHERE {condition}", table_sql(table))
     };
-    let total = |table: String| async move {
+    let total = |table: TableName| async move {
         query(
             ctx,
             &format!("SELECT COUNT(*) AS n FROM {}", table_sql(&table)),
@@ -769,8 +783,8 @@ async fn evaluate_sql_check(
                 .map(|a| a.value(0) as usize)
         })
     };
-    let simple = |table: &str, column: &str, condition: String| {
-        let table = table.to_string();
+    let simple = |table: &TableName, column: &str, condition: String| {
+        let table = table.clone();
         let mut first = keys_of(def, &table);
         first.push(column.to_string());
         let sql = rows_where(&table, condition);
@@ -922,7 +936,7 @@ async fn evaluate_sql_check(
 /// and no NULL in the columns declared not nullable.
 async fn contract(
     ctx: &SessionContext,
-    table: &str,
+    table: &TableName,
     columns: &[crate::model::ContractColumn],
     lang: Lang,
 ) -> Result<Outcome, CheckError> {

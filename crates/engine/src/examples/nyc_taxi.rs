@@ -2,6 +2,7 @@
 //! on 266 real yellow-taxi trips of July 2020 and the TLC zone lookup.
 
 use medallion_protocol::examples;
+use medallion_protocol::TableName;
 
 use crate::api::Lang;
 use crate::model::{
@@ -95,7 +96,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         },
     ];
     let lookup = |alias: &str, key: &str| Lookup {
-        table: "bronze.taxi_zone_lookup".into(),
+        table: TableName::bronze("taxi_zone_lookup"),
         alias: alias.into(),
         on: format!("{key} = {alias}.locationid"),
     };
@@ -172,7 +173,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         }),
     ];
 
-    let silver = "silver.nyc_taxi_yellow";
+    let silver = TableName::silver("nyc_taxi_yellow");
     let check = |id: &str, level: CheckLevel, d: Tr, kind: CheckKind| CheckDef {
         id: id.into(),
         level,
@@ -181,7 +182,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
         severity: Default::default(),
     };
     let row = |pred: &str| CheckKind::RowPredicate {
-        table: silver.into(),
+        table: silver.clone(),
         predicate: pred.into(),
     };
     let checks = vec![
@@ -220,7 +221,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "passenger_count имеет тип INT",
             },
             CheckKind::ColumnType {
-                table: silver.into(),
+                table: silver.clone(),
                 column: "passenger_count".into(),
                 data_type: T::Int,
             },
@@ -233,7 +234,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "RatecodeID имеет тип INT",
             },
             CheckKind::ColumnType {
-                table: silver.into(),
+                table: silver.clone(),
                 column: "RatecodeID".into(),
                 data_type: T::Int,
             },
@@ -246,7 +247,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Колонки обогащения на месте",
             },
             CheckKind::ColumnsExist {
-                table: silver.into(),
+                table: silver.clone(),
                 columns: [
                     "trip_duration_minutes",
                     "pickup_borough",
@@ -266,7 +267,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Все объявленные колонки источника пришли",
             },
             CheckKind::SourceColumnsPresent {
-                bronze_table: "bronze.nyc_taxi_yellow".into(),
+                bronze_table: TableName::bronze("nyc_taxi_yellow"),
             },
         ),
         check(
@@ -277,8 +278,8 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Строк в bronze = silver + карантин",
             },
             CheckKind::Reconciliation {
-                bronze_table: "bronze.nyc_taxi_yellow".into(),
-                silver_table: silver.into(),
+                bronze_table: TableName::bronze("nyc_taxi_yellow"),
+                silver_table: silver.clone(),
             },
         ),
         check(
@@ -289,8 +290,8 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Доля отфильтрованных строк (предупреждение выше 5%)",
             },
             CheckKind::FilteredShare {
-                bronze_table: "bronze.nyc_taxi_yellow".into(),
-                silver_table: silver.into(),
+                bronze_table: TableName::bronze("nyc_taxi_yellow"),
+                silver_table: silver.clone(),
                 warn_above_pct: 5.0,
             },
         ),
@@ -302,7 +303,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Средний fare_amount, bronze и silver",
             },
             CheckKind::CompareAverage {
-                silver_table: silver.into(),
+                silver_table: silver.clone(),
                 column: "fare_amount".into(),
             },
         ),
@@ -314,7 +315,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Средний trip_distance, bronze и silver",
             },
             CheckKind::CompareAverage {
-                silver_table: silver.into(),
+                silver_table: silver.clone(),
                 column: "trip_distance".into(),
             },
         ),
@@ -343,7 +344,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Задание N5: payment_type — INT",
             },
             CheckKind::ColumnType {
-                table: silver.into(),
+                table: silver.clone(),
                 column: "payment_type".into(),
                 data_type: T::Int,
             },
@@ -356,7 +357,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "Задание E4: колонка speed_mph есть",
             },
             CheckKind::ColumnsExist {
-                table: silver.into(),
+                table: silver.clone(),
                 columns: vec!["speed_mph".into()],
             },
         )),
@@ -368,7 +369,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "passenger_count от 0 до 9 (accepted_range)",
             },
             CheckKind::AcceptedRange {
-                table: silver.into(),
+                table: silver.clone(),
                 column: "passenger_count".into(),
                 min: Some("0".into()),
                 max: Some("9".into()),
@@ -382,7 +383,7 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
                 ru: "payment_type — код TLC 1–6 (accepted_values)",
             },
             CheckKind::AcceptedValues {
-                table: silver.into(),
+                table: silver.clone(),
                 column: "payment_type".into(),
                 values: ["1", "2", "3", "4", "5", "6"].map(String::from).to_vec(),
             },

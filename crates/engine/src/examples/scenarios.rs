@@ -23,6 +23,7 @@ use crate::silver::merge::{MergeSpec, Scd};
 use crate::silver::rules::{Lookup, Rule, RuleKind::*, RuleRegistry};
 use crate::silver::source::{ColumnType as T, SourceSchema};
 use medallion_protocol::examples;
+use medallion_protocol::TableName;
 
 pub use super::parts::ExampleFile;
 use super::parts::{rule, tr, typed, Tr};
@@ -94,14 +95,14 @@ fn check(id: &str, level: CheckLevel, description: String, kind: CheckKind) -> C
 
 fn reconcile(bronze: &str, silver: &str) -> CheckKind {
     CheckKind::Reconciliation {
-        bronze_table: format!("bronze.{bronze}"),
-        silver_table: format!("silver.{silver}"),
+        bronze_table: TableName::bronze(bronze),
+        silver_table: TableName::silver(silver),
     }
 }
 
-fn with_lookup(mut r: Rule, table: &str, alias: &str, on: &str) -> Rule {
+fn with_lookup(mut r: Rule, table: TableName, alias: &str, on: &str) -> Rule {
     r.lookup = Some(Lookup {
-        table: table.into(),
+        table,
         alias: alias.into(),
         on: on.into(),
     });
@@ -170,7 +171,7 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 en: "Country and segment from silver.users, once, here in silver, so every gold model groups the same way. LEFT JOIN: an order of an unknown user keeps its row (warn).",
                 ru: "Страна и сегмент из silver.users — один раз, здесь в silver, чтобы все gold-модели группировали одинаково. LEFT JOIN: заказ неизвестного пользователя не теряется (warn).",
             }),
-            "silver.users",
+            TableName::silver("users"),
             "u",
             "user_id = u.user_id",
         ),
@@ -245,14 +246,14 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 "R1",
                 CheckLevel::Row,
                 tr(lang, Tr { en: "Every order in silver has a positive amount", ru: "У каждого заказа в silver положительная сумма" }),
-                CheckKind::RowPredicate { table: "silver.orders".into(), predicate: "amount > 0".into() },
+                CheckKind::RowPredicate { table: TableName::silver("orders"), predicate: "amount > 0".into() },
             ),
             check(
                 "S1",
                 CheckLevel::Schema,
                 tr(lang, Tr { en: "amount is DECIMAL(12,2)", ru: "amount — DECIMAL(12,2)" }),
                 CheckKind::ColumnType {
-                    table: "silver.orders".into(),
+                    table: TableName::silver("orders"),
                     column: "amount".into(),
                     data_type: T::Decimal { precision: 12, scale: 2 },
                 },
@@ -261,20 +262,20 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 "R2",
                 CheckLevel::Row,
                 tr(lang, Tr { en: "order_id is never NULL (not_null)", ru: "order_id не бывает NULL (not_null)" }),
-                CheckKind::NotNull { table: "silver.orders".into(), column: "order_id".into() },
+                CheckKind::NotNull { table: TableName::silver("orders"), column: "order_id".into() },
             ),
             check(
                 "R3",
                 CheckLevel::Row,
                 tr(lang, Tr { en: "One row per order_id (unique)", ru: "Одна строка на order_id (unique)" }),
-                CheckKind::Unique { table: "silver.orders".into(), columns: vec!["order_id".into()] },
+                CheckKind::Unique { table: TableName::silver("orders"), columns: vec!["order_id".into()] },
             ),
             check(
                 "R4",
                 CheckLevel::Row,
                 tr(lang, Tr { en: "status is a known status (accepted_values)", ru: "status — известный статус (accepted_values)" }),
                 CheckKind::AcceptedValues {
-                    table: "silver.orders".into(),
+                    table: TableName::silver("orders"),
                     column: "status".into(),
                     values: ["PAID", "PENDING", "CANCELLED"].map(String::from).to_vec(),
                 },
@@ -284,7 +285,7 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 CheckLevel::Row,
                 tr(lang, Tr { en: "amount between 0 and 10000 (accepted_range)", ru: "amount от 0 до 10000 (accepted_range)" }),
                 CheckKind::AcceptedRange {
-                    table: "silver.orders".into(),
+                    table: TableName::silver("orders"),
                     column: "amount".into(),
                     min: Some("0".into()),
                     max: Some("10000".into()),
@@ -295,9 +296,9 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 CheckLevel::Row,
                 tr(lang, Tr { en: "Every order's user exists in silver.users (relationships)", ru: "Пользователь каждого заказа есть в silver.users (relationships)" }),
                 CheckKind::Relationships {
-                    table: "silver.orders".into(),
+                    table: TableName::silver("orders"),
                     column: "user_id".into(),
-                    to: "silver.users".into(),
+                    to: TableName::silver("users"),
                     field: "user_id".into(),
                 },
             ),
@@ -306,7 +307,7 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                 CheckLevel::Schema,
                 tr(lang, Tr { en: "silver.orders keeps its contract", ru: "silver.orders соблюдает контракт" }),
                 CheckKind::Contract {
-                    table: "silver.orders".into(),
+                    table: TableName::silver("orders"),
                     columns: [
                         ("order_id", "BIGINT", false),
                         ("user_id", "BIGINT", false),
@@ -342,8 +343,8 @@ pub fn kafka_orders(lang: Lang) -> PipelineDef {
                     ru: "Доля событий, не дошедших до silver (предупреждение выше 5%)",
                 }),
                 CheckKind::FilteredShare {
-                    bronze_table: "bronze.orders".into(),
-                    silver_table: "silver.orders".into(),
+                    bronze_table: TableName::bronze("orders"),
+                    silver_table: TableName::silver("orders"),
                     warn_above_pct: 5.0,
                 },
             ),
@@ -421,7 +422,7 @@ pub fn landing_retry(lang: Lang) -> PipelineDef {
                 "R1",
                 CheckLevel::Row,
                 tr(lang, Tr { en: "No order without an amount in silver", ru: "В silver нет заказов без суммы" }),
-                CheckKind::RowPredicate { table: "silver.orders".into(), predicate: "amount IS NOT NULL".into() },
+                CheckKind::RowPredicate { table: TableName::silver("orders"), predicate: "amount IS NOT NULL".into() },
             ),
             check(
                 "A1",
@@ -509,7 +510,7 @@ pub fn ecommerce(lang: Lang) -> PipelineDef {
                             en: "The customer's current city from silver.customers (LEFT JOIN: an order of an unknown customer stays, with NULL, and is counted).",
                             ru: "Текущий город клиента из silver.customers (LEFT JOIN: заказ неизвестного клиента остаётся с NULL и учитывается).",
                         }),
-                        "silver.customers",
+                        TableName::silver("customers"),
                         "c",
                         "customer_id = c.customer_id",
                     ),
@@ -548,7 +549,7 @@ pub fn ecommerce(lang: Lang) -> PipelineDef {
                 CheckLevel::Schema,
                 tr(lang, Tr { en: "price is DECIMAL(10,2)", ru: "price — DECIMAL(10,2)" }),
                 CheckKind::ColumnType {
-                    table: "silver.orders".into(),
+                    table: TableName::silver("orders"),
                     column: "price".into(),
                     data_type: T::Decimal { precision: 10, scale: 2 },
                 },
@@ -669,7 +670,7 @@ pub fn cdc_order(lang: Lang) -> PipelineDef {
                     ru: "Текущая ровно открытая версия",
                 }),
                 CheckKind::RowPredicate {
-                    table: "silver.order_history".into(),
+                    table: TableName::silver("order_history"),
                     predicate: "is_current = (valid_to IS NULL)".into(),
                 },
             ),

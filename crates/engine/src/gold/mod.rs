@@ -4,6 +4,7 @@
 //! their previous table; a model reading bronze is refused unless the
 //! "gold reads bronze" anti-pattern is on.
 
+use medallion_protocol::TableName;
 use std::collections::BTreeMap;
 
 use datafusion::arrow::array::{BooleanArray, RecordBatch};
@@ -96,7 +97,7 @@ pub(crate) async fn build_gold(
     let mut gold_reads_bronze = BTreeMap::new();
     for (i, g) in def.gold.iter().enumerate() {
         progress.report(crate::progress::Progress::Model {
-            table: format!("gold.{}", g.name),
+            table: TableName::gold(&g.name).to_string(),
             n: i as u32 + 1,
             of: def.gold.len() as u32,
         });
@@ -110,7 +111,7 @@ pub(crate) async fn build_gold(
                 } else {
                     // A model whose columns changed starts over from its result.
                     let previous = previous
-                        .and_then(|p| p.table(&format!("gold.{}", g.name)))
+                        .and_then(|p| p.table(TableName::gold(&g.name)))
                         .filter(|p| p.schema().fields() == batch.schema().fields());
                     // Two different rows for one key: which one is written
                     // would depend on the query's row order.
@@ -147,7 +148,7 @@ pub(crate) async fn build_gold(
                         }
                     }
                 };
-                let name = format!("gold.{}", g.name);
+                let name = TableName::gold(&g.name);
                 if let Err(e) = register_table(ctx, &name, &batch).await {
                     return Err(vec![pipeline_diag(e)]);
                 }

@@ -76,6 +76,32 @@ pub enum Action {
     Remove(Remove),
 }
 
+impl Action {
+    /// `add` of the data file `path` (relative to the table's folder) of
+    /// `size` bytes written at `ms` (ms since the Unix epoch), holding
+    /// `rows` rows when known (`stats.numRecords`).
+    pub fn add_file(path: impl Into<String>, size: u64, ms: i64, rows: Option<usize>) -> Action {
+        Action::Add(Add {
+            path: path.into(),
+            partition_values: Default::default(),
+            size,
+            modification_time: ms,
+            data_change: true,
+            stats: rows.map(|n| format!("{{\"numRecords\":{n}}}")),
+        })
+    }
+
+    /// `remove` of the data file `path` (relative to the table's folder) at
+    /// `ms` (ms since the Unix epoch).
+    pub fn remove_file(path: impl Into<String>, ms: i64) -> Action {
+        Action::Remove(Remove {
+            path: path.into(),
+            deletion_timestamp: ms,
+            data_change: true,
+        })
+    }
+}
+
 /// What a commit did and when.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

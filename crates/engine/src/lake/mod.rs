@@ -59,11 +59,6 @@ impl Lake {
         self.store.clone()
     }
 
-    /// Folder of a table, e.g. `silver/nyc_taxi_yellow`.
-    pub fn table_dir(layer: &str, table: &str) -> String {
-        format!("{layer}/{table}")
-    }
-
     /// Encodes `batches` (all of `schema`) as one Snappy-compressed Parquet file
     /// and writes it at `path` with a single `put`. Returns the file size in bytes.
     pub async fn write_parquet(

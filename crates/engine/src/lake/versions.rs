@@ -25,9 +25,10 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::row::{RowConverter, SortField};
 
-use super::log::{schema_string, Action, Add, CommitInfo, Format, MetaData, Remove, TableLog};
+use super::log::{schema_string, Action, CommitInfo, Format, MetaData, TableLog};
 use super::{decode_parquet_table, encode_parquet, Lake};
 use crate::error::Result;
+use medallion_protocol::{IntoTableName, TableName};
 
 pub use medallion_protocol::history::VersionInfo;
 
@@ -38,58 +39,54 @@ pub const KEEP_SNAPSHOTS: usize = 25;
 /// (`silver.nyc_taxi_yellow`), and the current rows of silver and gold.
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    versions: BTreeMap<String, Vec<VersionInfo>>,
+    versions: BTreeMap<TableName, Vec<VersionInfo>>,
     /// Live files (paths in the store) of each version, by table.
-    files: BTreeMap<String, BTreeMap<u64, Vec<String>>>,
-    current: BTreeMap<String, RecordBatch>,
-}
-
-/// The folder of a qualified table name (`silver.orders` → `silver/orders`).
-pub fn table_dir(table: &str) -> String {
-    match table.split_once('.') {
-        Some((layer, name)) => Lake::table_dir(layer, name),
-        None => table.to_string(),
-    }
+    files: BTreeMap<TableName, BTreeMap<u64, Vec<String>>>,
+    current: BTreeMap<TableName, RecordBatch>,
 }
 
 impl History {
     /// The versions of `table`, oldest first (empty if it has none).
-    pub fn versions(&self, table: &str) -> &[VersionInfo] {
-        self.versions.get(table).map(Vec::as_slice).unwrap_or(&[])
+    pub fn versions(&self, table: impl IntoTableName) -> &[VersionInfo] {
+        table
+            .into_table_name()
+            .and_then(|t| self.versions.get(&t))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// Every table's versions.
-    pub fn all(&self) -> BTreeMap<String, Vec<VersionInfo>> {
+    pub fn all(&self) -> BTreeMap<TableName, Vec<VersionInfo>> {
         self.versions.clone()
     }
 
     /// The newest version number of `table`.
-    pub fn current(&self, table: &str) -> Option<u64> {
+    pub fn current(&self, table: impl IntoTableName) -> Option<u64> {
         self.versions(table).last().map(|v| v.version)
     }
 
     /// The rows of silver or gold `table` at its newest version (as
     /// committed by this session), if it has one.
-    pub fn current_data(&self, table: &str) -> Option<&RecordBatch> {
-        self.current.get(table)
+    pub fn current_data(&self, table: impl IntoTableName) -> Option<&RecordBatch> {
+        self.current.get(&table.into_table_name()?)
     }
 
-    /// The versions of `tables` (qualified) read from their logs, with the
+    /// The versions of `tables` read from their logs, with the
     /// current rows of each silver and gold one (a session opened from a
     /// saved lake).
     pub async fn open<'a>(
         lake: &Lake,
-        tables: impl IntoIterator<Item = &'a str>,
+        tables: impl IntoIterator<Item = &'a TableName>,
     ) -> Result<History> {
         let mut history = History::default();
         for table in tables {
             history.refresh(lake, table).await?;
-            if table.starts_with("bronze.") {
+            if table.is_bronze() {
                 continue;
             }
             if let Some(v) = history.current(table) {
                 if let Some(rows) = history.snapshot(lake, table, v).await? {
-                    history.current.insert(table.to_string(), rows);
+                    history.current.insert(table.clone(), rows);
                 }
             }
         }
@@ -101,11 +98,11 @@ impl History {
     /// store; bronze's always are (time travel reads its batches up to the
     /// version, without erased records). An append (`WRITE` in mode
     /// `Append`) is listed as `APPEND`.
-    pub async fn refresh(&mut self, lake: &Lake, table: &str) -> Result<()> {
-        let log = TableLog::new(lake.store(), table_dir(table));
+    pub async fn refresh(&mut self, lake: &Lake, table: &TableName) -> Result<()> {
+        let log = TableLog::new(lake.store(), table.path());
         let logged = log.history().await?;
         let present: HashSet<String> = lake.list(log.dir()).await?.into_iter().collect();
-        let bronze = table.starts_with("bronze.");
+        let bronze = table.is_bronze();
         let mut versions = Vec::with_capacity(logged.len());
         let mut files = BTreeMap::new();
         for v in logged {
@@ -136,8 +133,8 @@ impl History {
             });
             files.insert(v.version, paths);
         }
-        self.versions.insert(table.to_string(), versions);
-        self.files.insert(table.to_string(), files);
+        self.versions.insert(table.clone(), versions);
+        self.files.insert(table.clone(), files);
         Ok(())
     }
 
@@ -149,7 +146,7 @@ impl History {
     pub async fn commit_snapshot(
         &mut self,
         lake: &Lake,
-        table: &str,
+        table: &TableName,
         ts_micros: i64,
         operation: &str,
         detail: String,
@@ -160,7 +157,7 @@ impl History {
             Some(old) => row_diff(old, data)?,
             None => (data.num_rows(), 0),
         };
-        let dir = table_dir(table);
+        let dir = table.path();
         let log = TableLog::new(lake.store(), dir.clone());
         let read_version = log.latest().await?;
         let version = read_version.map_or(0, |v| v + 1);
@@ -197,27 +194,17 @@ impl History {
             .and_then(|v| self.files.get(table)?.get(&v).cloned())
             .unwrap_or_default();
         for p in previous {
-            actions.push(Action::Remove(Remove {
-                path: p.strip_prefix(&format!("{dir}/")).unwrap_or(&p).to_string(),
-                deletion_timestamp: ms,
-                data_change: true,
-            }));
+            let relative = p.strip_prefix(&format!("{dir}/")).unwrap_or(&p);
+            actions.push(Action::remove_file(relative, ms));
         }
-        actions.push(Action::Add(Add {
-            path: file,
-            partition_values: Default::default(),
-            size,
-            modification_time: ms,
-            data_change: true,
-            stats: Some(format!("{{\"numRecords\":{}}}", data.num_rows())),
-        }));
+        actions.push(Action::add_file(file, size, ms, Some(data.num_rows())));
         if let Err(e) = log.commit(read_version, &actions).await {
             // No entry names the file: it goes (a later commit of this
             // version writes its own).
             let _ = lake.delete(&file_path).await;
             return Err(e.into());
         }
-        self.current.insert(table.to_string(), data.clone());
+        self.current.insert(table.clone(), data.clone());
         self.refresh(lake, table).await?;
         // VACUUM: only the newest KEEP_SNAPSHOTS versions keep their file.
         let readable: Vec<u64> = self
@@ -236,7 +223,7 @@ impl History {
     /// Deletes the data files of every version of `table` but the current
     /// one (they stay listed, unreadable): `VACUUM` after an erasure, so no
     /// older snapshot keeps erased records.
-    pub async fn expire_all_but_current(&mut self, lake: &Lake, table: &str) -> Result<()> {
+    pub async fn expire_all_but_current(&mut self, lake: &Lake, table: &TableName) -> Result<()> {
         let current = self.current(table);
         let old: Vec<u64> = self
             .versions(table)
@@ -247,7 +234,7 @@ impl History {
         self.vacuum(lake, table, &old).await
     }
 
-    async fn vacuum(&mut self, lake: &Lake, table: &str, versions: &[u64]) -> Result<()> {
+    async fn vacuum(&mut self, lake: &Lake, table: &TableName, versions: &[u64]) -> Result<()> {
         let keep: HashSet<String> = self
             .current(table)
             .and_then(|v| self.files.get(table)?.get(&v).cloned())
@@ -271,7 +258,7 @@ impl History {
     pub async fn snapshot(
         &self,
         lake: &Lake,
-        table: &str,
+        table: &TableName,
         version: u64,
     ) -> Result<Option<RecordBatch>> {
         if !self
@@ -363,7 +350,7 @@ mod tests {
 
     #[tokio::test]
     async fn unchanged_data_commits_nothing_and_diffs_count_duplicates() {
-        let (lake, mut h, t) = (Lake::default(), History::default(), "silver.t");
+        let (lake, mut h, t) = (Lake::default(), History::default(), &TableName::silver("t"));
         let mut commit = async |ts: i64, rows: &[i64]| {
             h.commit_snapshot(&lake, t, ts, "WRITE", format!("run {ts}"), &ints(rows))
                 .await
@@ -397,28 +384,22 @@ mod tests {
 
     #[tokio::test]
     async fn old_snapshots_expire_but_stay_listed() {
-        let (lake, mut h) = (Lake::default(), History::default());
+        let (lake, mut h, g) = (Lake::default(), History::default(), &TableName::gold("g"));
         for i in 0..(KEEP_SNAPSHOTS as i64 + 2) {
-            h.commit_snapshot(&lake, "gold.g", i, "WRITE", format!("run {i}"), &ints(&[i]))
+            h.commit_snapshot(&lake, g, i, "WRITE", format!("run {i}"), &ints(&[i]))
                 .await
                 .unwrap();
         }
-        let versions = h.versions("gold.g");
+        let versions = h.versions(g);
         assert_eq!(versions.len(), KEEP_SNAPSHOTS + 2);
         assert!(!versions[0].readable && !versions[1].readable && versions[2].readable);
-        assert!(h.snapshot(&lake, "gold.g", 1).await.unwrap().is_none());
-        assert_eq!(
-            h.snapshot(&lake, "gold.g", 2).await.unwrap().unwrap(),
-            ints(&[2])
-        );
+        assert!(h.snapshot(&lake, g, 1).await.unwrap().is_none());
+        assert_eq!(h.snapshot(&lake, g, 2).await.unwrap().unwrap(), ints(&[2]));
         // A new History reading the same lake lists the same versions: the log is the truth.
         let mut again = History::default();
-        again.refresh(&lake, "gold.g").await.unwrap();
-        assert_eq!(again.versions("gold.g"), h.versions("gold.g"));
-        h.expire_all_but_current(&lake, "gold.g").await.unwrap();
-        assert_eq!(
-            h.versions("gold.g").iter().filter(|v| v.readable).count(),
-            1
-        );
+        again.refresh(&lake, g).await.unwrap();
+        assert_eq!(again.versions(g), h.versions(g));
+        h.expire_all_but_current(&lake, g).await.unwrap();
+        assert_eq!(h.versions(g).iter().filter(|v| v.readable).count(), 1);
     }
 }

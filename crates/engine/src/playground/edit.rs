@@ -2,6 +2,7 @@
 //! SQL, each followed by a run (a failing one keeps the last good results).
 
 use crate::error::{EngineError, Result};
+use medallion_protocol::Layer;
 
 use super::*;
 
@@ -13,7 +14,7 @@ impl Playground {
         silver_table: &str,
         rules: Vec<crate::silver::rules::Rule>,
     ) -> Result<()> {
-        let name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
+        let name = Layer::Silver.unqualified(silver_table);
         let s = self
             .def
             .silver
@@ -27,7 +28,7 @@ impl Playground {
 
     /// Replaces the SQL of gold model `model` (with or without `gold.`) and reruns.
     pub async fn set_gold_sql(&mut self, model: &str, sql: &str) -> Result<()> {
-        let name = model.strip_prefix("gold.").unwrap_or(model);
+        let name = Layer::Gold.unqualified(model);
         let g = self
             .def
             .gold

@@ -15,6 +15,7 @@
 //! Nothing changes until `forget`; a condition that cannot be computed for
 //! some row, or that matches nothing, changes nothing.
 
+use medallion_protocol::{Layer, TableName};
 use std::collections::{BTreeMap, HashSet};
 
 use datafusion::arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
@@ -24,8 +25,8 @@ use super::Playground;
 use crate::api::Erasure;
 use crate::bronze::{bronze_batch, Audit, BatchInfo};
 use crate::error::{EngineError, Result};
-use crate::lake::log::{Action, Add, CommitInfo, Remove, TableLog};
-use crate::lake::{encode_parquet, Lake};
+use crate::lake::encode_parquet;
+use crate::lake::log::{Action, CommitInfo, TableLog};
 use crate::output::RunOutput;
 
 pub use medallion_protocol::forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
@@ -143,7 +144,7 @@ impl Playground {
     /// sample of the rows, computed with a dry run of silver and gold in a
     /// scratch lake. Changes nothing. Errors as [`Playground::forget`].
     pub async fn plan_forget(&self, table: &str, predicate: &str) -> Result<ErasurePlan> {
-        let name = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        let name = Layer::Bronze.unqualified(table).to_string();
         let m = self.match_rows(&name, predicate).await?;
         let batches = self.bronze.get(&name).map(Vec::as_slice).unwrap_or(&[]);
         let files = m
@@ -152,7 +153,7 @@ impl Playground {
             .filter_map(|(i, _)| batches.get(*i))
             .filter_map(|(info, _)| info.landing_path.clone())
             .collect();
-        let qualified = format!("bronze.{name}");
+        let qualified = TableName::bronze(&name);
         let mut tables = vec![ErasureChange {
             name: qualified.clone(),
             rows_before: batches.iter().map(|(_, b)| b.num_rows()).sum(),
@@ -178,7 +179,7 @@ impl Playground {
                     rebuild_error = Some(
                         out.gold_errors
                             .iter()
-                            .map(|d| format!("gold.{}: {}", d.id, d.message))
+                            .map(|d| format!("{}: {}", TableName::gold(&d.id), d.message))
                             .collect::<Vec<_>>()
                             .join("; "),
                     );
@@ -203,14 +204,14 @@ impl Playground {
     fn changes(&self, after: &RunOutput, erased: &HashSet<String>) -> Result<Vec<ErasureChange>> {
         let mut out = Vec::new();
         let current = self.last_good.as_ref();
-        let names: Vec<&String> = current
+        let names: Vec<&TableName> = current
             .map(|c| c.tables.iter().map(|t| &t.name).collect())
             .unwrap_or_default();
-        for name in names.into_iter().filter(|n| !n.starts_with("bronze.")) {
+        for name in names.into_iter().filter(|n| !n.is_bronze()) {
             let Some(before) = self.table_batch(name) else {
                 continue;
             };
-            let change = if name == "silver.quarantine" {
+            let change = if name.is_quarantine() {
                 let gone: Vec<usize> = before
                     .column_by_name("_event_id")
                     .and_then(|c| c.as_any().downcast_ref::<StringArray>())
@@ -269,7 +270,7 @@ impl Playground {
         reason: &str,
         expected_rows: Option<usize>,
     ) -> Result<Erasure> {
-        let name = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        let name = Layer::Bronze.unqualified(table).to_string();
         if reason.trim().is_empty() {
             return Err(EngineError::Request(
                 "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted".into(),
@@ -296,7 +297,7 @@ impl Playground {
         }
         let ts = self.clock.now_micros();
         let batches = rewrites.len();
-        let dir = Lake::table_dir("bronze", &name);
+        let dir = TableName::bronze(&name).path();
         let log = TableLog::new(self.lake.store(), dir.clone());
         let read_version = log.latest().await?;
         let version = read_version.map_or(0, |v| v + 1);
@@ -326,19 +327,13 @@ impl Playground {
                 Some(stem) => format!("{stem}.v{version}.parquet"),
                 None => format!("{}.v{version}.parquet", info.path),
             };
-            logged.push(Action::Remove(Remove {
-                path: relative(&info.path),
-                deletion_timestamp: ts / 1000,
-                data_change: true,
-            }));
-            logged.push(Action::Add(Add {
-                path: relative(&new_path),
-                partition_values: Default::default(),
-                size: encoded.len() as u64,
-                modification_time: ts / 1000,
-                data_change: true,
-                stats: Some(format!("{{\"numRecords\":{}}}", kept.num_rows())),
-            }));
+            logged.push(Action::remove_file(relative(&info.path), ts / 1000));
+            logged.push(Action::add_file(
+                relative(&new_path),
+                encoded.len() as u64,
+                ts / 1000,
+                Some(kept.num_rows()),
+            ));
             new_paths.push(new_path);
         }
         let mut written = Vec::new();
@@ -396,7 +391,7 @@ impl Playground {
             }
         }
         self.register_bronze(&name).await?;
-        let qualified = format!("bronze.{name}");
+        let qualified = TableName::bronze(&name);
         self.history.refresh(&self.lake, &qualified).await?;
         let version = self.history.current(&qualified).unwrap_or_default();
         let erasure = Erasure {
@@ -415,19 +410,15 @@ impl Playground {
         // history and gold tables refreshed by MERGE carry rows over from run
         // to run: the erased records leave them first.
         if let Some(out) = self.last_good.as_mut() {
-            let merged_gold: Vec<String> = self
+            let merged_gold: Vec<TableName> = self
                 .def
                 .gold
                 .iter()
                 .filter(|g| !g.merge_on.is_empty())
-                .map(|g| format!("gold.{}", g.name))
+                .map(|g| TableName::gold(&g.name))
                 .collect();
             out.tables.retain(|t| !merged_gold.contains(&t.name));
-            for t in out
-                .tables
-                .iter_mut()
-                .filter(|t| t.name == "silver.quarantine")
-            {
+            for t in out.tables.iter_mut().filter(|t| t.name.is_quarantine()) {
                 if let Some(ids) = t
                     .batch
                     .column_by_name("_event_id")
@@ -449,11 +440,11 @@ impl Playground {
                 self.run_info.errors.join("; ")
             ));
         }
-        let tables: Vec<String> = self
+        let tables: Vec<TableName> = self
             .history
             .all()
             .into_keys()
-            .filter(|t| !t.starts_with("bronze."))
+            .filter(|t| !t.is_bronze())
             .collect();
         for t in tables {
             self.history.expire_all_but_current(&self.lake, &t).await?;

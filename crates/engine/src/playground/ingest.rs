@@ -4,14 +4,15 @@
 //! the table's log; then a run.
 
 use datafusion::arrow::compute::concat_batches;
+use medallion_protocol::{Layer, TableName};
 
 use crate::bronze::{
     bronze_batch, sha256_hex, split_file, table_schema, typed_bronze_batch, Audit, BatchInfo,
     IngestOptions, SplitFile,
 };
 use crate::error::{EngineError, Result};
-use crate::lake::log::{Action, Add, CommitInfo, TableLog};
-use crate::lake::{decode_parquet, encode_parquet, Lake};
+use crate::lake::log::{Action, CommitInfo, TableLog};
+use crate::lake::{decode_parquet, encode_parquet};
 use crate::model::BronzeMode;
 use crate::silver::source::type_records;
 
@@ -41,14 +42,14 @@ impl Playground {
         bytes: &[u8],
         options: &IngestOptions,
     ) -> Result<BatchInfo> {
-        let table = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        let table = Layer::Bronze.unqualified(table).to_string();
         self.def.bronze_table(&table).ok_or_else(|| {
             EngineError::Ingest(format!(
                 "there is no bronze table {table}; drop the file on one of: {}",
                 self.def
                     .bronze
                     .iter()
-                    .map(|b| format!("bronze.{}", b.name))
+                    .map(|b| TableName::bronze(&b.name).to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             ))
@@ -242,10 +243,7 @@ impl Playground {
         let table_schema = table_schema(&def);
         let encoded = encode_parquet(table_schema.clone(), std::slice::from_ref(&rows))?;
         let seq = self.bronze.get(&table).map(Vec::len).unwrap_or(0) + 1;
-        let path = format!(
-            "{}/part-{seq:06}.parquet",
-            Lake::table_dir("bronze", &table)
-        );
+        let path = format!("{}/part-{seq:06}.parquet", TableName::bronze(&table).path());
         // What silver sees is what Parquet holds: decode before committing.
         let stored = concat_batches(&table_schema, &decode_parquet(encoded.clone())?)?;
         let landing_path = if landing {
@@ -257,7 +255,7 @@ impl Playground {
         };
         // The file first, its log entry last: the batch exists only once the
         // entry does (a failure in between leaves the previous version).
-        let log = TableLog::new(self.lake.store(), Lake::table_dir("bronze", &table));
+        let log = TableLog::new(self.lake.store(), TableName::bronze(&table).path());
         let committed = async {
             self.lake.put_bytes(&path, encoded.to_vec()).await?;
             let read_version = log.latest().await?;
@@ -276,14 +274,12 @@ impl Playground {
                         .with("batchId", batch_id.clone())
                         .with("sourceFile", file_name.clone()),
                     ),
-                    Action::Add(Add {
-                        path: format!("part-{seq:06}.parquet"),
-                        partition_values: Default::default(),
-                        size: encoded.len() as u64,
-                        modification_time: ts / 1000,
-                        data_change: true,
-                        stats: Some(format!("{{\"numRecords\":{}}}", stored.num_rows())),
-                    }),
+                    Action::add_file(
+                        format!("part-{seq:06}.parquet"),
+                        encoded.len() as u64,
+                        ts / 1000,
+                        Some(stored.num_rows()),
+                    ),
                 ],
             )
             .await?;
@@ -299,7 +295,7 @@ impl Playground {
             }
             return Err(e);
         }
-        let qualified = format!("bronze.{table}");
+        let qualified = TableName::bronze(&table);
         self.history.refresh(&self.lake, &qualified).await?;
         let version = self.history.current(&qualified).unwrap_or_default();
         let mut all_notes = split.notes;

@@ -5,17 +5,23 @@
 use crate::bronze::kafka::{KafkaMessage, Topic};
 use crate::bronze::{BatchInfo, IngestOptions};
 use crate::error::{EngineError, Result};
+use medallion_protocol::{Layer, TableName};
 
 use super::ingest::NewBatch;
 use super::*;
 
 impl Playground {
     pub(super) fn topic_mut(&mut self, table: &str) -> Result<(String, &mut Topic)> {
-        let table = table.strip_prefix("bronze.").unwrap_or(table).to_string();
+        let table = Layer::Bronze.unqualified(table).to_string();
         if !self.topics.contains_key(&table) {
-            let known: Vec<String> = self.topics.keys().map(|t| format!("bronze.{t}")).collect();
+            let known: Vec<String> = self
+                .topics
+                .keys()
+                .map(|t| TableName::bronze(t).to_string())
+                .collect();
             return Err(EngineError::Request(format!(
-                "bronze.{table} has no Kafka topic{}",
+                "{} has no Kafka topic{}",
+                TableName::bronze(&table),
                 if known.is_empty() {
                     String::new()
                 } else {

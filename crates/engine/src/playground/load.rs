@@ -13,6 +13,7 @@ use crate::lake::versions::History;
 use crate::lake::Lake;
 use crate::model::{BronzeMode, PipelineDef};
 use crate::silver::source::validate_schema;
+use medallion_protocol::TableName;
 
 use super::*;
 
@@ -117,8 +118,9 @@ impl Playground {
     /// format refuses the pipeline (nothing changes), naming table and column.
     pub async fn load_pipeline(&mut self, pipeline: PipelineDef) -> Result<()> {
         for b in &pipeline.bronze {
-            validate_schema(&b.schema)
-                .map_err(|e| EngineError::Request(format!("bronze.{}: {e}", b.name)))?;
+            validate_schema(&b.schema).map_err(|e| {
+                EngineError::Request(format!("{}: {e}", TableName::bronze(&b.name)))
+            })?;
         }
         let lang = self.lang;
         let (mut fresh, mark) = self.fresh()?;
@@ -173,9 +175,10 @@ impl Playground {
         };
         let created = self.clock.now_micros();
         for b in self.def.bronze.clone() {
+            let table = TableName::bronze(&b.name);
             self.register_bronze(&b.name).await?;
             let schema = table_schema(&b);
-            TableLog::new(self.lake.store(), Lake::table_dir("bronze", &b.name))
+            TableLog::new(self.lake.store(), table.path())
                 .commit(
                     None,
                     &[
@@ -197,8 +200,8 @@ impl Playground {
                             .with("description", b.description.clone()),
                         ),
                         Action::MetaData(MetaData {
-                            id: format!("bronze.{}@{created}", b.name),
-                            name: format!("bronze.{}", b.name),
+                            id: format!("{table}@{created}"),
+                            name: table.to_string(),
                             format: Format {
                                 provider: "parquet".into(),
                                 options: Default::default(),
@@ -215,9 +218,7 @@ impl Playground {
                     ],
                 )
                 .await?;
-            self.history
-                .refresh(&self.lake, &format!("bronze.{}", b.name))
-                .await?;
+            self.history.refresh(&self.lake, &table).await?;
         }
         Ok(())
     }

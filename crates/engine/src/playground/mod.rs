@@ -47,6 +47,7 @@ use crate::lake::{Lake, LAKE_URL};
 use crate::model::PipelineDef;
 use crate::output::RunOutput;
 use crate::query::register_table;
+use medallion_protocol::TableName;
 
 /// Largest file accepted by one ingest (bytes). Larger files are refused
 /// before anything is written: the browser tab holds the whole lake in memory.
@@ -405,11 +406,11 @@ impl Playground {
         let rows = self.bronze_rows(table, None)?;
         if rows.num_rows() == 0 && !self.bronze.contains_key(table) {
             // No file yet: write an empty part so the table exists for SQL.
-            let path = format!("{}/part-000000.parquet", Lake::table_dir("bronze", table));
+            let path = format!("{}/part-000000.parquet", TableName::bronze(table).path());
             self.lake
                 .write_parquet(&path, self.bronze_schema_of(table), &[])
                 .await?;
         }
-        register_table(&self.ctx, &format!("bronze.{table}"), &rows).await
+        register_table(&self.ctx, &TableName::bronze(table), &rows).await
     }
 }

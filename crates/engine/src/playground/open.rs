@@ -9,6 +9,7 @@
 //! does not know. Opening rolls those back first: the lake is then exactly
 //! as the last saved session left it.
 
+use medallion_protocol::TableName;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use datafusion::arrow::array::{Array, StringArray, UInt32Array};
@@ -85,7 +86,7 @@ impl Playground {
         pg.run_info = state.run_info;
         pg.run_history = state.run_history;
         pg.replay = state.replay;
-        pg.history = History::open(&pg.lake, state.tables.keys().map(String::as_str)).await?;
+        pg.history = History::open(&pg.lake, state.tables.keys()).await?;
         for b in pg.def.bronze.clone() {
             let rows = pg.read_bronze_batches(&b.name).await?;
             pg.bronze.insert(b.name.clone(), rows);
@@ -93,14 +94,15 @@ impl Playground {
         }
         if let Some(mut out) = state.last_run {
             for name in &state.run_tables {
-                let batch = match name.strip_prefix("bronze.") {
-                    Some(table) => pg.rows_of_batches(table, out.bronze_batches.get(table))?,
-                    None => match pg.history.current_data(name) {
+                let batch = if name.is_bronze() {
+                    pg.rows_of_batches(name.name(), out.bronze_batches.get(name.name()))?
+                } else {
+                    match pg.history.current_data(name) {
                         Some(b) => b.clone(),
                         None => continue,
-                    },
+                    }
                 };
-                if !name.starts_with("bronze.") {
+                if !name.is_bronze() {
                     register_table(&pg.ctx, name, &batch).await?;
                 }
                 out.tables.push(TableData {
@@ -125,7 +127,7 @@ impl Playground {
     /// Bronze `table`'s batches (the batch log's order) with their rows,
     /// read from the files its log holds now.
     async fn read_bronze_batches(&self, table: &str) -> Result<Vec<(BatchInfo, RecordBatch)>> {
-        let dir = Lake::table_dir("bronze", table);
+        let dir = TableName::bronze(table).path();
         let snapshot = TableLog::new(self.lake.store(), dir.clone())
             .snapshot(None)
             .await?;
@@ -196,8 +198,7 @@ async fn roll_back(lake: &Lake, state: &SavedState, keep: &[String]) -> Result<(
         .filter(|dir| dir != SESSION_DIR)
         .collect();
     for dir in logged {
-        let name = dir.replacen('/', ".", 1);
-        let Some(&saved) = state.tables.get(&name) else {
+        let Some(&saved) = TableName::from_path(&dir).and_then(|t| state.tables.get(&t)) else {
             for p in all.iter().filter(|p| p.starts_with(&format!("{dir}/"))) {
                 lake.delete(p).await?;
             }

@@ -4,6 +4,7 @@
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
+use medallion_protocol::TableName;
 
 use crate::api::{ReplayReport, ReplayTable};
 use crate::bronze::table_schema;
@@ -41,11 +42,11 @@ impl Playground {
             },
             Ok(out) => {
                 let mut tables = Vec::new();
-                for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
+                for t in out.tables.iter().filter(|t| !t.name.is_bronze()) {
                     let mut current = self.table_batch(&t.name);
                     let mut t = t.clone();
                     // The quarantine is history; a rebuild reproduces its open rows.
-                    if t.name == "silver.quarantine" {
+                    if t.name.is_quarantine() {
                         t.batch = crate::silver::quarantine::open_quarantine(&t.batch)?;
                         current = current
                             .map(|c| crate::silver::quarantine::open_quarantine(&c))
@@ -66,7 +67,7 @@ impl Playground {
                 let error = (!out.gold_errors.is_empty()).then(|| {
                     out.gold_errors
                         .iter()
-                        .map(|d| format!("gold.{}: {}", d.id, d.message))
+                        .map(|d| format!("{}: {}", TableName::gold(&d.id), d.message))
                         .collect::<Vec<_>>()
                         .join("; ")
                 });
@@ -97,11 +98,12 @@ impl Playground {
             for b in &self.def.bronze {
                 let batches = bronze.get(&b.name).map(Vec::as_slice).unwrap_or(&[]);
                 let rows: Vec<RecordBatch> = batches.iter().map(|(_, r)| r.clone()).collect();
-                let path = format!("{}/part-000001.parquet", Lake::table_dir("bronze", &b.name));
+                let table = TableName::bronze(&b.name);
+                let path = format!("{}/part-000001.parquet", table.path());
                 let schema = table_schema(b);
                 lake.write_parquet(&path, schema.clone(), &rows).await?;
                 let all = concat_batches(&schema, &rows)?;
-                register_table(&ctx, &format!("bronze.{}", b.name), &all).await?;
+                register_table(&ctx, &table, &all).await?;
             }
             Ok::<_, EngineError>(ctx)
         };

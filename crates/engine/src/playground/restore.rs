@@ -5,6 +5,7 @@ use crate::api::RunMode;
 use crate::checks::evaluate;
 use crate::error::{EngineError, Result};
 use crate::query::register_table;
+use medallion_protocol::TableName;
 
 use super::*;
 
@@ -12,8 +13,8 @@ impl Playground {
     /// Makes version `version` of a silver or gold table current again (a new
     /// `RESTORE` version). The next run rewrites the table from bronze as usual.
     /// Bronze cannot be restored: it is append-only.
-    pub async fn restore(&mut self, table: &str, version: u64) -> Result<()> {
-        if table.starts_with("bronze.") {
+    pub async fn restore(&mut self, table: &TableName, version: u64) -> Result<()> {
+        if table.is_bronze() {
             return Err(EngineError::Request(format!(
                 "{table} is append-only: its versions can be read (time travel) but not restored; restore applies to silver and gold tables"
             )));
@@ -25,7 +26,7 @@ impl Playground {
             .ok_or_else(|| EngineError::Request("nothing has run yet".into()))?
             .tables
             .iter()
-            .any(|t| t.name == table)
+            .any(|t| t.name == *table)
         {
             return Err(EngineError::Request(format!("there is no table {table}")));
         }
@@ -46,12 +47,12 @@ impl Playground {
         // Gold follows the restored silver (the next run rebuilds silver from
         // bronze). The restore is done whatever happens to gold: a gold table
         // that cannot be rebuilt or committed keeps its version, and says so.
-        if table.starts_with("silver.") && !queryable {
+        if table.is_silver() && !queryable {
             self.run_info.errors.push(format!(
                 "gold was not refreshed after the restore of {table}: SQL cannot read the restored rows yet; run the pipeline again"
             ));
             self.run_info.ok = false;
-        } else if table.starts_with("silver.") {
+        } else if table.is_silver() {
             let previous = self.last_good.clone();
             match crate::gold::build_gold(&self.ctx, &self.def, previous.as_ref(), self.reporter())
                 .await
@@ -118,7 +119,7 @@ impl Playground {
     /// SQL). A working copy that cannot be written is reported in the run's
     /// errors: SQL over the table reads its previous rows until the next run.
     /// Returns whether SQL reads the new rows.
-    pub(super) async fn show_committed(&mut self, table: &str, data: RecordBatch) -> bool {
+    pub(super) async fn show_committed(&mut self, table: &TableName, data: RecordBatch) -> bool {
         let queryable = match register_table(&self.ctx, table, &data).await {
             Ok(()) => true,
             Err(e) => {
@@ -128,10 +129,10 @@ impl Playground {
             }
         };
         if let Some(out) = self.last_good.as_mut() {
-            match out.tables.iter_mut().find(|t| t.name == table) {
+            match out.tables.iter_mut().find(|t| t.name == *table) {
                 Some(slot) => slot.batch = data,
                 None => out.tables.push(crate::output::TableData {
-                    name: table.to_string(),
+                    name: table.clone(),
                     batch: data,
                 }),
             }

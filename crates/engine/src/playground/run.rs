@@ -2,6 +2,7 @@
 //! the batches past the watermark (seed 000 §5); the checks, the run
 //! history, and a new version of every table that changed.
 
+use medallion_protocol::TableName;
 use std::collections::{BTreeMap, HashSet};
 
 use crate::api::{Checkpoint, RunMode};
@@ -21,7 +22,7 @@ impl Playground {
 
     /// The watermark of each bronze table: the largest `_ingest_ts` a
     /// successful run has processed.
-    pub fn watermarks(&self) -> BTreeMap<String, i64> {
+    pub fn watermarks(&self) -> BTreeMap<TableName, i64> {
         crate::api::watermarks(&self.checkpoints)
     }
 
@@ -31,7 +32,7 @@ impl Playground {
         self.batches
             .iter()
             .filter(|b| {
-                w.get(&format!("bronze.{}", b.table))
+                w.get(&TableName::bronze(&b.table))
                     .is_none_or(|ts| b.ingest_ts_micros > *ts)
             })
             .map(|b| b.batch_id.clone())
@@ -57,7 +58,7 @@ impl Playground {
             Ok(mut out) => {
                 // A failed gold model keeps showing its last good table (marked in the UI).
                 for d in &out.gold_errors {
-                    let name = format!("gold.{}", d.id);
+                    let name = TableName::gold(&d.id);
                     if let Some(old) = self
                         .last_good
                         .as_ref()
@@ -72,18 +73,26 @@ impl Playground {
                     self.run_info.runs,
                     if incremental { " (incremental)" } else { "" }
                 );
-                let written: Vec<_> = out
-                    .tables
-                    .iter()
-                    .filter(|t| !t.name.starts_with("bronze."))
-                    .collect();
-                let mut not_committed = Vec::new();
+                let written: Vec<_> = out.tables.iter().filter(|t| !t.name.is_bronze()).collect();
+                let mut not_committed: Vec<TableName> = Vec::new();
+                let mut held: Vec<TableName> = Vec::new();
                 for (i, t) in written.iter().enumerate() {
                     self.reporter().report(crate::progress::Progress::Writing {
-                        table: t.name.clone(),
+                        table: t.name.to_string(),
                         n: i as u32 + 1,
                         of: written.len() as u32,
                     });
+                    // The quarantine and gold were computed from this run's
+                    // silver: if a silver table did not commit, no version of
+                    // it holds the rows they were computed from, so they stay
+                    // where they were (silver tables are written first).
+                    if (t.name.is_gold() || t.name.is_quarantine())
+                        && not_committed.iter().any(TableName::is_silver_table)
+                    {
+                        held.push(t.name.clone());
+                        not_committed.push(t.name.clone());
+                        continue;
+                    }
                     if let Err(e) = self
                         .history
                         .commit_snapshot(&self.lake, &t.name, ts, "WRITE", detail.clone(), &t.batch)
@@ -93,9 +102,14 @@ impl Playground {
                         not_committed.push(t.name.clone());
                     }
                 }
+                if let Some(silver) = not_committed.iter().find(|n| n.is_silver_table()) {
+                    if !held.is_empty() {
+                        self.run_info.errors.push(held_back(silver, &held));
+                    }
+                }
                 // The watermark moves only when silver holds the batches:
                 // a silver table whose commit failed gets them next time.
-                if !not_committed.iter().any(|t| t.starts_with("silver.")) {
+                if !not_committed.iter().any(TableName::is_silver) {
                     self.save_watermarks(&new_batches, incremental);
                 }
                 // A table whose commit failed is still at its previous version:
@@ -156,14 +170,14 @@ impl Playground {
 
     /// Appends a checkpoint row for every bronze table whose watermark moves.
     pub(super) fn save_watermarks(&mut self, processed: &HashSet<String>, incremental: bool) {
-        let mut per_table: BTreeMap<String, (i64, usize, usize)> = BTreeMap::new();
+        let mut per_table: BTreeMap<TableName, (i64, usize, usize)> = BTreeMap::new();
         for b in self
             .batches
             .iter()
             .filter(|b| processed.contains(&b.batch_id))
         {
             let e = per_table
-                .entry(format!("bronze.{}", b.table))
+                .entry(TableName::bronze(&b.table))
                 .or_insert((i64::MIN, 0, 0));
             e.0 = e.0.max(b.ingest_ts_micros);
             e.1 += 1;
@@ -184,4 +198,14 @@ impl Playground {
             });
         }
     }
+}
+
+/// Why the tables `held` (the quarantine, gold) were not written: `silver`,
+/// which this run computed them from, could not be saved.
+fn held_back(silver: &TableName, held: &[TableName]) -> String {
+    let names: Vec<String> = held.iter().map(TableName::to_string).collect();
+    format!(
+        "not refreshed: {}, because {silver} could not be saved and this run computed them from it; they stay at their versions until a run succeeds",
+        names.join(", ")
+    )
 }

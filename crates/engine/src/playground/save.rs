@@ -16,6 +16,7 @@
 //! than the one the latest session state names belongs to a request that
 //! did not finish, and opening the lake rolls it back (see `open.rs`).
 
+use medallion_protocol::TableName;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -26,7 +27,7 @@ use crate::bronze::BatchInfo;
 use crate::checks::CheckResult;
 use crate::error::{Diagnostic, Result};
 use crate::lake::encode_parquet;
-use crate::lake::log::{Action, Add, CommitInfo, Remove, TableLog};
+use crate::lake::log::{Action, CommitInfo, TableLog};
 
 use super::*;
 
@@ -60,14 +61,14 @@ pub struct SavedState {
     pub replay: Option<ReplayReport>,
     /// Where the id generator is (see [`crate::env::IdGenerator::position`]).
     pub ids_at: u64,
-    /// The newest version of every table (qualified name) this state goes with.
-    pub tables: BTreeMap<String, u64>,
+    /// The newest version of every table this state goes with.
+    pub tables: BTreeMap<TableName, u64>,
     /// The last successful run without its rows; `None` before any.
     pub last_run: Option<RunOutput>,
-    /// The last run's tables (qualified), in its order: `bronze.*` are
+    /// The last run's tables, in its order: `bronze.*` are
     /// the batches it read ([`RunOutput::bronze_batches`]), the others
     /// each table's version named in `tables`.
-    pub run_tables: Vec<String>,
+    pub run_tables: Vec<TableName>,
     /// The file (in [`SESSION_DIR`]) holding the last run's typed bronze rows,
     /// by bronze table (name without layer).
     pub typed_bronze: BTreeMap<String, String>,
@@ -168,24 +169,11 @@ impl Playground {
             CommitInfo::new(ts, "SESSION", request, 0, 0).with("request", request),
         )];
         for p in &doomed {
-            actions.push(Action::Remove(Remove {
-                path: p
-                    .strip_prefix(&format!("{SESSION_DIR}/"))
-                    .unwrap_or(p)
-                    .to_string(),
-                deletion_timestamp: ms,
-                data_change: true,
-            }));
+            let relative = p.strip_prefix(&format!("{SESSION_DIR}/")).unwrap_or(p);
+            actions.push(Action::remove_file(relative, ms));
         }
         for (file, size) in added {
-            actions.push(Action::Add(Add {
-                path: file,
-                partition_values: Default::default(),
-                size,
-                modification_time: ms,
-                data_change: true,
-                stats: None,
-            }));
+            actions.push(Action::add_file(file, size, ms, None));
         }
         log.commit(read_version, &actions).await?;
         self.saved = Saved {

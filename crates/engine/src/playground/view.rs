@@ -4,6 +4,7 @@
 
 use datafusion::arrow::array::{Array, RecordBatch};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use medallion_protocol::{Layer, TableName};
 
 use crate::api::{
     diagnostics_for, ColumnView, GoldView, Lang, PipelineView, ReadAsUtcView, RuleView, SilverView,
@@ -17,7 +18,7 @@ use super::*;
 
 impl Playground {
     /// The row trail of row `row` of `table` (see [`crate::trail`]).
-    pub async fn trail(&self, table: &str, row: usize) -> Result<crate::trail::RowTrail> {
+    pub async fn trail(&self, table: &TableName, row: usize) -> Result<crate::trail::RowTrail> {
         let out = self
             .last_good
             .as_ref()
@@ -40,13 +41,12 @@ impl Playground {
     pub fn view(&self) -> PipelineView {
         let mut tables = Vec::new();
         for b in &self.def.bronze {
-            let name = format!("bronze.{}", b.name);
-            if let Ok(v) = self.table_view(&name, 0, PREVIEW_ROWS) {
+            if let Ok(v) = self.table_view(&TableName::bronze(&b.name), 0, PREVIEW_ROWS) {
                 tables.push(v);
             }
         }
         if let Some(out) = &self.last_good {
-            for t in out.tables.iter().filter(|t| !t.name.starts_with("bronze.")) {
+            for t in out.tables.iter().filter(|t| !t.name.is_bronze()) {
                 if let Ok(v) = self.table_view(&t.name, 0, PREVIEW_ROWS) {
                     tables.push(v);
                 }
@@ -62,8 +62,8 @@ impl Playground {
             .silver
             .iter()
             .map(|s| SilverView {
-                name: format!("silver.{}", s.name),
-                source: format!("bronze.{}", s.source),
+                name: TableName::silver(&s.name),
+                source: TableName::bronze(&s.source),
                 rules: s
                     .rules
                     .rules
@@ -90,7 +90,7 @@ impl Playground {
                 explode_stats: self
                     .last_good
                     .as_ref()
-                    .and_then(|o| o.exploded.get(&format!("silver.{}", s.name)).copied()),
+                    .and_then(|o| o.exploded.get(&TableName::silver(&s.name)).copied()),
             })
             .collect();
         let gold = self
@@ -120,7 +120,7 @@ impl Playground {
             quarantine_open: self
                 .last_good
                 .as_ref()
-                .and_then(|o| o.table("silver.quarantine"))
+                .and_then(|o| o.table(TableName::quarantine()))
                 .and_then(|q| q.column_by_name("closed_in_run"))
                 .map_or(0, |r| r.null_count()),
             batches: self.batches.clone(),
@@ -132,13 +132,13 @@ impl Playground {
                 .def
                 .bronze
                 .iter()
-                .map(|b| (format!("bronze.{}", b.name), b.mode))
+                .map(|b| (TableName::bronze(&b.name), b.mode))
                 .collect(),
             read_as_utc: self
                 .last_good
                 .iter()
                 .flat_map(|o| &o.read_as_utc)
-                .flat_map(|(table, cols)| utc_views(format!("bronze.{table}"), cols))
+                .flat_map(|(table, cols)| utc_views(TableName::bronze(table), cols))
                 // Element columns of exploded arrays (child silver tables).
                 .chain(
                     self.last_good
@@ -153,7 +153,7 @@ impl Playground {
                         .flat_map(|o| &o.rule_stats)
                         .filter(|st| st.read_as_utc > 0)
                         .map(|st| ReadAsUtcView {
-                            bronze_table: format!("silver.{}", st.silver_table),
+                            bronze_table: TableName::silver(&st.silver_table),
                             column: format!("{} ({})", self.rule_column(st), st.rule_id),
                             without_offset: st.read_as_utc,
                             values: st.checked,
@@ -168,16 +168,16 @@ impl Playground {
         }
     }
 
-    pub(super) fn table_batch(&self, name: &str) -> Option<RecordBatch> {
-        if let Some(t) = name.strip_prefix("bronze.") {
-            self.def.bronze_table(t)?;
-            return self.bronze_rows(t, None).ok();
+    pub(super) fn table_batch(&self, name: &TableName) -> Option<RecordBatch> {
+        if name.is_bronze() {
+            self.def.bronze_table(name.name())?;
+            return self.bronze_rows(name.name(), None).ok();
         }
         self.last_good.as_ref()?.table(name).cloned()
     }
 
-    /// Rows `offset..offset+limit` of the current version of table `name` (qualified) as text.
-    pub fn table_view(&self, name: &str, offset: usize, limit: usize) -> Result<TableView> {
+    /// Rows `offset..offset+limit` of the current version of table `name` as text.
+    pub fn table_view(&self, name: &TableName, offset: usize, limit: usize) -> Result<TableView> {
         let batch = self
             .table_batch(name)
             .ok_or_else(|| EngineError::Request(format!("there is no table {name}")))?;
@@ -185,7 +185,11 @@ impl Playground {
     }
 
     /// The data of `name` at `version` (time travel), as kept in its history.
-    pub(super) async fn table_batch_at(&self, name: &str, version: u64) -> Result<RecordBatch> {
+    pub(super) async fn table_batch_at(
+        &self,
+        name: &TableName,
+        version: u64,
+    ) -> Result<RecordBatch> {
         let versions = self.history.versions(name);
         let newest = versions
             .last()
@@ -196,8 +200,8 @@ impl Playground {
                 "{name} has no version {version}; the newest is {newest}"
             )));
         }
-        if let Some(t) = name.strip_prefix("bronze.") {
-            return self.bronze_rows(t, Some(version));
+        if name.is_bronze() {
+            return self.bronze_rows(name.name(), Some(version));
         }
         self.history.snapshot(&self.lake, name, version).await?.ok_or_else(|| {
             EngineError::Request(format!(
@@ -210,7 +214,7 @@ impl Playground {
     /// travel: its rows come from the files the table's log names).
     pub async fn table_view_at(
         &self,
-        name: &str,
+        name: &TableName,
         offset: usize,
         limit: usize,
         version: Option<u64>,
@@ -228,7 +232,7 @@ impl Playground {
     /// `batch` (table `name`, at `version` or the current one) as the page shows it.
     fn render(
         &self,
-        name: &str,
+        name: &TableName,
         batch: RecordBatch,
         offset: usize,
         limit: usize,
@@ -245,7 +249,7 @@ impl Playground {
             (Some(mask), true) => datafusion::arrow::compute::filter_record_batch(&batch, mask)?,
             _ => batch,
         };
-        let layer = name.split('.').next().unwrap_or_default().to_string();
+        let layer = name.layer();
         let description = self.describe(name);
         let schema = batch.schema();
         let columns = schema
@@ -285,7 +289,7 @@ impl Playground {
             })
             .collect();
         Ok(TableView {
-            name: name.to_string(),
+            name: name.clone(),
             version: version.or_else(|| self.history.current(name)),
             corrupt_rows,
             corrupt_only,
@@ -298,42 +302,42 @@ impl Playground {
         })
     }
 
-    pub(super) fn describe(&self, name: &str) -> String {
-        let (layer, table) = name.split_once('.').unwrap_or(("", name));
+    pub(super) fn describe(&self, name: &TableName) -> String {
+        let table = name.name();
         let ru = self.lang == Lang::Ru;
-        match layer {
-            "bronze" => self
+        match name.layer() {
+            Layer::Bronze => self
                 .def
                 .bronze_table(table)
                 .map(|b| b.description.clone())
                 .unwrap_or_default(),
-            "silver" if table == "quarantine" => if ru {
+            Layer::Silver if name.is_quarantine() => if ru {
                 "Строки, не дошедшие до silver: id правила и причина, исходный текст из bronze."
             } else {
                 "Rows that did not reach silver: the rule id and reason, with the bronze text."
             }
             .to_string(),
-            "silver" => self
+            Layer::Silver => self
                 .def
                 .silver
                 .iter()
                 .find(|s| s.name == table)
                 .map(|s| s.description.clone())
                 .unwrap_or_default(),
-            "gold" => self
+            Layer::Gold => self
                 .def
                 .gold
                 .iter()
                 .find(|g| g.name == table)
                 .map(|g| g.description.clone())
                 .unwrap_or_default(),
-            _ => String::new(),
+            Layer::Meta => String::new(),
         }
     }
 
     /// The registry of `silver_table` as the markdown table of seed 002 section 3.
     pub fn export_rules(&self, silver_table: &str) -> Result<String> {
-        let name = silver_table.strip_prefix("silver.").unwrap_or(silver_table);
+        let name = Layer::Silver.unqualified(silver_table);
         self.def
             .silver
             .iter()
@@ -369,7 +373,7 @@ pub(super) fn sql_type_name(dt: &datafusion::arrow::datatypes::DataType) -> Stri
 
 /// The columns of `table` whose texts without an offset were read as UTC.
 fn utc_views(
-    table: String,
+    table: TableName,
     cols: &[crate::silver::source::ReadAsUtc],
 ) -> impl Iterator<Item = ReadAsUtcView> + '_ {
     cols.iter().map(move |r| ReadAsUtcView {

@@ -105,7 +105,7 @@ pub(crate) async fn build_silver(
     let mut report = |rule: &Rule| {
         at += 1;
         progress.report(crate::progress::Progress::Rule {
-            table: format!("silver.{}", def.name),
+            table: medallion_protocol::TableName::silver(&def.name).to_string(),
             rule: rule.id.clone(),
             n: at,
             of: enabled,
@@ -249,7 +249,10 @@ pub(crate) async fn build_silver(
         vec![Diagnostic {
             scope: "pipeline".into(),
             id: def.name.clone(),
-            message: format!("silver.{}{what}: {m}", def.name),
+            message: format!(
+                "{}{what}: {m}",
+                medallion_protocol::TableName::silver(&def.name)
+            ),
             table: String::new(),
         }]
     };

@@ -2,6 +2,7 @@
 //! joined from a lookup table (bronze read with its schema, or a silver
 //! table built earlier in the run) with a LEFT JOIN.
 
+use medallion_protocol::TableName;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
@@ -139,28 +140,26 @@ pub(crate) async fn enrich_lookup(
         lookups
             .bronze
             .keys()
-            .map(|k| format!("bronze.{k}"))
+            .map(TableName::bronze)
             .chain(lookups.silver.keys().cloned())
+            .map(|t| t.to_string())
             .collect::<Vec<_>>()
     };
-    let rows = if lookup.table.starts_with("silver.") {
+    let rows = if lookup.table.is_silver() {
         lookups
             .silver
             .get(&lookup.table)
             .ok_or_else(|| RuleError::LookupNotBuilt {
-                table: lookup.table.clone(),
+                table: lookup.table.to_string(),
                 available: known(),
             })?
     } else {
-        let table = lookup
-            .table
-            .strip_prefix("bronze.")
-            .unwrap_or(&lookup.table);
         &lookups
             .bronze
-            .get(table)
+            .get(lookup.table.name())
+            .filter(|_| lookup.table.is_bronze())
             .ok_or_else(|| RuleError::NoLookupTable {
-                table: lookup.table.clone(),
+                table: lookup.table.to_string(),
                 available: known(),
             })?
             .rows
@@ -188,7 +187,7 @@ pub(crate) async fn enrich_lookup(
     let not_unique = |joined: JoinedRows| RuleError::KeyNotUnique {
         rows: n,
         joined,
-        table: lookup.table.clone(),
+        table: lookup.table.to_string(),
     };
     // The join of some rows (a slice of `with_ids`): every column of both
     // sides under a plain name; the qualified names stay in the schema for

@@ -180,8 +180,8 @@ pub(crate) const ARRIVAL: &str = "_arrival";
 /// schema, and the silver tables built earlier in this run.
 pub(crate) struct Lookups<'a> {
     pub bronze: &'a BTreeMap<String, Parsed>,
-    /// Qualified names (`silver.customers`), in build order.
-    pub silver: &'a BTreeMap<String, RecordBatch>,
+    /// Silver tables built so far in the run.
+    pub silver: &'a BTreeMap<medallion_protocol::TableName, RecordBatch>,
 }
 
 /// A rule's name for a column users may not target.
