@@ -66,8 +66,13 @@ test('the page paints before the engine loads; a large file is read in the worke
   // Cancel while the worker reads: nothing of the file is kept.
   await page.setInputFiles('#file-bronze-nyc_taxi_yellow', file);
   await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 30_000 });
+  // First the page names the file it hands over, then the worker reports
+  // what it has read.
+  const handing = await page.locator('#engine-progress-text').innerText();
+  assert.match(handing, /^(Handing to the engine: big_trips\.csv \(2\d\.\d MB\)…|Reading )/);
+  await page.waitForFunction(() => /^Reading big_trips\.csv: /.test(document.querySelector('#engine-progress-text')?.textContent ?? ''), null, { timeout: 60_000 });
   const progressText = await page.locator('#engine-progress-text').innerText();
-  console.log(`# progress while reading ${BIG_MB} MB: ${progressText}`);
+  console.log(`# progress while reading ${BIG_MB} MB: "${handing}", then "${progressText}"`);
   await page.click('#engine-cancel');
   await page.waitForFunction(() => /Cancelled: nothing of it was kept/.test([...document.querySelectorAll('[id^=message-banner]')].map((b) => b.textContent).join(' ') ?? ''), null, { timeout: 30_000 });
   await page.waitForSelector('#engine-status', { state: 'detached', timeout: 120_000 });

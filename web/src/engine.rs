@@ -47,8 +47,13 @@ pub enum EngineStatus {
     Starting,
     /// Ready and idle.
     Idle,
-    /// Working on requests; `progress` is the latest report of the oldest.
-    Busy { progress: Option<Progress> },
+    /// Working on requests; `progress` is the latest report of the oldest;
+    /// before its first one, `file` names the file (and its size in bytes)
+    /// the oldest is sending to the engine, if it is an ingest.
+    Busy {
+        progress: Option<Progress>,
+        file: Option<(String, u64)>,
+    },
     /// A new engine is being given the session's requests again, after a
     /// reload ([`Restore::Saved`]) or a cancel ([`Restore::Cancelled`]).
     Restoring(Restore),
@@ -626,6 +631,7 @@ impl Engine {
                     } else {
                         EngineStatus::Busy {
                             progress: Some(progress),
+                            file: None,
                         }
                     });
                 }
@@ -816,7 +822,13 @@ impl Inner {
         } else if let Some(why) = self.restoring {
             EngineStatus::Restoring(why)
         } else {
-            EngineStatus::Busy { progress: None }
+            let oldest = self.sent.values().next().or(self.unsent.first());
+            EngineStatus::Busy {
+                progress: None,
+                file: oldest
+                    .and_then(|p| p.file.as_ref())
+                    .map(|f| (f.name(), f.size() as u64)),
+            }
         }
     }
 }

@@ -113,6 +113,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "loading_engine" => ("Loading the pipeline engine…", "Загружаем движок пайплайна…"),
         "starting_engine" => ("Starting the pipeline engine…", "Запускаем движок пайплайна…"),
         "working" => ("Working…", "Выполняется…"),
+        "sending_file" => ("Handing to the engine:", "Передаём движку:"),
         "cancelled" => (
             "Cancelled: nothing of it was kept (the tables are as before)",
             "Отменено: ничего из этого не сохранено (таблицы как прежде)",

@@ -75,7 +75,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 .collect(),
         );
         input.progress.report(crate::progress::Progress::Parsing {
-            table: TableName::bronze(&b.name).to_string(),
+            table: TableName::bronze(&b.name),
             records: all_batches.iter().map(|(_, rb)| rb.num_rows() as u64).sum(),
             n: i as u32 + 1,
             of: def.bronze.len() as u32,

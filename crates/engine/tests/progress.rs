@@ -2,6 +2,7 @@
 //! as a progress bar): a file's bytes and records, each rule of the run in
 //! order, each gold model, each table written.
 
+use medallion_engine::TableName;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -60,7 +61,7 @@ async fn an_ingest_reports_the_file_then_every_rule_model_and_table_in_order() {
     // The run reads each bronze table with its declared schema first.
     assert!(
         heard.contains(&Progress::Parsing {
-            table: "bronze.nyc_taxi_yellow".into(),
+            table: TableName::bronze("nyc_taxi_yellow"),
             records: 268,
             n: 1,
             of: 2,

@@ -7,6 +7,7 @@
 //! [`FromEngine`] as JSON text. Each request has an `id`; every answer and
 //! progress report names the id it belongs to, so the page can match them.
 
+use crate::table::TableName;
 use serde::{Deserialize, Serialize};
 
 use crate::{Request, Response};
@@ -81,26 +82,26 @@ pub enum Progress {
         total_bytes: u64,
         records: u64,
     },
-    /// Reading bronze table `table` (qualified) with its declared schema at
+    /// Reading bronze table `table` with its declared schema at
     /// the start of a run: `records` rows; the `n`th of `of` bronze tables.
     Parsing {
-        table: String,
+        table: TableName,
         records: u64,
         n: u32,
         of: u32,
     },
-    /// Running rule `rule` (its id) of silver table `table` (qualified):
+    /// Running rule `rule` (its id) of silver table `table`:
     /// the `n`th (1-based) of `of` rules of the run.
     Rule {
-        table: String,
+        table: TableName,
         rule: String,
         n: u32,
         of: u32,
     },
-    /// Building gold model `table` (qualified), `n` of `of`.
-    Model { table: String, n: u32, of: u32 },
-    /// Writing table `table` (qualified) to the lake: `n` of `of` tables.
-    Writing { table: String, n: u32, of: u32 },
+    /// Building gold model `table`, `n` of `of`.
+    Model { table: TableName, n: u32, of: u32 },
+    /// Writing table `table` to the lake: `n` of `of` tables.
+    Writing { table: TableName, n: u32, of: u32 },
 }
 
 impl Progress {

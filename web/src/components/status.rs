@@ -104,9 +104,13 @@ pub fn engine_status_bar(p: &Props) -> Html {
                 { bar(None) }
             </div>
         },
-        EngineStatus::Busy { progress } => html! {
+        EngineStatus::Busy { progress, file } => html! {
             <div class="engine-status busy" id="engine-status">
-                <span id="engine-progress-text">{ progress.as_ref().map(|pr| progress_text(lang, pr)).unwrap_or_else(|| t(lang, "working").into()) }</span>
+                <span id="engine-progress-text">{ match (progress, file) {
+                    (Some(pr), _) => progress_text(lang, pr),
+                    (None, Some((name, size))) => format!("{} {name} ({})…", t(lang, "sending_file"), megabytes(lang, *size)),
+                    (None, None) => t(lang, "working").into(),
+                } }</span>
                 { bar(progress.as_ref().map(Progress::fraction)) }
                 <button class="ghost" id="engine-cancel" onclick={cancel}>{ t(lang, "cancel") }</button>
             </div>

@@ -97,7 +97,7 @@ pub(crate) async fn build_gold(
     let mut gold_reads_bronze = BTreeMap::new();
     for (i, g) in def.gold.iter().enumerate() {
         progress.report(crate::progress::Progress::Model {
-            table: TableName::gold(&g.name).to_string(),
+            table: TableName::gold(&g.name),
             n: i as u32 + 1,
             of: def.gold.len() as u32,
         });

@@ -78,7 +78,7 @@ impl Playground {
                 let mut held: Vec<TableName> = Vec::new();
                 for (i, t) in written.iter().enumerate() {
                     self.reporter().report(crate::progress::Progress::Writing {
-                        table: t.name.to_string(),
+                        table: t.name.clone(),
                         n: i as u32 + 1,
                         of: written.len() as u32,
                     });

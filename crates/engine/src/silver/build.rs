@@ -105,7 +105,7 @@ pub(crate) async fn build_silver(
     let mut report = |rule: &Rule| {
         at += 1;
         progress.report(crate::progress::Progress::Rule {
-            table: medallion_protocol::TableName::silver(&def.name).to_string(),
+            table: medallion_protocol::TableName::silver(&def.name),
             rule: rule.id.clone(),
             n: at,
             of: enabled,
