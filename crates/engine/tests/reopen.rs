@@ -6,6 +6,10 @@
 //! run history) and answer the next request exactly as the first one does.
 //! A request that did not finish saving is rolled back on open.
 
+#[path = "support/page.rs"]
+mod shown;
+use shown::{store_factory, Tab, T0};
+
 use std::sync::Arc;
 
 use futures::TryStreamExt;
@@ -16,36 +20,7 @@ use medallion_engine::{PipelineView, Playground};
 use object_store::memory::InMemory;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-/// A playground with its own request clock (set before each request, as the
-/// Web Worker sets it) and sequential ids.
-struct Tab {
-    p: Playground,
-    clock: Arc<RequestClock>,
-}
-
-const T0: i64 = 1_700_000_000_000_000;
-
-fn store_factory() -> medallion_engine::playground::StoreFactory {
-    Arc::new(|| Arc::new(InMemory::new()))
-}
-
 impl Tab {
-    fn new() -> Self {
-        let clock = Arc::new(RequestClock::default());
-        let p = Playground::with_store(
-            clock.clone(),
-            Arc::new(SequentialIds::default()),
-            store_factory(),
-        )
-        .unwrap();
-        Self { p, clock }
-    }
-
-    async fn send(&mut self, at_secs: i64, request: Request) -> Response {
-        self.clock.set(T0 + at_secs * 1_000_000);
-        self.p.handle(request).await
-    }
-
     async fn ok(&mut self, at_secs: i64, request: Request) -> PipelineView {
         let kind = request.kind();
         match self.send(at_secs, request).await {
@@ -84,38 +59,7 @@ async fn copy_of(store: Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore> {
 
 /// Everything the page shows, without the one-time notice.
 async fn page(tab: &mut Tab) -> serde_json::Value {
-    let Response::Snapshot(view) = tab.p.handle(Request::Snapshot).await else {
-        panic!("snapshot")
-    };
-    let mut tables = serde_json::Map::new();
-    for t in &view.tables {
-        let versions: Vec<u64> = view
-            .history
-            .get(&t.name)
-            .map(|v| v.iter().map(|v| v.version).collect())
-            .unwrap_or_default();
-        let mut at = vec![None];
-        at.extend(versions.into_iter().map(Some));
-        for version in at {
-            let r = tab
-                .p
-                .handle(Request::GetTable {
-                    table: t.name.clone(),
-                    offset: 0,
-                    limit: 1_000_000,
-                    version,
-                    corrupt_only: false,
-                })
-                .await;
-            tables.insert(
-                format!("{}@{version:?}", t.name),
-                serde_json::to_value(r).unwrap(),
-            );
-        }
-    }
-    let mut v = serde_json::to_value(&view).unwrap();
-    v["notice"] = serde_json::Value::Null;
-    serde_json::json!({ "view": v, "tables": tables })
+    shown::page(&mut tab.p).await
 }
 
 /// The reopened tab shows the same page as `tab`.
@@ -501,4 +445,58 @@ async fn a_session_save_that_fails_is_told_and_opening_gives_the_state_before_it
     };
     assert_eq!(v.notice, None);
     assert_eq!(open(copy_of(p.lake_store()).await).await.view().run.runs, 3);
+}
+
+#[tokio::test]
+async fn an_erasure_whose_rebuild_fails_on_a_rule_shows_what_the_lake_holds_and_says_so() {
+    // Found by prop_reopen: the page showed a quarantine without the erased
+    // record that no version held, and the answer said nothing.
+    let mut tab = Tab::new();
+    let view = tab.ok(1, load("kafka_orders")).await;
+    let users = view
+        .silver
+        .iter()
+        .find(|s| s.name == "silver.users")
+        .expect("silver.users");
+    let mut rules: Vec<_> = users.rules.iter().map(|r| r.rule.clone()).collect();
+    rules[0].expression = "no_such_column > 1".into();
+    let broken = tab
+        .ok(
+            2,
+            Request::SetRules {
+                silver_table: "silver.users".into(),
+                rules,
+            },
+        )
+        .await;
+    assert!(!broken.run.ok);
+    let quarantined = broken.table("silver.quarantine").unwrap().row_count;
+    assert!(quarantined > 0);
+    let erased = tab
+        .ok(
+            3,
+            Request::Forget {
+                table: "bronze.orders".into(),
+                predicate: "raw_payload LIKE '%bad_data%'".into(),
+                reason: "request 7".into(),
+                expected_rows: None,
+            },
+        )
+        .await;
+    // Silver could not be rebuilt: the quarantine is its saved version (the
+    // record is still in it), and the notice says so.
+    assert_eq!(
+        erased.table("silver.quarantine").unwrap().row_count,
+        quarantined
+    );
+    let notice = erased.notice.clone().unwrap_or_default();
+    assert!(
+        notice.starts_with("bronze.orders: 1 record(s) erased from bronze, but silver and gold could not all be rebuilt (N1: "),
+        "{notice}"
+    );
+    assert!(
+        notice.ends_with("a table still at its previous version may hold the erased records until a run succeeds."),
+        "{notice}"
+    );
+    same_page_after_reopen(&mut tab, "an erasure whose rebuild failed").await;
 }

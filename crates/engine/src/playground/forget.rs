@@ -409,6 +409,11 @@ impl Playground {
         // and let none of their older snapshots keep it. The quarantine's
         // history and gold tables refreshed by MERGE carry rows over from run
         // to run: the erased records leave them first.
+        let shown: Vec<TableName> = self
+            .last_good
+            .iter()
+            .flat_map(|o| o.tables.iter().map(|t| t.name.clone()))
+            .collect();
         if let Some(out) = self.last_good.as_mut() {
             let merged_gold: Vec<TableName> = self
                 .def
@@ -419,25 +424,29 @@ impl Playground {
                 .collect();
             out.tables.retain(|t| !merged_gold.contains(&t.name));
             for t in out.tables.iter_mut().filter(|t| t.name.is_quarantine()) {
-                if let Some(ids) = t
-                    .batch
-                    .column_by_name("_event_id")
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-                {
-                    let keep: BooleanArray = (0..t.batch.num_rows())
-                        .map(|r| Some(!m.event_ids.contains(ids.value(r))))
-                        .collect();
-                    t.batch = filter_record_batch(&t.batch, &keep)?;
-                }
+                t.batch = without_events(&t.batch, &m.event_ids)?;
             }
         }
-        self.run_with(false).await;
-        if !self.run_info.errors.is_empty() {
+        if !self.run_with(false).await {
+            // Silver could not be rebuilt: the page shows what the lake
+            // holds (bronze without the records, silver and gold at their
+            // versions), never the in-memory tables changed above.
+            self.show_lake_after_erasure(&shown, &m.event_ids)?;
+        }
+        if !self.run_info.ok {
+            let why: Vec<String> = if self.run_info.errors.is_empty() {
+                self.diagnostics
+                    .iter()
+                    .map(|d| format!("{}: {}", d.id, d.message))
+                    .collect()
+            } else {
+                self.run_info.errors.clone()
+            };
             self.notice = Some(format!(
                 "{}: {} record(s) erased from bronze, but silver and gold could not all be rebuilt ({}): a table still at its previous version may hold the erased records until a run succeeds.",
                 erasure.table,
                 erasure.rows,
-                self.run_info.errors.join("; ")
+                why.join("; ")
             ));
         }
         let tables: Vec<TableName> = self
@@ -451,6 +460,45 @@ impl Playground {
         }
         Ok(erasure)
     }
+}
+
+impl Playground {
+    /// After an erasure whose rebuild failed: the last run's tables `names`
+    /// as the lake holds them, and its typed bronze rows without the erased
+    /// records (`erased` `_event_id`s).
+    fn show_lake_after_erasure(
+        &mut self,
+        names: &[TableName],
+        erased: &HashSet<String>,
+    ) -> Result<()> {
+        let Some(out) = self.last_good.as_ref() else {
+            return Ok(());
+        };
+        let tables = self.committed_tables(names, &out.bronze_batches)?;
+        let mut typed = BTreeMap::new();
+        for (table, rows) in &out.typed_bronze {
+            typed.insert(table.clone(), without_events(rows, erased)?);
+        }
+        if let Some(out) = self.last_good.as_mut() {
+            out.tables = tables;
+            out.typed_bronze = typed;
+        }
+        Ok(())
+    }
+}
+
+/// `rows` without those whose `_event_id` is in `erased`.
+fn without_events(rows: &RecordBatch, erased: &HashSet<String>) -> Result<RecordBatch> {
+    let Some(ids) = rows
+        .column_by_name("_event_id")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    else {
+        return Ok(rows.clone());
+    };
+    let keep: BooleanArray = (0..rows.num_rows())
+        .map(|r| Some(!(ids.is_valid(r) && erased.contains(ids.value(r)))))
+        .collect();
+    Ok(filter_record_batch(rows, &keep)?)
 }
 
 /// A bronze row for a plan: `rw-29.csv line 2: P-2,1`.

@@ -10,7 +10,7 @@
 //! as the last saved session left it.
 
 use medallion_protocol::TableName;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use datafusion::arrow::array::{Array, StringArray, UInt32Array};
 use datafusion::arrow::compute::take_record_batch;
@@ -93,22 +93,9 @@ impl Playground {
             pg.register_bronze(&b.name).await?;
         }
         if let Some(mut out) = state.last_run {
-            for name in &state.run_tables {
-                let batch = if name.is_bronze() {
-                    pg.rows_of_batches(name.name(), out.bronze_batches.get(name.name()))?
-                } else {
-                    match pg.history.current_data(name) {
-                        Some(b) => b.clone(),
-                        None => continue,
-                    }
-                };
-                if !name.is_bronze() {
-                    register_table(&pg.ctx, name, &batch).await?;
-                }
-                out.tables.push(TableData {
-                    name: name.clone(),
-                    batch,
-                });
+            out.tables = pg.committed_tables(&state.run_tables, &out.bronze_batches)?;
+            for t in out.tables.iter().filter(|t| !t.name.is_bronze()) {
+                register_table(&pg.ctx, &t.name, &t.batch).await?;
             }
             for (table, file) in &state.typed_bronze {
                 let bytes = pg.lake.get_bytes(&format!("{SESSION_DIR}/{file}")).await?;
@@ -164,6 +151,33 @@ impl Playground {
             )));
         }
         Ok(out)
+    }
+
+    /// The tables `names` of a run as the lake holds them: a bronze one's
+    /// rows of the batches the run read (`bronze_batches`, by table name
+    /// without layer), a silver or gold one's current version (left out
+    /// when it has none).
+    pub(super) fn committed_tables(
+        &self,
+        names: &[TableName],
+        bronze_batches: &BTreeMap<String, Vec<String>>,
+    ) -> Result<Vec<TableData>> {
+        let mut tables = Vec::new();
+        for name in names {
+            let batch = if name.is_bronze() {
+                self.rows_of_batches(name.name(), bronze_batches.get(name.name()))?
+            } else {
+                match self.history.current_data(name) {
+                    Some(b) => b.clone(),
+                    None => continue,
+                }
+            };
+            tables.push(TableData {
+                name: name.clone(),
+                batch,
+            });
+        }
+        Ok(tables)
     }
 
     /// The rows of bronze `table`'s batches `ids` (all of them when `None`), in that order.

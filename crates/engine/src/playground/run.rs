@@ -17,7 +17,7 @@ impl Playground {
     /// last good ones; on failure the last good results stay and the errors are
     /// kept for display.
     pub async fn run(&mut self) {
-        self.run_with(self.mode == RunMode::Incremental).await
+        self.run_with(self.mode == RunMode::Incremental).await;
     }
 
     /// The watermark of each bronze table: the largest `_ingest_ts` a
@@ -39,7 +39,9 @@ impl Playground {
             .collect()
     }
 
-    pub(super) async fn run_with(&mut self, incremental: bool) {
+    /// Runs the pipeline; returns whether it produced a new output (the
+    /// last successful run): `false` when silver could not be built.
+    pub(super) async fn run_with(&mut self, incremental: bool) -> bool {
         let started = web_time::Instant::now();
         self.run_info.runs += 1;
         self.run_info.errors.clear();
@@ -54,7 +56,7 @@ impl Playground {
             progress: self.reporter(),
         })
         .await;
-        match result {
+        let produced = match result {
             Ok(mut out) => {
                 // A failed gold model keeps showing its last good table (marked in the UI).
                 for d in &out.gold_errors {
@@ -154,6 +156,7 @@ impl Playground {
                 self.diagnostics = std::mem::take(&mut out.gold_errors);
                 self.run_info.ok = self.diagnostics.is_empty() && self.run_info.errors.is_empty();
                 self.last_good = Some(out);
+                true
             }
             Err(diags) => {
                 self.run_info.ok = false;
@@ -163,9 +166,11 @@ impl Playground {
                     .map(|d| d.message.clone())
                     .collect();
                 self.diagnostics = diags;
+                false
             }
-        }
+        };
         self.run_info.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        produced
     }
 
     /// Appends a checkpoint row for every bronze table whose watermark moves.
