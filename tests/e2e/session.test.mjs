@@ -212,3 +212,18 @@ test('the language chosen is kept across a reload, also when the address names o
   assert.equal(await page.locator('#lang-switch').innerText(), 'English');
   assert.deepEqual(problems, []);
 }));
+
+test('the first screen, before any wasm has loaded, is in the language the page will speak', () => withPage(async (page, problems) => {
+  // Hold the page's own wasm so the first screen (plain HTML) stays.
+  await page.route(/medallion-web-.*_bg\.wasm$/, async (r) => { await new Promise((res) => setTimeout(res, 3000)); await r.continue(); });
+  const first = () => page.evaluate(() => [document.documentElement.lang, document.getElementById('loading')?.textContent]);
+  await page.goto(`${APP_URL}?lang=ru`);
+  assert.deepEqual(await first(), ['ru', 'Загружаем Medallion Playground…']);
+  // The saved choice (kept by the page in localStorage) when the address names none.
+  await page.goto(`${APP_URL}?lang=en`);
+  assert.deepEqual(await first(), ['en', 'Loading Medallion Playground…']);
+  await page.evaluate(() => localStorage.setItem('medallion-playground-lang', 'ru'));
+  await page.goto(APP_URL);
+  assert.deepEqual(await first(), ['ru', 'Загружаем Medallion Playground…']);
+  assert.deepEqual(problems, []);
+}));
