@@ -3,7 +3,7 @@
 //! Panels get what they draw down and hand callbacks up (as in Yew's
 //! function_todomvc example).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
@@ -41,8 +41,9 @@ pub fn app() -> Html {
     let state = use_reducer(|| State::new(initial_lang()));
     let dispatch = state.dispatcher();
     // One pending timer per editor, so a gold edit never cancels a rule edit.
-    let rules_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
-    let gold_timer: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
+    // With it, whether it has fired (an edit not sent yet counts as unsaved).
+    let rules_timer: Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>> = use_mut_ref(|| None);
+    let gold_timer: Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>> = use_mut_ref(|| None);
     let lang = state.lang;
 
     // Every answer lands here. `reseed` re-seeds the editors from a snapshot.
@@ -169,10 +170,24 @@ pub fn app() -> Html {
     // Editors send their request once typing pauses; a newer edit replaces the pending one.
     let send_debounced = {
         let (engine, answer) = (engine.clone(), answer(false));
-        move |slot: &Rc<RefCell<Option<Timeout>>>, request: Request| {
-            let (engine, answer) = (engine.clone(), answer.clone());
-            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || engine.send(request, answer));
-            *slot.borrow_mut() = Some(timer);
+        move |slot: &Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>>, request: Request| {
+            // The edit it replaces (cancelled when its timer is dropped) is no
+            // longer waiting; this one is, until it is sent.
+            let replaced = slot
+                .borrow()
+                .as_ref()
+                .is_some_and(|(_, fired)| !fired.get());
+            if !replaced {
+                engine.edit_waiting(true);
+            }
+            let fired = Rc::new(Cell::new(false));
+            let (engine, answer, done) = (engine.clone(), answer.clone(), fired.clone());
+            let timer = Timeout::new(EDIT_DEBOUNCE_MS, move || {
+                done.set(true);
+                engine.edit_waiting(false);
+                engine.send(request, answer);
+            });
+            *slot.borrow_mut() = Some((timer, fired));
         }
     };
     let on_rules = {

@@ -153,6 +153,8 @@ struct Inner {
     /// Changes answered in this tab that are not in the saved session
     /// (read-only or lost tab, storage full, a save that failed).
     unsaved: usize,
+    /// Edits typed but not sent yet (the editors wait for a pause).
+    edits_waiting: usize,
     /// The page reloads on purpose (see [`Engine::leave`]).
     leaving: bool,
     /// The worker keeps its lake in the browser's storage after every change.
@@ -207,6 +209,7 @@ impl Engine {
             session_listener: Callback::noop(),
             problems: Callback::noop(),
             unsaved: 0,
+            edits_waiting: 0,
             leaving: false,
             persisted: false,
             refusals: Refusals {
@@ -408,7 +411,17 @@ impl Engine {
             .chain(inner.unsent.iter())
             .filter(|p| p.save && p.request.changes_state())
             .count();
-        inner.unsaved + open
+        inner.unsaved + inner.edits_waiting + open
+    }
+
+    /// An editor has an edit waiting to be sent (`true`), or sent it (`false`).
+    pub fn edit_waiting(&self, waiting: bool) {
+        let mut inner = self.0.borrow_mut();
+        if waiting {
+            inner.edits_waiting += 1;
+        } else {
+            inner.edits_waiting = inner.edits_waiting.saturating_sub(1);
+        }
     }
 
     fn set_session(&self, state: SessionState) {
