@@ -669,8 +669,15 @@ impl Engine {
                         let erasure = matches!(p.request, Request::Forget { .. });
                         if erasure && p.save && matches!(inner.session, SessionState::Saved { .. })
                         {
-                            // The saved files hold the erased records: delete them.
-                            inner.unsaved += inner.journal.len() + 1;
+                            // The saved requests hold the erased records: delete
+                            // them. Without a lake kept in the browser's storage
+                            // (saved after this request), that loses everything
+                            // saved so far; with one, nothing.
+                            let lake_saved =
+                                inner.persisted && saved.is_some() && not_saved.is_none();
+                            if !lake_saved {
+                                inner.unsaved += inner.journal.len() + 1;
+                            }
                             self.forget_saved(inner.persisted);
                         } else if inner.persisted && p.save {
                             // The lake in the browser's storage is the saved
