@@ -492,15 +492,8 @@ mod tests {
     use super::*;
     use object_store::memory::InMemory;
 
-    fn add(path: &str, rows: u64) -> Action {
-        Action::Add(Add {
-            path: path.into(),
-            partition_values: Default::default(),
-            size: 10,
-            modification_time: 1,
-            data_change: true,
-            stats: Some(format!("{{\"numRecords\":{rows}}}")),
-        })
+    fn add(path: &str, rows: usize) -> Action {
+        Action::add_file(path, 10, 1, Some(rows))
     }
 
     fn info(op: &str) -> Action {
@@ -531,11 +524,7 @@ mod tests {
                 .unwrap(),
             2
         );
-        let remove = Action::Remove(Remove {
-            path: "part-1.parquet".into(),
-            deletion_timestamp: 2,
-            data_change: true,
-        });
+        let remove = Action::remove_file("part-1.parquet", 2);
         assert_eq!(
             log.commit(Some(2), &[info("DELETE"), remove])
                 .await
