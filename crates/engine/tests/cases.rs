@@ -1586,17 +1586,27 @@ async fn typed_failfast_refuses_a_file_with_none_of_the_declared_columns() {
     );
 }
 
-#[wasm_bindgen_test(unsupported = tokio::test)]
-async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
-    let mut def = pipeline(&[("id", "INT"), ("customer", "STRING")], json!([]), &[]);
-    def.bronze[0].kafka_topic = Some("orders_raw".into());
-    let mut p = playground(def).await;
-    let msg = |v: &str| KafkaMessage {
+/// A Kafka message with value `v` (JSON), no key, timed by the producer.
+fn msg(v: &str) -> KafkaMessage {
+    KafkaMessage {
         key: None,
         value: Some(v.into()),
         producer_ts_micros: None,
         erased: false,
-    };
+    }
+}
+
+/// A playground whose bronze table `t` (`id INT, customer STRING`) is fed
+/// by the Kafka topic `orders_raw`.
+async fn customers_topic() -> Playground {
+    let mut def = pipeline(&[("id", "INT"), ("customer", "STRING")], json!([]), &[]);
+    def.bronze[0].kafka_topic = Some("orders_raw".into());
+    playground(def).await
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
+    let mut p = customers_topic().await;
     send(
         &mut p,
         Request::KafkaProduce {
@@ -1629,6 +1639,7 @@ async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
     )
     .await;
     assert_eq!((v.erasures[0].rows, v.erasures[0].messages), (1, 1));
+    assert_eq!((v.topics[0].lag, v.topics[0].erased_waiting), (2, 1));
     let v = send(
         &mut p,
         Request::KafkaPoll {
@@ -1639,6 +1650,13 @@ async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
     )
     .await;
     assert_eq!(v.topics[0].committed_offset, 2);
+    assert_eq!(
+        last_batch(&v).notes,
+        [
+            "offsets 0-1 committed",
+            "offsets 0 skipped: erased by a right-to-be-forgotten request before this poll"
+        ]
+    );
     let bronze = rows(&mut p, "bronze.t").await;
     assert_eq!(
         col(&bronze, "_source_file"),
@@ -1651,16 +1669,55 @@ async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_poll_that_reaches_only_erased_messages_writes_no_batch_and_says_so() {
+    let mut p = customers_topic().await;
+    send(
+        &mut p,
+        Request::KafkaProduce {
+            table: "t".into(),
+            messages: vec![msg(r#"{"id": 1, "customer": "C-17"}"#)],
+        },
+    )
+    .await;
+    let poll = |crash_before_commit| Request::KafkaPoll {
+        table: "t".into(),
+        max: None,
+        crash_before_commit,
+    };
+    send(&mut p, poll(true)).await;
+    let v = send(
+        &mut p,
+        Request::Forget {
+            table: "t".into(),
+            predicate: "raw_payload LIKE '%C-17%'".into(),
+            reason: "GDPR #8".into(),
+            expected_rows: None,
+        },
+    )
+    .await;
+    // Still waiting (the consumer crashed before its commit), but erased.
+    let t = &v.topics[0];
+    assert_eq!((t.committed_offset, t.lag, t.erased_waiting), (0, 1, 1));
+    let versions = v.history["bronze.t"].len();
+    let batches = v.batches.len();
+    let v = send(&mut p, poll(false)).await;
+    let t = &v.topics[0];
+    assert_eq!((t.committed_offset, t.lag, t.erased_waiting), (1, 0, 0));
+    // No empty batch, no new bronze version; the notice tells why.
+    assert_eq!(v.history["bronze.t"].len(), versions);
+    assert_eq!(v.batches.len(), batches);
+    assert_eq!(
+        v.notice.as_deref(),
+        Some("bronze.t: offsets 0-0 hold only messages erased by a right-to-be-forgotten request (0); nothing was written to bronze, committed offset 1.")
+    );
+    assert_eq!(rows(&mut p, "bronze.t").await.row_count, 0);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
 async fn dropmalformed_names_the_records_it_dropped_and_a_stray_nul_is_kept() {
     let mut def = typed("drop_malformed", &[("id", "INT")]);
     def.bronze[0].kafka_topic = Some("ids".into());
     let mut p = playground(def).await;
-    let msg = |v: &str| KafkaMessage {
-        key: None,
-        value: Some(v.into()),
-        producer_ts_micros: None,
-        erased: false,
-    };
     send(
         &mut p,
         Request::KafkaProduce {

@@ -35,4 +35,9 @@ pub struct TopicView {
     pub committed_offset: u64,
     /// Messages waiting: `end_offset - committed_offset`.
     pub lag: u64,
+    /// Of the waiting messages, those erased by a right-to-be-forgotten
+    /// request: a poll skips them (their offsets are committed, nothing of
+    /// them reaches bronze).
+    #[serde(default)]
+    pub erased_waiting: u64,
 }

@@ -42,7 +42,15 @@ impl Topic {
             end_offset: self.log.len() as u64,
             committed_offset: self.committed as u64,
             lag: (self.log.len() - self.committed.min(self.log.len())) as u64,
+            erased_waiting: self.erased_in(self.committed, self.log.len()).len() as u64,
         }
+    }
+
+    /// Offsets in `from..to` whose messages were erased (right to be forgotten).
+    pub fn erased_in(&self, from: usize, to: usize) -> Vec<usize> {
+        (from..to.min(self.log.len()))
+            .filter(|o| self.log[*o].erased)
+            .collect()
     }
 
     /// Messages `from..to` as bronze records, with their `_source_file`s and

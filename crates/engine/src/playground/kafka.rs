@@ -5,7 +5,7 @@
 use crate::bronze::kafka::{KafkaMessage, Topic};
 use crate::bronze::{BatchInfo, IngestOptions};
 use crate::error::{EngineError, Result};
-use medallion_protocol::{Layer, TableName};
+use medallion_protocol::{Lang, Layer, TableName};
 
 use super::ingest::NewBatch;
 use super::*;
@@ -55,17 +55,22 @@ impl Playground {
     /// Polls up to `max` messages (all waiting ones by default) from the
     /// committed offset into bronze as one micro-batch, commits the offset
     /// unless `crash_before_commit`, then reruns. Nothing waiting: an error
-    /// that says so, and nothing is written.
+    /// that says so, and nothing is written. Messages erased by a
+    /// right-to-be-forgotten request are skipped (the batch's notes name
+    /// their offsets); when every polled message was erased, no batch is
+    /// written (`None`), the offset is committed and the notice says so.
     pub async fn kafka_poll(
         &mut self,
         table: &str,
         max: Option<usize>,
         crash_before_commit: bool,
-    ) -> Result<BatchInfo> {
+    ) -> Result<Option<BatchInfo>> {
         let info = self
             .poll_into_bronze(table, max, crash_before_commit)
             .await?;
-        self.run().await;
+        if info.is_some() {
+            self.run().await;
+        }
         Ok(info)
     }
 
@@ -75,7 +80,8 @@ impl Playground {
         table: &str,
         max: Option<usize>,
         crash_before_commit: bool,
-    ) -> Result<BatchInfo> {
+    ) -> Result<Option<BatchInfo>> {
+        let lang = self.lang;
         let (table, topic) = self.topic_mut(table)?;
         let from = topic.committed;
         let to = topic
@@ -88,6 +94,34 @@ impl Playground {
                 topic.name
             )));
         }
+        let erased = topic.erased_in(from, to);
+        let erased_list = erased
+            .iter()
+            .map(|o| o.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if erased.len() == to - from {
+            // Nothing left to write: an empty bronze batch would be noise.
+            let committed = if crash_before_commit {
+                from
+            } else {
+                topic.committed = to;
+                to
+            };
+            self.notice = Some(match lang {
+                Lang::En => format!(
+                    "{}: offsets {from}-{} hold only messages erased by a right-to-be-forgotten request ({erased_list}); nothing was written to bronze, committed offset {committed}.",
+                    TableName::bronze(&table),
+                    to - 1
+                ),
+                Lang::Ru => format!(
+                    "{}: в смещениях {from}-{} только сообщения, удалённые по праву на забвение ({erased_list}); в bronze ничего не записано, закоммиченное смещение {committed}.",
+                    TableName::bronze(&table),
+                    to - 1
+                ),
+            });
+            return Ok(None);
+        }
         let name = format!("{}:0:{from}-{}", topic.name, to - 1);
         let (split, files, producer) = topic.micro_batch(from, to);
         let payload: Vec<u8> = split
@@ -95,7 +129,7 @@ impl Playground {
             .iter()
             .flat_map(|r| r.text.bytes().chain(std::iter::once(b'\n')))
             .collect();
-        let notes = if crash_before_commit {
+        let mut notes = if crash_before_commit {
             vec![format!(
                 "the consumer crashed after writing this micro-batch and before committing offset {to}: the next poll delivers offsets {from}-{} again (at-least-once)",
                 to - 1
@@ -103,6 +137,11 @@ impl Playground {
         } else {
             vec![format!("offsets {from}-{} committed", to - 1)]
         };
+        if !erased.is_empty() {
+            notes.push(format!(
+                "offsets {erased_list} skipped: erased by a right-to-be-forgotten request before this poll"
+            ));
+        }
         let info = self
             .commit_batch(NewBatch {
                 table: table.clone(),
@@ -121,6 +160,6 @@ impl Playground {
                 t.committed = to;
             }
         }
-        Ok(info)
+        Ok(Some(info))
     }
 }
