@@ -191,9 +191,24 @@ impl RuleRegistry {
     /// (`| # | Column / scope | Rule | Kind | On failure | Rationale |`),
     /// disabled rules marked, a normalization's declared type after its rule.
     pub fn to_markdown(&self) -> String {
-        let mut s = String::from(
-            "| # | Column / scope | Rule | Kind | On failure | Rationale |\n|---|---|---|---|---|---|\n",
-        );
+        self.to_markdown_in(crate::Lang::En)
+    }
+
+    /// [`RuleRegistry::to_markdown`] with the header and marks in `lang`
+    /// (rule ids, expressions, kinds and actions stay: they are the
+    /// registry's own terms); the rationales are as written.
+    pub fn to_markdown_in(&self, lang: crate::Lang) -> String {
+        let (header, off) = match lang {
+            crate::Lang::En => (
+                "| # | Column / scope | Rule | Kind | On failure | Rationale |",
+                "off",
+            ),
+            crate::Lang::Ru => (
+                "| № | Колонка / область | Правило | Вид | При ошибке | Обоснование |",
+                "выкл.",
+            ),
+        };
+        let mut s = format!("{header}\n|---|---|---|---|---|---|\n");
         for r in &self.rules {
             let mut rule = r.resolved_expression();
             if let Some(l) = &r.lookup {
@@ -205,7 +220,7 @@ impl RuleRegistry {
             let id = if r.enabled {
                 r.id.clone()
             } else {
-                format!("{} (off)", r.id)
+                format!("{} ({off})", r.id)
             };
             if let Some(t) = r.cast {
                 rule = format!("{rule} → {t}");
@@ -315,6 +330,17 @@ mod tests {
         assert_eq!(
             reg.to_markdown(),
             "| # | Column / scope | Rule | Kind | On failure | Rationale |\n|---|---|---|---|---|---|\n| F1 | c | `c > 5` | filter | drop | why \\| not |\n"
+        );
+    }
+
+    #[test]
+    fn markdown_in_russian_translates_header_and_off_mark_only() {
+        let mut off = rule("F1", RuleKind::Filter);
+        off.enabled = false;
+        let reg = RuleRegistry { rules: vec![off] };
+        assert_eq!(
+            reg.to_markdown_in(crate::Lang::Ru),
+            "| № | Колонка / область | Правило | Вид | При ошибке | Обоснование |\n|---|---|---|---|---|---|\n| F1 (выкл.) | c | `c > 5` | filter | drop | why \\| not |\n"
         );
     }
 

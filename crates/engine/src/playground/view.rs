@@ -342,7 +342,7 @@ impl Playground {
             .silver
             .iter()
             .find(|s| s.name == name)
-            .map(|s| s.rules.to_markdown())
+            .map(|s| s.rules.to_markdown_in(self.lang))
             .ok_or_else(|| EngineError::Request(format!("there is no silver table {name}")))
     }
 
