@@ -57,7 +57,7 @@ test('a reload restores the session; a second tab is read-only until it takes ov
   await waitForCount(page, 'bronze.nyc_taxi_yellow', 268, 180_000);
   const after = await state(page);
   assert.deepEqual(after, before);
-  await page.waitForFunction(() => /Saved in this browser · [\d.]+ MB/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await page.waitForFunction(() => /Saved in this browser · [\d.]+ [KM]B/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   console.log(`# after the reload: ${await page.locator('#session-state span').first().innerText()}`);
 
   // A second tab: the same session, read-only, until it takes over.
@@ -66,19 +66,36 @@ test('a reload restores the session; a second tab is read-only until it takes ov
   second.on('dialog', (d) => { asked.push(d.message()); d.accept(); });
   second.on('pageerror', (e) => problems.push(`second tab: ${e.message}`));
   await second.goto(`${APP_URL}?lang=en`);
-  await second.waitForFunction(() => /Open in another tab/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
+  await second.waitForFunction(() => /Read-only: another tab owns this session/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
   await waitForCount(second, 'silver.nyc_taxi_yellow', before.counts['silver.nyc_taxi_yellow'], 180_000);
-  // The read-only tab refuses a change and shows the rule in effect again.
-  await second.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
-  await second.waitForFunction(() => /This tab does not own the saved session: take over to make changes/.test(document.body.innerText), null, { timeout: 30_000 });
-  await second.waitForFunction(() => document.querySelector('#rule-F2 textarea.rule-expr')?.value === 'total_amount > 200', null, { timeout: 30_000 });
+  // Nothing that would change the lake can be used there: each control is
+  // off, and says why.
+  const locked = (tab) => tab.evaluate(() => ['#run-mode', '#run-now', '#replay', '#example-picker', '#reload-scenario', '#bronze-mode',
+    '#file-bronze-nyc_taxi_yellow', '#rule-F2 textarea.rule-expr', '#rule-F2 select.rule-action', '#add-filter']
+    .map((sel) => { const el = document.querySelector(sel); return `${sel}: ${el === null ? 'missing' : el.matches(':disabled') ? 'off' : 'ON'}`; }));
+  const lockedSelectors = (await locked(second)).filter((l) => !l.endsWith(': off'));
+  assert.deepEqual(lockedSelectors, [], 'every control that changes the lake is off in the read-only tab');
+  assert.match(await second.locator('#run-now').getAttribute('title'), /Read-only tab: another tab owns this session/);
+  // Reading stays possible: another table, its rows.
+  await second.click('#card-silver-quarantine');
+  await second.waitForFunction(() => document.querySelector('#table-title')?.textContent === 'silver.quarantine', null, { timeout: 30_000 });
+  // The language is no change of the session: switching it there and back
+  // leaves nothing to discard (taking over asks nothing).
+  await second.click('#lang-switch');
+  await second.waitForFunction(() => /Только чтение/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await second.click('#lang-switch');
+  await second.waitForFunction(() => /Read-only/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   assert.equal(await count(second, 'silver.nyc_taxi_yellow'), before.counts['silver.nyc_taxi_yellow']);
   await second.click('#take-over');
   assert.deepEqual(asked, [], 'nothing to discard: no question');
   await second.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
-  await page.waitForFunction(() => /Another tab took over/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  // The first tab lost the session: it says so, its controls are off, and it can take it back.
+  await page.waitForFunction(() => /Another tab took this session over/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  assert.deepEqual((await locked(page)).filter((l) => !l.endsWith(': off')), [], 'the tab that lost the session is read-only');
+  assert.equal(await page.locator('#session-state #take-over').count(), 1);
   await waitForCount(second, 'silver.nyc_taxi_yellow', before.counts['silver.nyc_taxi_yellow'], 180_000);
   assert.equal(await second.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 200');
+  assert.equal(await second.locator('#run-now').isDisabled(), false);
 
   // Start fresh (confirmed): the default example, as on a first visit.
   await second.click('#start-fresh');

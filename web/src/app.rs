@@ -25,7 +25,8 @@ use crate::components::status::EngineStatusBar;
 use crate::components::table::TablePanel;
 use crate::components::topbar::{Loaded, TopBar};
 use crate::components::trail::TrailDialog;
-use crate::engine::Engine;
+use crate::components::Locked;
+use crate::engine::{Engine, SessionState};
 use crate::i18n::t;
 use crate::state::{Action, Banner, State};
 use crate::ui::{confirm, initial_lang};
@@ -35,15 +36,50 @@ const EDIT_DEBOUNCE_MS: u32 = 300;
 
 type Dispatcher = UseReducerDispatcher<State>;
 
+/// An editor's pending send: its timer, and whether it has fired.
+type EditSlot = Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>>;
+
+/// The page: creates the engine and tells every panel whether this tab may
+/// change the lake ([`Locked`]: not while another tab owns the saved session).
 #[function_component(App)]
 pub fn app() -> Html {
     let engine = use_memo((), |_| Engine::new());
+    let locked = use_state(|| Locked(false));
+    {
+        let (engine, locked) = (engine.clone(), locked.clone());
+        use_effect_with((), move |_| {
+            engine.listen_session(Callback::from(move |s: SessionState| {
+                locked.set(Locked(matches!(
+                    s,
+                    SessionState::ReadOnly | SessionState::Lost
+                )));
+            }));
+        });
+    }
+    html! {
+        <ContextProvider<Locked> context={*locked}>
+            <Playground engine={(*engine).clone()} />
+        </ContextProvider<Locked>>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct PlaygroundProps {
+    engine: Engine,
+}
+
+#[function_component(Playground)]
+fn playground(p: &PlaygroundProps) -> Html {
+    let engine = use_memo((), {
+        let engine = p.engine.clone();
+        move |_| engine
+    });
     let state = use_reducer(|| State::new(initial_lang()));
     let dispatch = state.dispatcher();
     // One pending timer per editor, so a gold edit never cancels a rule edit.
     // With it, whether it has fired (an edit not sent yet counts as unsaved).
-    let rules_timer: Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>> = use_mut_ref(|| None);
-    let gold_timer: Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>> = use_mut_ref(|| None);
+    let rules_timer: EditSlot = use_mut_ref(|| None);
+    let gold_timer: EditSlot = use_mut_ref(|| None);
     let lang = state.lang;
 
     // Every answer lands here. `reseed` re-seeds the editors from a snapshot.
@@ -170,7 +206,7 @@ pub fn app() -> Html {
     // Editors send their request once typing pauses; a newer edit replaces the pending one.
     let send_debounced = {
         let (engine, answer) = (engine.clone(), answer(false));
-        move |slot: &Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>>, request: Request| {
+        move |slot: &EditSlot, request: Request| {
             // The edit it replaces (cancelled when its timer is dropped) is no
             // longer waiting; this one is, until it is sent.
             let replaced = slot

@@ -90,8 +90,8 @@ pub enum SessionState {
     /// erased records (the files as dropped), so they were deleted. With
     /// `lake_kept`, the lake saved in the browser's storage (which holds no
     /// erased record) goes on being saved after every change; without it,
-    /// this session goes on in this tab, not saved.
-    Erased { lake_kept: bool },
+    /// this session goes on in this tab, not saved. `used` as for `Saved`.
+    Erased { lake_kept: bool, used: Option<u64> },
 }
 
 /// Texts of the requests this tab refuses (in the page's language).
@@ -148,7 +148,7 @@ struct Inner {
     last_status: EngineStatus,
     seed: u128,
     session: SessionState,
-    session_listener: Callback<SessionState>,
+    session_listeners: Vec<Callback<SessionState>>,
     problems: Callback<String>,
     /// Changes answered in this tab that are not in the saved session
     /// (read-only or lost tab, storage full, a save that failed).
@@ -206,7 +206,7 @@ impl Engine {
             },
             seed: session_seed(),
             session: SessionState::Opening,
-            session_listener: Callback::noop(),
+            session_listeners: vec![],
             problems: Callback::noop(),
             unsaved: 0,
             edits_waiting: 0,
@@ -339,17 +339,23 @@ impl Engine {
         let this = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let used = crate::session::used_bytes().await;
-            if matches!(this.0.borrow().session, SessionState::Saved { .. }) {
-                this.set_session(SessionState::Saved { used });
+            let now = this.0.borrow().session.clone();
+            match now {
+                SessionState::Saved { .. } => this.set_session(SessionState::Saved { used }),
+                SessionState::Erased { lake_kept, .. } => {
+                    this.set_session(SessionState::Erased { lake_kept, used })
+                }
+                _ => {}
             }
         });
     }
 
-    /// From now on `listener` hears every change of [`SessionState`] (the current one first).
+    /// From now on `listener` hears every change of [`SessionState`] (the
+    /// current one first), as does every listener added before.
     pub fn listen_session(&self, listener: Callback<SessionState>) {
         let current = {
             let mut inner = self.0.borrow_mut();
-            inner.session_listener = listener.clone();
+            inner.session_listeners.push(listener.clone());
             inner.session.clone()
         };
         listener.emit(current);
@@ -393,7 +399,10 @@ impl Engine {
         let this = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
             match crate::session::clear().await {
-                Ok(()) => this.set_session(SessionState::Erased { lake_kept }),
+                Ok(()) => this.set_session(SessionState::Erased {
+                    lake_kept,
+                    used: None,
+                }),
                 Err(e) => this.set_session(SessionState::NotSaved(e)),
             }
             this.refresh_used();
@@ -431,9 +440,11 @@ impl Engine {
                 return;
             }
             inner.session = state.clone();
-            inner.session_listener.clone()
+            inner.session_listeners.clone()
         };
-        cb.emit(state);
+        for cb in cb {
+            cb.emit(state.clone());
+        }
     }
 
     fn spawn(&self) {
@@ -696,7 +707,9 @@ impl Engine {
                             }
                         } else if p.save && matches!(inner.session, SessionState::Saved { .. }) {
                             self.save(&p, clear, saved, format!("{:032x}", inner.seed));
-                        } else if p.save {
+                        } else if p.save && !matches!(p.request, Request::SetLang { .. }) {
+                            // The language is kept apart (see `ui::remember_lang`):
+                            // switching it in a tab that saves nothing loses nothing.
                             inner.unsaved += 1;
                         }
                         inner.journal.push(Journaled {

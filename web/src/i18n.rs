@@ -101,6 +101,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "recomputed" => ("recomputed in", "пересчитано за"),
         "ms" => ("ms", "мс"),
         "mb" => ("MB", "МБ"),
+        "kb" => ("KB", "КБ"),
+        "bytes_unit" => ("B", "Б"),
         "stale" => (
             "The pipeline has errors (listed here, and marked at their rule or model): showing the results of the last good run.",
             "В пайплайне ошибки (перечислены здесь и отмечены у правила или модели): показаны результаты последнего успешного запуска.",
@@ -149,13 +151,25 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Начать заново? Всё сохранённое в браузере (файлы, версии, правки правил) будет удалено, откроется пример по умолчанию.",
         ),
         "read_only" => (
-            "Open in another tab: changes here are not saved",
-            "Открыто в другой вкладке: изменения здесь не сохраняются",
+            "Read-only: another tab owns this session. This tab shows it as it was when opened and does not follow that tab's changes",
+            "Только чтение: сессией владеет другая вкладка. Здесь она показана такой, какой была при открытии, и не обновляется вслед за той вкладкой",
         ),
         "take_over" => ("Take over", "Перехватить"),
+        "take_over_hint" => (
+            "Reload this tab as the owner: it shows the latest saved state and the other tab becomes read-only",
+            "Перезагрузить эту вкладку владельцем: она покажет последнее сохранённое состояние, а другая вкладка станет только для чтения",
+        ),
         "taken_over" => (
-            "Another tab took over: changes here are no longer saved",
-            "Другая вкладка перехватила сессию: изменения здесь больше не сохраняются",
+            "Another tab took this session over: this tab is read-only now and no longer follows it",
+            "Другая вкладка перехватила сессию: эта вкладка теперь только для чтения и за ней не следит",
+        ),
+        "locked_hint" => (
+            "Read-only tab: another tab owns this session. Take over (top bar) to make changes here",
+            "Вкладка только для чтения: сессией владеет другая вкладка. Чтобы вносить изменения, нажмите «Перехватить» вверху",
+        ),
+        "reload_hint" => (
+            "Reload this tab to see the latest saved state (still read-only)",
+            "Перезагрузить вкладку, чтобы увидеть последнее сохранённое состояние (по-прежнему только чтение)",
         ),
         "reload_page" => ("Reload", "Перезагрузить"),
         "restore_problem" => (
@@ -258,9 +272,30 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "One JSON message per line (null = tombstone). Produce appends to the topic; Poll writes a micro-batch to bronze and commits the offset; a crash before the commit makes the next poll deliver the same messages again.",
             "Одно JSON-сообщение на строку (null — tombstone). Produce дописывает в топик; Poll пишет микробатч в bronze и коммитит offset; падение до коммита — и следующий poll доставит те же сообщения снова.",
         ),
-        "produce" => ("Produce", "Produce"),
-        "poll" => ("Poll", "Poll"),
-        "poll_crash" => ("Poll, crash before commit", "Poll и падение до коммита"),
+        "produce" => ("Produce", "Отправить (produce)"),
+        "poll" => ("Poll", "Прочитать (poll)"),
+        "poll_crash" => ("Poll, crash before commit", "Прочитать и упасть до коммита"),
+        "lag" => ("lag", "отставание"),
+        "erased_waiting" => ("of them erased", "из них удалено"),
+        "erased_waiting_hint" => (
+            "Erased by a right-to-be-forgotten request: a poll skips them and commits their offsets; nothing of them reaches bronze",
+            "Удалены по праву на забвение: чтение пропустит их и закоммитит их смещения; в bronze они не попадут",
+        ),
+        "cp_bronze_table" => ("bronze table", "таблица bronze"),
+        "cp_last_ingest_ts" => ("last _ingest_ts read", "последний прочитанный _ingest_ts"),
+        "cp_mode" => ("mode", "режим"),
+        "event" => ("event", "событие"),
+        "step_passed" => ("passed", "пройдено"),
+        "step_failed" => ("failed", "не прошло"),
+        "step_unchanged" => ("unchanged", "без изменений"),
+        "cp_full" => ("full", "полный"),
+        "cp_incremental" => ("incremental", "инкрементальный"),
+        "run_word" => ("run", "запуск"),
+        "tab" => ("tab", "табуляция"),
+        "typed" => ("typed", "типизированно"),
+        "json_lines" => ("JSON Lines", "JSON Lines (объект на строку)"),
+        "json_array" => ("JSON array", "JSON-массив"),
+        "json_pretty" => ("JSON (pretty-printed)", "JSON (многострочный)"),
         "restored" => ("restored as a new version", "восстановлена новой версией"),
         "produced" => ("messages produced to the topic", "отправлено сообщений в топик"),
         "read_again_ok" => ("read again, appended as a new batch", "прочитан заново и добавлен новым батчем"),
@@ -341,7 +376,33 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
     }
 }
 
-/// "1 row" / "5 rows"; "1 строка" / "3 строки" / "5 строк".
+/// Texts of the page's own that messages (banners) are made of.
+const MESSAGE_KEYS: &[&str] = &[
+    "refused_restoring",
+    "refused_read_only",
+    "drop_on_bronze",
+    "restore_problem",
+    "ingest_ok",
+    "flagged",
+    "forgotten",
+    "produced",
+    "read_again_ok",
+    "restored",
+    "cancelled",
+];
+
+/// `text` (a message shown in `from`) with the page's own texts in it said
+/// in `to`, for a language switch; what the engine wrote stays as written.
+pub fn retranslate(text: &str, from: Lang, to: Lang) -> String {
+    let mut out = text.to_string();
+    if from != to {
+        for key in MESSAGE_KEYS {
+            out = out.replace(t(from, key), t(to, key));
+        }
+    }
+    out
+}
+
 /// "checkpoint(s)" with the right plural form.
 pub fn checkpoints_word(lang: Lang, n: usize) -> &'static str {
     match lang {
@@ -355,6 +416,7 @@ pub fn checkpoints_word(lang: Lang, n: usize) -> &'static str {
     }
 }
 
+/// "1 row" / "5 rows"; "1 строка" / "3 строки" / "5 строк".
 pub fn rows_word(lang: Lang, n: usize) -> &'static str {
     match lang {
         Lang::En => {

@@ -241,7 +241,12 @@ impl Reducible for State {
                 s.first_page();
                 s.view = Some(v);
             }
-            Action::SetLang(lang) => s.lang = lang,
+            Action::SetLang(lang) => {
+                for b in &mut s.banners {
+                    b.text = crate::i18n::retranslate(&b.text, s.lang, lang);
+                }
+                s.lang = lang;
+            }
             Action::Loading { other } => {
                 if other {
                     s.selected = None;

@@ -4,6 +4,7 @@
 use medallion_protocol::{BatchInfo, IngestOptions, Lang, SourceFormat};
 use yew::prelude::*;
 
+use crate::components::{locked_hint, use_locked};
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -16,7 +17,7 @@ pub struct LogProps {
 /// "delimiter ';', quote '"', header line, 1 line skipped" in `lang`.
 fn dialect_text(lang: Lang, d: &medallion_protocol::CsvDialect) -> String {
     let delim = match d.delimiter {
-        '\t' => "tab".to_string(),
+        '\t' => t(lang, "tab").to_string(),
         c => format!("'{c}'"),
     };
     let mut s = format!(
@@ -53,6 +54,7 @@ fn short(s: &str, n: usize) -> String {
 #[function_component(BatchLog)]
 pub fn batch_log(p: &LogProps) -> Html {
     let lang = p.lang;
+    let locked = use_locked();
     html! {
         <div class="batches" id="batch-log">
             <h4>{ t(lang, "batches") }</h4>
@@ -78,7 +80,7 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     if let Some(by) = &b.superseded_by {
                                         { " " }<span class="muted superseded" title={by.clone()}>{ format!("{} {}", t(lang, "superseded_by"), short(by, 8)) }</span>
                                     } else if b.landing_path.is_some() {
-                                        { " " }<button class="ghost small reread" onclick={reread}>{ t(lang, "read_again") }</button>
+                                        { " " }<button class="ghost small reread" disabled={locked} title={locked_hint(lang, locked)} onclick={reread}>{ t(lang, "read_again") }</button>
                                     }
                                     if !b.header_renames.is_empty() {
                                         <div class="note header-renames">
@@ -89,7 +91,7 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     { for b.notes.iter().map(|n| html!{ <div class="note">{ n }</div> }) }
                                     { for b.skipped_lines.iter().map(|l| html!{ <div class="note mono">{ format!("{}: {l}", t(lang, "kept_aside")) }</div> }) }
                                 </td>
-                                <td class="batch-format">{ b.format.label() }{ if b.mode.is_typed() { format!(" · typed {}", b.mode.label()) } else { String::new() } }<div class="muted">{ dialect }</div><div class="muted">{ &b.encoding }</div></td>
+                                <td class="batch-format">{ b.format.label() }{ if b.mode.is_typed() { format!(" · {} {}", t(lang, "typed"), b.mode.label()) } else { String::new() } }<div class="muted">{ dialect }</div><div class="muted">{ &b.encoding }</div></td>
                                 <td>
                                     { b.records }
                                     if b.dropped_records > 0 {
@@ -132,6 +134,7 @@ fn input_value(e: &Event) -> String {
 #[function_component(ReingestDialog)]
 pub fn reingest_dialog(p: &DialogProps) -> Html {
     let lang = p.lang;
+    let locked = use_locked();
     let opts = use_state(|| {
         let mut o = p.batch.options.clone();
         if let Some(d) = &p.batch.dialect {
@@ -211,12 +214,12 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
                         "csv" => Some(SourceFormat::Csv), "json_lines" => Some(SourceFormat::JsonLines),
                         "json_array" => Some(SourceFormat::JsonArray), "json" => Some(SourceFormat::Json),
                         "parquet" => Some(SourceFormat::Parquet), _ => None })}>
-                        { opt("auto", t(lang, "detect"), format) }{ opt("csv", "CSV", format) }{ opt("json_lines", "JSON Lines", format) }
-                        { opt("json_array", "JSON array", format) }{ opt("json", "JSON (pretty-printed)", format) }{ opt("parquet", "Parquet", format) }
+                        { opt("auto", t(lang, "detect"), format) }{ opt("csv", "CSV", format) }{ opt("json_lines", t(lang, "json_lines"), format) }
+                        { opt("json_array", t(lang, "json_array"), format) }{ opt("json", t(lang, "json_pretty"), format) }{ opt("parquet", "Parquet", format) }
                     </select>
                     <label>{ t(lang, "delimiter") }</label>
                     <select id="opt-delimiter" onchange={set(|o, v| o.delimiter = match v.as_str() { "auto" => None, "tab" => Some('\t'), s => s.chars().next() })}>
-                        { opt("auto", t(lang, "detect"), &delim) }{ opt(",", ",", &delim) }{ opt(";", ";", &delim) }{ opt("tab", "tab", &delim) }{ opt("|", "|", &delim) }
+                        { opt("auto", t(lang, "detect"), &delim) }{ opt(",", ",", &delim) }{ opt(";", ";", &delim) }{ opt("tab", t(lang, "tab"), &delim) }{ opt("|", "|", &delim) }
                     </select>
                     <label>{ t(lang, "quote") }</label>
                     <select id="opt-quote" onchange={set(|o, v| o.quote = match v.as_str() { "auto" => None, s => s.chars().next() })}>
@@ -252,7 +255,7 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
                     { t(lang, "remember_options") }
                 </label>
                 <div class="modal-actions">
-                    <button id="reingest-submit" onclick={submit}>{ t(lang, "ingest_new_batch") }</button>
+                    <button id="reingest-submit" disabled={locked} title={locked_hint(lang, locked)} onclick={submit}>{ t(lang, "ingest_new_batch") }</button>
                     <button class="ghost" onclick={close}>{ t(lang, "close") }</button>
                 </div>
             </div>

@@ -4,6 +4,7 @@
 use medallion_protocol::{Lang, TableName, VersionInfo};
 use yew::prelude::*;
 
+use crate::components::{locked_hint, use_locked};
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -22,11 +23,31 @@ fn label(lang: Lang, v: &VersionInfo) -> String {
     format!(
         "v{} · {} · {} · {} {}",
         v.version,
-        v.operation,
+        operation_text(lang, &v.operation),
         detail_text(lang, &v.detail),
         v.rows,
         crate::i18n::rows_word(lang, v.rows)
     )
+}
+
+/// A commit's operation as the log names it (Delta's names: `WRITE`,
+/// `APPEND`, `DELETE`, `RESTORE`, `CREATE TABLE`, `MERGE`), glossed in
+/// Russian (`WRITE (запись)`); the name itself stays, as in every tool.
+pub fn operation_text(lang: Lang, operation: &str) -> String {
+    let gloss = match operation {
+        "WRITE" => "запись",
+        "APPEND" => "добавление",
+        "DELETE" => "удаление",
+        "RESTORE" => "восстановление",
+        "CREATE TABLE" => "создание таблицы",
+        "MERGE" => "слияние",
+        _ => "",
+    };
+    if lang == Lang::En || gloss.is_empty() {
+        operation.to_string()
+    } else {
+        format!("{operation} ({gloss})")
+    }
 }
 
 /// The engine writes commit details in English ("batch 3: f.csv", "run 12
@@ -49,6 +70,7 @@ pub fn detail_text(lang: Lang, detail: &str) -> String {
 #[function_component(VersionBar)]
 pub fn version_bar(p: &Props) -> Html {
     let lang = p.lang;
+    let locked = use_locked();
     let Some(current) = p.versions.last().map(|v| v.version) else {
         return html! {};
     };
@@ -92,7 +114,7 @@ pub fn version_bar(p: &Props) -> Html {
                             <tr class={classes!((!v.readable).then_some("expired"))}>
                                 <td>{ v.version }</td>
                                 <td>{ fmt_ts(v.ts_micros) }</td>
-                                <td class="mono">{ &v.operation }</td>
+                                <td class="mono">{ operation_text(lang, &v.operation) }</td>
                                 <td>{ detail_text(lang, &v.detail) }</td>
                                 <td>{ v.rows }</td>
                                 <td class="added">{ v.rows_added }</td>
@@ -104,10 +126,10 @@ pub fn version_bar(p: &Props) -> Html {
             </details>
             if let Some(v) = p.viewing {
                 <span class="travel" id="time-travel">
-                    { format!("{} {v} {} {current}", t(lang, "travel_reading"), t(lang, "travel_current")) }
+                    { format!("{} {v}{} {current}", t(lang, "travel_reading"), t(lang, "travel_current")) }
                     <button class="ghost small" id="back-to-current" onclick={back}>{ t(lang, "back_to_current") }</button>
                     if let Some(restore) = restore.filter(|_| !bronze) {
-                        <button class="small" id="restore-version" onclick={restore}>{ format!("{} {v}", t(lang, "restore")) }</button>
+                        <button class="small" id="restore-version" disabled={locked} title={locked_hint(lang, locked)} onclick={restore}>{ format!("{} {v}", t(lang, "restore")) }</button>
                     }
                     if bronze {
                         <span class="muted">{ t(lang, "bronze_no_restore") }</span>

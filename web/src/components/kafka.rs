@@ -4,6 +4,7 @@
 use medallion_protocol::{KafkaMessage, Lang, TopicView};
 use yew::prelude::*;
 
+use crate::components::{locked_hint, use_locked};
 use crate::i18n::t;
 
 /// Messages offered in the Kafka panel of the taxi example: two trips in July 2020.
@@ -52,6 +53,8 @@ pub fn messages_of(text: &str) -> Vec<KafkaMessage> {
 #[function_component(KafkaPanel)]
 pub fn kafka_panel(p: &Props) -> Html {
     let lang = p.lang;
+    let locked = use_locked();
+    let hint = locked_hint(lang, locked);
     let text = use_state(|| p.sample.clone());
     let oninput = {
         let text = text.clone();
@@ -73,14 +76,19 @@ pub fn kafka_panel(p: &Props) -> Html {
         <details class="kafka" id="kafka-panel">
             <summary>
                 { format!("Kafka: {}:{} · ", tp.topic, tp.partition) }
-                <span id="kafka-offsets">{ format!("{} {} · {} {} · lag {}", t(lang, "end_offset"), tp.end_offset, t(lang, "committed"), tp.committed_offset, tp.lag) }</span>
+                <span id="kafka-offsets">
+                    { format!("{} {} · {} {} · {} {}", t(lang, "end_offset"), tp.end_offset, t(lang, "committed"), tp.committed_offset, t(lang, "lag"), tp.lag) }
+                    if tp.erased_waiting > 0 {
+                        <span class="muted" id="kafka-erased" title={t(lang, "erased_waiting_hint")}>{ format!(" ({} {})", tp.erased_waiting, t(lang, "erased_waiting")) }</span>
+                    }
+                </span>
             </summary>
             <p class="muted">{ t(lang, "kafka_hint") }</p>
-            <textarea id="kafka-messages" class="mono" rows="4" spellcheck="false" value={(*text).clone()} {oninput} />
+            <textarea id="kafka-messages" class="mono" rows="4" spellcheck="false" readonly={locked} value={(*text).clone()} {oninput} />
             <div class="kafka-actions">
-                <button class="small" id="kafka-produce" onclick={produce}>{ t(lang, "produce") }</button>
-                <button class="small" id="kafka-poll" disabled={tp.lag == 0} onclick={poll(false)}>{ t(lang, "poll") }</button>
-                <button class="small" id="kafka-crash" disabled={tp.lag == 0} onclick={poll(true)}>{ t(lang, "poll_crash") }</button>
+                <button class="small" id="kafka-produce" disabled={locked} title={hint.clone()} onclick={produce}>{ t(lang, "produce") }</button>
+                <button class="small" id="kafka-poll" disabled={locked || tp.lag == 0} title={hint.clone()} onclick={poll(false)}>{ t(lang, "poll") }</button>
+                <button class="small" id="kafka-crash" disabled={locked || tp.lag == 0} title={hint} onclick={poll(true)}>{ t(lang, "poll_crash") }</button>
             </div>
         </details>
     }

@@ -7,6 +7,7 @@ use medallion_protocol::{
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+use crate::components::{locked_hint, use_locked};
 use crate::i18n::{rows_word, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -86,6 +87,8 @@ fn read_as_utc_hints(lang: Lang, hints: &[ReadAsUtcView], bronze: &TableName) ->
 #[function_component(PipelineStrip)]
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
+    let locked = use_locked();
+    let hint = locked_hint(lang, locked);
     let card = |name: &TableName, count: usize, layer: &str, extra: Html| {
         let has_error = p
             .gold
@@ -153,8 +156,8 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 <div class="drop">
                     <div class="hint mono">{ mode_label(lang, mode) }</div>
                     { read_as_utc_hints(lang, &p.read_as_utc, &tv.name) }
-                    <label class="file-button" for={input_id.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
-                    <input id={input_id} type="file" multiple=true accept=".csv,.tsv,.json,.jsonl,.ndjson,.txt,.parquet" {onchange} />
+                    <label class={classes!("file-button", locked.then_some("disabled"))} for={input_id.clone()} title={hint.clone()} onclick={stop}>{ t(lang, "add_file") }</label>
+                    <input id={input_id} type="file" disabled={locked} multiple=true accept=".csv,.tsv,.json,.jsonl,.ndjson,.txt,.parquet" {onchange} />
                     <span class="hint">{ t(lang, "drop_here") }</span>
                 </div>
             };
@@ -293,7 +296,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
                 <h3>{ "Bronze" }<small>{ t(lang, "bronze_hint") }</small></h3>
                 <label class="bronze-mode" title={t(lang, "bronze_mode_hint")}>
                     { t(lang, "bronze_mode") }
-                    <select id="bronze-mode" onchange={on_mode}>
+                    <select id="bronze-mode" disabled={locked} title={hint.clone()} onchange={on_mode}>
                         // Tables stored in different ways (as the scenario defines them).
                         if mixed {
                             <option value="" selected=true disabled=true>{ t(lang, "mode_mixed") }</option>

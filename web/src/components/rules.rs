@@ -6,6 +6,7 @@ use medallion_protocol::{
 };
 use yew::prelude::*;
 
+use crate::components::{locked_hint, use_locked};
 use crate::i18n::t;
 
 #[derive(Properties, PartialEq, Clone)]
@@ -94,6 +95,7 @@ fn stat_text(lang: Lang, rule: &Rule, stat: Option<&RuleStat>) -> String {
 #[function_component(RulesPanel)]
 pub fn rules_panel(p: &Props) -> Html {
     let lang = p.lang;
+    let locked = use_locked();
     let Some(silver) = &p.silver else {
         return html! {};
     };
@@ -172,132 +174,135 @@ pub fn rules_panel(p: &Props) -> Html {
                 <button class="ghost small" onclick={on_export}>{ t(lang, "export_md") }</button>
             </div>
             <p class="muted">{ t(lang, "rules_hint") }</p>
-            { for p.draft.iter().enumerate().map(|(i, rule)| {
-                let engine_view = silver.rules.iter().find(|r| r.rule.id == rule.id);
-                let error = engine_view.and_then(|r| r.error.clone());
-                let stat_ref = engine_view.and_then(|r| r.stat.as_ref());
-                let stat = stat_text(lang, rule, stat_ref);
-                // The sample of failing rows, then this rule's figures in the last runs.
-                let table_short = silver.name.name().to_string();
-                let runs: Vec<String> = p
-                    .history
-                    .iter()
-                    .rev()
-                    .take(8)
-                    .filter_map(|r| {
-                        r.rules
-                            .iter()
-                            .find(|s| s.rule_id == rule.id && s.silver_table == table_short)
-                            .map(|s| format!("run {}: {} / {}", r.run, s.failed, s.checked))
-                    })
-                    .collect();
-                let mut sample = stat_ref.map(|s| s.sample.join("\n")).unwrap_or_default();
-                if !runs.is_empty() {
-                    if !sample.is_empty() {
-                        sample.push_str("\n\n");
+            // Read-only tab: every editor below is off (a disabled fieldset).
+            <fieldset class="rule-list" disabled={locked} title={locked_hint(lang, locked)}>
+                { for p.draft.iter().enumerate().map(|(i, rule)| {
+                    let engine_view = silver.rules.iter().find(|r| r.rule.id == rule.id);
+                    let error = engine_view.and_then(|r| r.error.clone());
+                    let stat_ref = engine_view.and_then(|r| r.stat.as_ref());
+                    let stat = stat_text(lang, rule, stat_ref);
+                    // The sample of failing rows, then this rule's figures in the last runs.
+                    let table_short = silver.name.name().to_string();
+                    let runs: Vec<String> = p
+                        .history
+                        .iter()
+                        .rev()
+                        .take(8)
+                        .filter_map(|r| {
+                            r.rules
+                                .iter()
+                                .find(|s| s.rule_id == rule.id && s.silver_table == table_short)
+                                .map(|s| format!("{} {}: {} / {}", t(lang, "run_word"), r.run, s.failed, s.checked))
+                        })
+                        .collect();
+                    let mut sample = stat_ref.map(|s| s.sample.join("\n")).unwrap_or_default();
+                    if !runs.is_empty() {
+                        if !sample.is_empty() {
+                            sample.push_str("\n\n");
+                        }
+                        sample.push_str(&format!("{}\n{}", t(lang, "rule_runs"), runs.join("\n")));
                     }
-                    sample.push_str(&format!("{}\n{}", t(lang, "rule_runs"), runs.join("\n")));
-                }
-                let on_action = {
-                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
-                    Callback::from(move |e: Event| {
-                        let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
-                        let mut rules = draft.clone();
-                        if let Some(r) = rules.get_mut(i) {
-                            r.action = match el.value().as_str() {
-                                "warn" => Some(Action::Warn),
-                                "fail" => Some(Action::Fail),
-                                _ => Some(Action::Drop),
-                            };
-                        }
-                        cb.emit(rules);
-                    })
-                };
-                let on_cast = {
-                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
-                    Callback::from(move |cast: Option<ColumnType>| {
-                        let mut rules = draft.clone();
-                        if let Some(r) = rules.get_mut(i) {
-                            r.cast = cast;
-                        }
-                        cb.emit(rules);
-                    })
-                };
-                let action = rule.action();
-                let toggle = {
-                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
-                    Callback::from(move |_| {
-                        let mut rules = draft.clone();
-                        if let Some(r) = rules.get_mut(i) {
-                            r.enabled = !r.enabled;
-                        }
-                        cb.emit(rules);
-                    })
-                };
-                let on_expr = text_input(edit(i, |r, v| r.expression = v));
-                let kind_class = rule.kind.as_str();
-                html! {
-                    <div class={classes!("rule", kind_class, (!rule.enabled).then_some("disabled"), error.is_some().then_some("has-error"))} id={format!("rule-{}", rule.id)}>
-                        <div class="rule-head">
-                            <input type="checkbox" class="rule-enabled" checked={rule.enabled} onclick={toggle} title={t(lang, "enabled")} />
-                            <span class="rule-id">{ &rule.id }</span>
-                            <span class={classes!("kind", kind_class)}>{ t(lang, kind_class) }</span>
-                            <input class="mono rule-column" value={rule.column.clone()} title={rule.column.clone()}
-                                oninput={line_input(edit(i, |r, v| r.column = v))} />
-                            <span class="rule-stat" title={sample}>{ stat }</span>
-                            <select class={classes!("rule-action", action.as_str())} title={t(lang, "on_failure")} onchange={on_action}>
-                                { for [Action::Warn, Action::Drop, Action::Fail].into_iter().map(|a| html! {
-                                    <option value={a.as_str()} selected={a == action} title={t(lang, &format!("action_{}", a.as_str()))}>{ a.as_str() }</option>
-                                }) }
-                            </select>
-                            <button class="ghost small delete" title={t(lang, "delete_rule")} onclick={delete(i)}>{ "×" }</button>
-                        </div>
-                        if let Some(l) = &rule.lookup {
-                            <div class="lookup mono">
-                                { format!("{} {} AS {} ON ", t(lang, "lookup"), l.table, l.alias) }
-                                <input class="mono on" value={l.on.clone()} oninput={line_input(edit(i, |r, v| if let Some(l) = r.lookup.as_mut() { l.on = v }))} />
+                    let on_action = {
+                        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                        Callback::from(move |e: Event| {
+                            let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+                            let mut rules = draft.clone();
+                            if let Some(r) = rules.get_mut(i) {
+                                r.action = match el.value().as_str() {
+                                    "warn" => Some(Action::Warn),
+                                    "fail" => Some(Action::Fail),
+                                    _ => Some(Action::Drop),
+                                };
+                            }
+                            cb.emit(rules);
+                        })
+                    };
+                    let on_cast = {
+                        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                        Callback::from(move |cast: Option<ColumnType>| {
+                            let mut rules = draft.clone();
+                            if let Some(r) = rules.get_mut(i) {
+                                r.cast = cast;
+                            }
+                            cb.emit(rules);
+                        })
+                    };
+                    let action = rule.action();
+                    let toggle = {
+                        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                        Callback::from(move |_| {
+                            let mut rules = draft.clone();
+                            if let Some(r) = rules.get_mut(i) {
+                                r.enabled = !r.enabled;
+                            }
+                            cb.emit(rules);
+                        })
+                    };
+                    let on_expr = text_input(edit(i, |r, v| r.expression = v));
+                    let kind_class = rule.kind.as_str();
+                    html! {
+                        <div class={classes!("rule", kind_class, (!rule.enabled).then_some("disabled"), error.is_some().then_some("has-error"))} id={format!("rule-{}", rule.id)}>
+                            <div class="rule-head">
+                                <input type="checkbox" class="rule-enabled" checked={rule.enabled} onclick={toggle} title={t(lang, "enabled")} />
+                                <span class="rule-id">{ &rule.id }</span>
+                                <span class={classes!("kind", kind_class)}>{ t(lang, kind_class) }</span>
+                                <input class="mono rule-column" value={rule.column.clone()} title={rule.column.clone()}
+                                    oninput={line_input(edit(i, |r, v| r.column = v))} />
+                                <span class="rule-stat" title={sample}>{ stat }</span>
+                                <select class={classes!("rule-action", action.as_str())} title={t(lang, "on_failure")} onchange={on_action}>
+                                    { for [Action::Warn, Action::Drop, Action::Fail].into_iter().map(|a| html! {
+                                        <option value={a.as_str()} selected={a == action} title={t(lang, &format!("action_{}", a.as_str()))}>{ a.as_str() }</option>
+                                    }) }
+                                </select>
+                                <button class="ghost small delete" title={t(lang, "delete_rule")} onclick={delete(i)}>{ "×" }</button>
                             </div>
-                        }
-                        <textarea class="mono rule-expr" rows={if rule.expression.len() > 60 { "2" } else { "1" }} spellcheck="false" value={rule.expression.clone()} oninput={on_expr} />
-                        if rule.kind == RuleKind::Normalize {
-                            <TypeInput value={rule.cast} lang={lang} on_change={on_cast} />
-                        }
-                        if !rule.params.is_empty() {
-                            <div class="params">
-                                <span class="muted">{ t(lang, "params") }</span>
-                                { for rule.params.iter().enumerate().map(|(k, prm)| {
-                                    let (draft, cb) = (p.draft.clone(), p.on_change.clone());
-                                    let oninput = Callback::from(move |e: InputEvent| {
-                                        let el: web_sys::HtmlInputElement = e.target_unchecked_into();
-                                        let mut rules = draft.clone();
-                                        if let Some(pp) = rules.get_mut(i).and_then(|r| r.params.get_mut(k)) {
-                                            pp.value = el.value();
+                            if let Some(l) = &rule.lookup {
+                                <div class="lookup mono">
+                                    { format!("{} {} AS {} ON ", t(lang, "lookup"), l.table, l.alias) }
+                                    <input class="mono on" value={l.on.clone()} oninput={line_input(edit(i, |r, v| if let Some(l) = r.lookup.as_mut() { l.on = v }))} />
+                                </div>
+                            }
+                            <textarea class="mono rule-expr" rows={if rule.expression.len() > 60 { "2" } else { "1" }} spellcheck="false" value={rule.expression.clone()} oninput={on_expr} />
+                            if rule.kind == RuleKind::Normalize {
+                                <TypeInput value={rule.cast} lang={lang} on_change={on_cast} />
+                            }
+                            if !rule.params.is_empty() {
+                                <div class="params">
+                                    <span class="muted">{ t(lang, "params") }</span>
+                                    { for rule.params.iter().enumerate().map(|(k, prm)| {
+                                        let (draft, cb) = (p.draft.clone(), p.on_change.clone());
+                                        let oninput = Callback::from(move |e: InputEvent| {
+                                            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+                                            let mut rules = draft.clone();
+                                            if let Some(pp) = rules.get_mut(i).and_then(|r| r.params.get_mut(k)) {
+                                                pp.value = el.value();
+                                            }
+                                            cb.emit(rules);
+                                        });
+                                        html! {
+                                            <label class="param">{ format!("{{{}}}", prm.name) }
+                                                <input class="mono" id={format!("param-{}-{}", rule.id, prm.name)} value={prm.value.clone()} {oninput} />
+                                            </label>
                                         }
-                                        cb.emit(rules);
-                                    });
-                                    html! {
-                                        <label class="param">{ format!("{{{}}}", prm.name) }
-                                            <input class="mono" id={format!("param-{}-{}", rule.id, prm.name)} value={prm.value.clone()} {oninput} />
-                                        </label>
-                                    }
-                                }) }
-                            </div>
-                        }
-                        if let Some(err) = error {
-                            <div class="rule-error">{ err }</div>
-                        }
-                        <textarea class="rationale" rows="2" placeholder={t(lang, "new_rationale")} value={rule.rationale.clone()}
-                            oninput={text_input(edit(i, |r, v| r.rationale = v))} />
-                    </div>
-                }
-            }) }
-            <div class="add-rules">
-                <span class="muted">{ t(lang, "add_rule") }</span>
-                <button class="ghost small" id="add-filter" onclick={add(RuleKind::Filter)}>{ format!("+ {}", t(lang, "filter")) }</button>
-                <button class="ghost small" id="add-normalize" onclick={add(RuleKind::Normalize)}>{ format!("+ {}", t(lang, "normalize")) }</button>
-                <button class="ghost small" id="add-enrich" onclick={add(RuleKind::Enrich)}>{ format!("+ {}", t(lang, "enrich")) }</button>
-                <button class="ghost small" id="add-expect" onclick={add(RuleKind::Expect)}>{ format!("+ {}", t(lang, "expect")) }</button>
-            </div>
+                                    }) }
+                                </div>
+                            }
+                            if let Some(err) = error {
+                                <div class="rule-error">{ err }</div>
+                            }
+                            <textarea class="rationale" rows="2" placeholder={t(lang, "new_rationale")} value={rule.rationale.clone()}
+                                oninput={text_input(edit(i, |r, v| r.rationale = v))} />
+                        </div>
+                    }
+                }) }
+                <div class="add-rules">
+                    <span class="muted">{ t(lang, "add_rule") }</span>
+                    <button class="ghost small" id="add-filter" onclick={add(RuleKind::Filter)}>{ format!("+ {}", t(lang, "filter")) }</button>
+                    <button class="ghost small" id="add-normalize" onclick={add(RuleKind::Normalize)}>{ format!("+ {}", t(lang, "normalize")) }</button>
+                    <button class="ghost small" id="add-enrich" onclick={add(RuleKind::Enrich)}>{ format!("+ {}", t(lang, "enrich")) }</button>
+                    <button class="ghost small" id="add-expect" onclick={add(RuleKind::Expect)}>{ format!("+ {}", t(lang, "expect")) }</button>
+                </div>
+            </fieldset>
         </div>
     }
 }

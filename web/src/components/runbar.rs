@@ -4,6 +4,7 @@
 use medallion_protocol::{watermarks, Checkpoint, Lang, ReplayReport, RunMode};
 use yew::prelude::*;
 
+use crate::components::{locked_hint, use_locked};
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -22,6 +23,8 @@ pub struct Props {
 #[function_component(RunBar)]
 pub fn run_bar(p: &Props) -> Html {
     let lang = p.lang;
+    let locked = use_locked();
+    let hint = locked_hint(lang, locked);
     let onchange = {
         let cb = p.on_mode.clone();
         Callback::from(move |e: Event| {
@@ -75,15 +78,15 @@ pub fn run_bar(p: &Props) -> Html {
     html! {
         <div class="runbar" id="runbar">
             <label>{ t(lang, "runs") }</label>
-            <select id="run-mode" {onchange}>
+            <select id="run-mode" disabled={locked} title={hint.clone()} {onchange}>
                 <option value="full" selected={!incremental}>{ t(lang, "mode_full") }</option>
                 <option value="incremental" selected={incremental}>{ t(lang, "mode_incremental") }</option>
             </select>
-            <button class="small" id="run-now" onclick={run(false)}>{ t(lang, "run_now") }</button>
+            <button class="small" id="run-now" disabled={locked} title={hint.clone()} onclick={run(false)}>{ t(lang, "run_now") }</button>
             if incremental {
-                <button class="small" id="full-refresh" onclick={run(true)}>{ t(lang, "full_refresh") }</button>
+                <button class="small" id="full-refresh" disabled={locked} title={hint.clone()} onclick={run(true)}>{ t(lang, "full_refresh") }</button>
             }
-            <button class="small" id="replay" onclick={replay}>{ t(lang, "replay") }</button>
+            <button class="small" id="replay" disabled={locked} title={hint} onclick={replay}>{ t(lang, "replay") }</button>
             if let Some((ok, text)) = replay_text {
                 <span id="replay-result" class={classes!("replay-result", if ok { "ok" } else { "bad" })}>{ text }</span>
             }
@@ -96,13 +99,13 @@ pub fn run_bar(p: &Props) -> Html {
                 </summary>
                 <div class="muted">{ t(lang, "watermark_hint") }</div>
                 <table class="grid small" id="checkpoints">
-                    <thead><tr><th>{ "run" }</th><th>{ "bronze_table" }</th><th>{ "last_ingest_ts" }</th><th>{ t(lang, "batch") }</th><th>{ t(lang, "rows") }</th><th>{ "mode" }</th></tr></thead>
+                    <thead><tr><th>{ t(lang, "run_word") }</th><th>{ t(lang, "cp_bronze_table") }</th><th>{ t(lang, "cp_last_ingest_ts") }</th><th>{ t(lang, "batch") }</th><th>{ t(lang, "rows") }</th><th>{ t(lang, "cp_mode") }</th></tr></thead>
                     <tbody>
                         { for p.checkpoints.iter().rev().map(|c| html! {
                             <tr>
                                 <td>{ c.run }</td><td class="mono">{ c.bronze_table.as_str() }</td><td>{ fmt_ts(c.last_ingest_ts_micros) }</td>
                                 <td>{ c.batches }</td><td>{ c.rows }</td>
-                                <td>{ if c.mode == RunMode::Incremental { "incremental" } else { "full" } }</td>
+                                <td>{ t(lang, if c.mode == RunMode::Incremental { "cp_incremental" } else { "cp_full" }) }</td>
                             </tr>
                         }) }
                     </tbody>

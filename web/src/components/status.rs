@@ -20,9 +20,16 @@ pub struct Props {
     pub on_restored: Callback<Response>,
 }
 
-/// `12.3 MB` (`12.3 МБ` in Russian) for a byte count.
-fn megabytes(lang: Lang, bytes: u64) -> String {
-    format!("{:.1} {}", bytes as f64 / 1_000_000.0, t(lang, "mb"))
+/// A byte count for people: `512 B`, `4.2 KB`, `12.3 MB` (decimal units;
+/// `Б`, `КБ`, `МБ` in Russian), so a small file never reads `0.0 MB`.
+fn size_text(lang: Lang, bytes: u64) -> String {
+    if bytes < 1_000 {
+        format!("{bytes} {}", t(lang, "bytes_unit"))
+    } else if bytes < 1_000_000 {
+        format!("{:.1} {}", bytes as f64 / 1_000.0, t(lang, "kb"))
+    } else {
+        format!("{:.1} {}", bytes as f64 / 1_000_000.0, t(lang, "mb"))
+    }
 }
 
 /// One line saying what a progress report is about.
@@ -36,8 +43,8 @@ fn progress_text(lang: Lang, p: &Progress) -> String {
         } => format!(
             "{} {file}: {} / {}, {records} {}",
             t(lang, "progress_reading"),
-            megabytes(lang, *bytes),
-            megabytes(lang, *total_bytes),
+            size_text(lang, *bytes),
+            size_text(lang, *total_bytes),
             t(lang, "progress_records")
         ),
         Progress::Parsing {
@@ -95,7 +102,7 @@ pub fn engine_status_bar(p: &Props) -> Html {
             <div class="engine-status loading-engine" id="engine-status">
                 <span>{ t(lang, "loading_engine") }</span>
                 { bar((*total > 0).then(|| *loaded as f64 / *total as f64)) }
-                <span class="muted">{ if *total > 0 { format!("{} / {}", megabytes(lang, *loaded), megabytes(lang, *total)) } else { megabytes(lang, *loaded) } }</span>
+                <span class="muted">{ if *total > 0 { format!("{} / {}", size_text(lang, *loaded), size_text(lang, *total)) } else { size_text(lang, *loaded) } }</span>
             </div>
         },
         EngineStatus::Starting => html! {
@@ -108,7 +115,7 @@ pub fn engine_status_bar(p: &Props) -> Html {
             <div class="engine-status busy" id="engine-status">
                 <span id="engine-progress-text">{ match (progress, file) {
                     (Some(pr), _) => progress_text(lang, pr),
-                    (None, Some((name, size))) => format!("{} {name} ({})…", t(lang, "sending_file"), megabytes(lang, *size)),
+                    (None, Some((name, size))) => format!("{} {name} ({})…", t(lang, "sending_file"), size_text(lang, *size)),
                     (None, None) => t(lang, "working").into(),
                 } }</span>
                 { bar(progress.as_ref().map(Progress::fraction)) }
@@ -209,25 +216,27 @@ pub fn session_bar(p: &SessionProps) -> Html {
         SessionState::Opening => html! {},
         SessionState::Saved { used } => html! {
             <span class="session" id="session-state">
-                <span title={t(lang, "saved_hint")}>{ t(lang, "saved") }{ used.map(|b| format!(" · {}", megabytes(lang, b))).unwrap_or_default() }</span>
+                <span title={t(lang, "saved_hint")}>{ t(lang, "saved") }{ used.map(|b| format!(" · {}", size_text(lang, b))).unwrap_or_default() }</span>
                 <button class="ghost" id="start-fresh" onclick={start_fresh}>{ t(lang, "start_fresh") }</button>
             </span>
         },
         SessionState::ReadOnly => html! {
             <span class="session warn" id="session-state">
                 <span>{ t(lang, "read_only") }</span>
-                <button class="ghost" id="take-over" onclick={take_over}>{ t(lang, "take_over") }</button>
+                <button class="ghost" id="take-over" title={t(lang, "take_over_hint")} onclick={take_over}>{ t(lang, "take_over") }</button>
+                <button class="ghost" id="reload-page" title={t(lang, "reload_hint")} onclick={reload}>{ t(lang, "reload_page") }</button>
             </span>
         },
         SessionState::Lost => html! {
             <span class="session warn" id="session-state">
                 <span>{ t(lang, "taken_over") }</span>
-                <button class="ghost" onclick={reload}>{ t(lang, "reload_page") }</button>
+                <button class="ghost" id="take-over" title={t(lang, "take_over_hint")} onclick={take_over}>{ t(lang, "take_over") }</button>
+                <button class="ghost" id="reload-page" title={t(lang, "reload_hint")} onclick={reload}>{ t(lang, "reload_page") }</button>
             </span>
         },
-        SessionState::Erased { lake_kept } => html! {
+        SessionState::Erased { lake_kept, used } => html! {
             <span class={if *lake_kept { "session" } else { "session warn" }} id="session-state">
-                <span>{ t(lang, if *lake_kept { "saved_erased" } else { "not_saved_erased" }) }</span>
+                <span>{ t(lang, if *lake_kept { "saved_erased" } else { "not_saved_erased" }) }{ used.filter(|_| *lake_kept).map(|b| format!(" · {}", size_text(lang, b))).unwrap_or_default() }</span>
                 <button class="ghost" id="start-fresh" onclick={start_fresh.clone()}>{ t(lang, "start_fresh") }</button>
             </span>
         },

@@ -11,6 +11,7 @@ use crate::components::batches::BatchLog;
 use crate::components::forget::ForgetPanel;
 use crate::components::history::VersionBar;
 use crate::components::kafka::KafkaPanel;
+use crate::components::{locked_hint, use_locked};
 use crate::i18n::t;
 
 #[derive(Properties, PartialEq, Clone)]
@@ -54,6 +55,8 @@ pub struct Props {
 pub fn table_panel(p: &Props) -> Html {
     let tv = &p.table;
     let lang = p.lang;
+    let locked = use_locked();
+    let hint = locked_hint(lang, locked);
     let first = if tv.row_count == 0 { 0 } else { tv.offset + 1 };
     let last = tv.offset + tv.rows.len();
     let nav = |offset: usize| {
@@ -74,7 +77,7 @@ pub fn table_panel(p: &Props) -> Html {
             html! {
                 <div class="gold-editor">
                     <label>{ t(lang, if p.anti_patterns.gold_reads_bronze { "gold_sql_shortcut" } else { "gold_sql" }) }</label>
-                    <textarea id="gold-sql" class="mono" rows="6" spellcheck="false" value={p.gold_draft.clone()} {oninput} />
+                    <textarea id="gold-sql" class="mono" rows="6" spellcheck="false" readonly={locked} title={hint.clone()} value={p.gold_draft.clone()} {oninput} />
                     if let Some(err) = &g.error {
                         <div class="rule-error" id="gold-error">{ err }</div>
                     }
@@ -82,7 +85,7 @@ pub fn table_panel(p: &Props) -> Html {
                         <div class="banner warn" id="gold-shortcut">{ format!("{} {}", t(lang, "shortcut_warning"), g.reads_bronze.join(", ")) }</div>
                     }
                     <label class="anti-pattern" title={t(lang, "shortcut_hint")}>
-                        <input type="checkbox" id="gold-reads-bronze" checked={p.anti_patterns.gold_reads_bronze}
+                        <input type="checkbox" id="gold-reads-bronze" disabled={locked} checked={p.anti_patterns.gold_reads_bronze}
                             onchange={
                                 let (cb, ap) = (p.on_anti_patterns.clone(), p.anti_patterns);
                                 Callback::from(move |_| cb.emit(AntiPatterns { gold_reads_bronze: !ap.gold_reads_bronze }))

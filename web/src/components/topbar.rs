@@ -5,6 +5,7 @@ use medallion_protocol::{Lang, RunInfo};
 use yew::prelude::*;
 
 use crate::components::status::SessionBar;
+use crate::components::{locked_hint, use_locked};
 use crate::engine::Engine;
 use crate::i18n::t;
 use crate::ui::confirm;
@@ -37,6 +38,7 @@ pub fn top_bar(p: &Props) -> Html {
     let lang = p.lang;
     // Scenario titles for the picker (the protocol's example list, once per language).
     let catalog = use_memo(lang, |l| medallion_protocol::example_catalog(*l));
+    let locked = use_locked();
     let Some(loaded) = &p.loaded else {
         return html! {
             <header class="topbar">
@@ -71,10 +73,12 @@ pub fn top_bar(p: &Props) -> Html {
     };
     let on_lang = p.on_lang.reform(|_| ());
     let run = &loaded.run;
+    let hint = locked_hint(lang, locked);
     html! {
         <header class="topbar">
             <h1>{ t(lang, "app_title") }</h1>
-            <select class="example-picker" id="example-picker" title={t(lang, "example")} onchange={on_example}>
+            <select class="example-picker" id="example-picker" disabled={locked}
+                title={hint.clone().unwrap_or_else(|| t(lang, "example").into())} onchange={on_example}>
                 if loaded.empty {
                     <option value="" disabled=true selected=true>{ t(lang, "choose_scenario") }</option>
                 }
@@ -88,7 +92,7 @@ pub fn top_bar(p: &Props) -> Html {
                 { format!("{} {:.0} {}", t(lang, "recomputed"), run.duration_ms, t(lang, "ms")) }
             </span>
             <SessionBar engine={p.engine.clone()} lang={lang} />
-            <button class="ghost" onclick={on_reload}>{ t(lang, "reload") }</button>
+            <button class="ghost" id="reload-scenario" disabled={locked} title={hint} onclick={on_reload}>{ t(lang, "reload") }</button>
             <button class="ghost" id="lang-switch" onclick={on_lang}>{ t(lang, "lang_switch") }</button>
         </header>
     }

@@ -12,6 +12,26 @@ pub struct Props {
     pub on_close: Callback<()>,
 }
 
+/// A trail step as the engine writes it (`passed`, `failed (drop): …`,
+/// `col unchanged (x)`, `col: a → b`), said in `lang`; values and the
+/// engine's reasons stay as written.
+fn step_text(lang: Lang, text: &str) -> String {
+    if lang == Lang::En {
+        return text.to_string();
+    }
+    if text == "passed" {
+        return t(lang, "step_passed").to_string();
+    }
+    if let Some(rest) = text.strip_prefix("failed (") {
+        return format!("{} ({rest}", t(lang, "step_failed"));
+    }
+    text.replacen(
+        " unchanged (",
+        &format!(" {} (", t(lang, "step_unchanged")),
+        1,
+    )
+}
+
 #[function_component(TrailDialog)]
 pub fn trail_dialog(p: &Props) -> Html {
     let lang = p.lang;
@@ -36,17 +56,17 @@ pub fn trail_dialog(p: &Props) -> Html {
                         <div class="trail-head">
                             <span class={classes!("role", r.role.clone())}>{ t(lang, &format!("role_{}", r.role)) }</span>
                             <span class="mono">{ &r.source_file }</span>
-                            <span class="muted">{ format!("batch {}", short(&r.batch_id)) }</span>
+                            <span class="muted">{ format!("{} {}", t(lang, "batch"), short(&r.batch_id)) }</span>
                             if let Some(ts) = r.ingest_ts_micros {
                                 <span class="muted">{ fmt_ts(ts) }</span>
                             }
-                            <span class="muted mono">{ format!("event {}", short(&r.event_id)) }</span>
+                            <span class="muted mono">{ format!("{} {}", t(lang, "event"), short(&r.event_id)) }</span>
                         </div>
                         <div class="mono raw" title={r.raw_payload.clone()}>{ &r.raw_payload }</div>
                         <ol class="steps">
                             { for r.steps.iter().map(|s| html! {
                                 <li class={classes!(s.failed.then_some("failed"))}>
-                                    <span class="rule-id">{ &s.rule_id }</span>{ " " }<span class="mono">{ &s.text }</span>
+                                    <span class="rule-id">{ &s.rule_id }</span>{ " " }<span class="mono">{ step_text(lang, &s.text) }</span>
                                 </li>
                             }) }
                         </ol>
