@@ -109,10 +109,12 @@ test('the page paints before the engine loads; a large file is read in the worke
   await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 70');
   await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 30_000 });
   await page.click('#engine-cancel');
-  // A change while the tables are restored is refused (it would be made on
-  // top of a state the page does not show yet), and never comes back.
-  await page.locator('#rule-F1 textarea.rule-expr').fill('fare_amount < 5');
-  await page.waitForFunction(() => /The tables are being restored: try again in a moment/.test(document.body.innerText), null, { timeout: 60_000 });
+  // While the tables are restored, no change can be made (it would be made
+  // on top of a state the page does not show yet): the editors are off and say why.
+  await page.waitForFunction(() => document.querySelector('#rule-F1 textarea.rule-expr')?.matches(':disabled')
+    && document.querySelector('#run-now')?.disabled
+    && /The tables are being restored: try again in a moment/.test(document.querySelector('fieldset.rule-list')?.title ?? ''),
+  null, { timeout: 60_000, polling: 50 });
   await page.waitForSelector('#engine-status', { state: 'detached', timeout: 600_000 });
   assert.equal(await page.locator('#rule-F1 textarea.rule-expr').inputValue(), 'fare_amount < 0');
   assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 50');

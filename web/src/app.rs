@@ -26,7 +26,7 @@ use crate::components::table::TablePanel;
 use crate::components::topbar::{Loaded, TopBar};
 use crate::components::trail::TrailDialog;
 use crate::components::Locked;
-use crate::engine::{Engine, SessionState};
+use crate::engine::{Engine, EngineStatus, SessionState};
 use crate::i18n::t;
 use crate::state::{Action, Banner, State};
 use crate::ui::{confirm, initial_lang};
@@ -44,20 +44,29 @@ type EditSlot = Rc<RefCell<Option<(Timeout, Rc<Cell<bool>>)>>>;
 #[function_component(App)]
 pub fn app() -> Html {
     let engine = use_memo((), |_| Engine::new());
-    let locked = use_state(|| Locked(false));
+    // Whether another tab owns the session; whether the tables are being restored.
+    let read_only = use_state_eq(|| false);
+    let restoring = use_state_eq(|| false);
     {
-        let (engine, locked) = (engine.clone(), locked.clone());
+        let (engine, read_only, restoring) = (engine.clone(), read_only.clone(), restoring.clone());
         use_effect_with((), move |_| {
             engine.listen_session(Callback::from(move |s: SessionState| {
-                locked.set(Locked(matches!(
-                    s,
-                    SessionState::ReadOnly | SessionState::Lost
-                )));
+                read_only.set(matches!(s, SessionState::ReadOnly | SessionState::Lost));
+            }));
+            engine.listen(Callback::from(move |s: EngineStatus| {
+                restoring.set(matches!(s, EngineStatus::Restoring(_)));
             }));
         });
     }
+    let locked = if *read_only {
+        Locked::ReadOnly
+    } else if *restoring {
+        Locked::Restoring
+    } else {
+        Locked::Open
+    };
     html! {
-        <ContextProvider<Locked> context={*locked}>
+        <ContextProvider<Locked> context={locked}>
             <Playground engine={(*engine).clone()} />
         </ContextProvider<Locked>>
     }

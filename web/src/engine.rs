@@ -144,7 +144,7 @@ struct Inner {
     journal: Vec<Journaled>,
     /// Set while a new engine is given the journal again.
     restoring: Option<Restore>,
-    status: Callback<EngineStatus>,
+    status: Vec<Callback<EngineStatus>>,
     last_status: EngineStatus,
     seed: u128,
     session: SessionState,
@@ -199,7 +199,7 @@ impl Engine {
             sent: BTreeMap::new(),
             journal: vec![],
             restoring: None,
-            status: Callback::noop(),
+            status: vec![],
             last_status: EngineStatus::Loading {
                 loaded: 0,
                 total: 0,
@@ -434,7 +434,7 @@ impl Engine {
     }
 
     fn set_session(&self, state: SessionState) {
-        let cb = {
+        let listeners = {
             let mut inner = self.0.borrow_mut();
             if inner.session == state {
                 return;
@@ -442,7 +442,7 @@ impl Engine {
             inner.session = state.clone();
             inner.session_listeners.clone()
         };
-        for cb in cb {
+        for cb in listeners {
             cb.emit(state.clone());
         }
     }
@@ -776,11 +776,12 @@ impl Engine {
         }
     }
 
-    /// From now on `status` hears every change of [`EngineStatus`] (the current one first).
+    /// From now on `status` hears every change of [`EngineStatus`] (the
+    /// current one first), as does every listener added before.
     pub fn listen(&self, status: Callback<EngineStatus>) {
         let current = {
             let mut inner = self.0.borrow_mut();
-            inner.status = status.clone();
+            inner.status.push(status.clone());
             inner.last_status.clone()
         };
         status.emit(current);
@@ -795,7 +796,9 @@ impl Engine {
             inner.last_status = status.clone();
             inner.status.clone()
         };
-        cb.emit(status);
+        for cb in cb {
+            cb.emit(status.clone());
+        }
     }
 }
 

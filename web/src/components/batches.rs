@@ -4,7 +4,7 @@
 use medallion_protocol::{BatchInfo, IngestOptions, Lang, SourceFormat};
 use yew::prelude::*;
 
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -54,7 +54,7 @@ fn short(s: &str, n: usize) -> String {
 #[function_component(BatchLog)]
 pub fn batch_log(p: &LogProps) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
+    let (locked, hint) = use_locked(lang);
     html! {
         <div class="batches" id="batch-log">
             <h4>{ t(lang, "batches") }</h4>
@@ -80,7 +80,7 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     if let Some(by) = &b.superseded_by {
                                         { " " }<span class="muted superseded" title={by.clone()}>{ format!("{} {}", t(lang, "superseded_by"), short(by, 8)) }</span>
                                     } else if b.landing_path.is_some() {
-                                        { " " }<button class="ghost small reread" disabled={locked} title={locked_hint(lang, locked)} onclick={reread}>{ t(lang, "read_again") }</button>
+                                        { " " }<button class="ghost small reread" disabled={locked} title={hint.clone()} onclick={reread}>{ t(lang, "read_again") }</button>
                                     }
                                     if !b.header_renames.is_empty() {
                                         <div class="note header-renames">
@@ -134,7 +134,7 @@ fn input_value(e: &Event) -> String {
 #[function_component(ReingestDialog)]
 pub fn reingest_dialog(p: &DialogProps) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
+    let (locked, hint) = use_locked(lang);
     let opts = use_state(|| {
         let mut o = p.batch.options.clone();
         if let Some(d) = &p.batch.dialect {
@@ -255,7 +255,7 @@ pub fn reingest_dialog(p: &DialogProps) -> Html {
                     { t(lang, "remember_options") }
                 </label>
                 <div class="modal-actions">
-                    <button id="reingest-submit" disabled={locked} title={locked_hint(lang, locked)} onclick={submit}>{ t(lang, "ingest_new_batch") }</button>
+                    <button id="reingest-submit" disabled={locked} title={hint.clone()} onclick={submit}>{ t(lang, "ingest_new_batch") }</button>
                     <button class="ghost" onclick={close}>{ t(lang, "close") }</button>
                 </div>
             </div>

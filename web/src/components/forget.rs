@@ -7,7 +7,7 @@
 use medallion_protocol::{Erasure, ErasurePlan, Lang, TableName};
 use yew::prelude::*;
 
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::{fmt_ts, rows_word, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -28,7 +28,7 @@ pub struct Props {
 #[function_component(ForgetPanel)]
 pub fn forget_panel(p: &Props) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
+    let (locked, hint) = use_locked(lang);
     let predicate = use_state(String::new);
     let reason = use_state(String::new);
     let input = |state: &UseStateHandle<String>, cancel: Option<Callback<()>>| {
@@ -103,7 +103,7 @@ pub fn forget_panel(p: &Props) -> Html {
                     <p class="muted">{ t(lang, "forget_plan_final") }</p>
                     <div class="modal-actions">
                         <button class="small danger" id="forget-submit" disabled={locked || reason.trim().is_empty()}
-                            title={locked_hint(lang, locked).unwrap_or_else(|| if reason.trim().is_empty() { t(lang, "forget_reason_needed") } else { "" }.into())}
+                            title={hint.clone().unwrap_or_else(|| if reason.trim().is_empty() { t(lang, "forget_reason_needed") } else { "" }.into())}
                             onclick={confirm}>{ format!("{} ({} {})", t(lang, "forget_button"), pl.rows, rows_word(lang, pl.rows)) }</button>
                         <button class="ghost small" id="forget-cancel" onclick={cancel}>{ t(lang, "cancel") }</button>
                     </div>

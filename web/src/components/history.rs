@@ -4,7 +4,7 @@
 use medallion_protocol::{Lang, TableName, VersionInfo};
 use yew::prelude::*;
 
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -70,7 +70,7 @@ pub fn detail_text(lang: Lang, detail: &str) -> String {
 #[function_component(VersionBar)]
 pub fn version_bar(p: &Props) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
+    let (locked, hint) = use_locked(lang);
     let Some(current) = p.versions.last().map(|v| v.version) else {
         return html! {};
     };
@@ -129,7 +129,7 @@ pub fn version_bar(p: &Props) -> Html {
                     { format!("{} {v}{} {current}", t(lang, "travel_reading"), t(lang, "travel_current")) }
                     <button class="ghost small" id="back-to-current" onclick={back}>{ t(lang, "back_to_current") }</button>
                     if let Some(restore) = restore.filter(|_| !bronze) {
-                        <button class="small" id="restore-version" disabled={locked} title={locked_hint(lang, locked)} onclick={restore}>{ format!("{} {v}", t(lang, "restore")) }</button>
+                        <button class="small" id="restore-version" disabled={locked} title={hint.clone()} onclick={restore}>{ format!("{} {v}", t(lang, "restore")) }</button>
                     }
                     if bronze {
                         <span class="muted">{ t(lang, "bronze_no_restore") }</span>

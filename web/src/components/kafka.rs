@@ -4,7 +4,7 @@
 use medallion_protocol::{KafkaMessage, Lang, TopicView};
 use yew::prelude::*;
 
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::t;
 
 /// Messages offered in the Kafka panel of the taxi example: two trips in July 2020.
@@ -53,8 +53,7 @@ pub fn messages_of(text: &str) -> Vec<KafkaMessage> {
 #[function_component(KafkaPanel)]
 pub fn kafka_panel(p: &Props) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
-    let hint = locked_hint(lang, locked);
+    let (locked, hint) = use_locked(lang);
     let text = use_state(|| p.sample.clone());
     let oninput = {
         let text = text.clone();

@@ -16,21 +16,31 @@ pub mod trail;
 
 use yew::prelude::*;
 
-/// Whether this tab may change the lake: `Locked(true)` while another tab
-/// owns the saved session (Web Locks, see `session.rs`), when this tab only
-/// shows it. Provided by the app as a context; every control that sends a
-/// change is disabled then, with [`locked_hint`] as its tooltip, so nothing
-/// can be changed and then refused.
-#[derive(Clone, Copy, PartialEq, Default)]
-pub struct Locked(pub bool);
-
-/// Is this tab read-only now (see [`Locked`])?
-#[hook]
-pub fn use_locked() -> bool {
-    use_context::<Locked>().is_some_and(|l| l.0)
+/// Whether this tab may change the lake now, and if not, why. Provided by
+/// the app as a context; every control that sends a change is disabled
+/// while it is not [`Locked::Open`], with the reason as its tooltip, so
+/// nothing can be changed and then refused.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+pub enum Locked {
+    /// This tab owns the session (or saves nothing): changes are made.
+    #[default]
+    Open,
+    /// Another tab owns the saved session (Web Locks, see `session.rs`),
+    /// or took it over: this tab only shows it.
+    ReadOnly,
+    /// A new engine is given the session again (after a cancel or a
+    /// restart): a change now would be made on a state not shown yet.
+    Restoring,
 }
 
-/// The tooltip of a disabled control in a read-only tab, `None` otherwise.
-pub fn locked_hint(lang: medallion_protocol::Lang, locked: bool) -> Option<AttrValue> {
-    locked.then(|| AttrValue::from(crate::i18n::t(lang, "locked_hint")))
+/// This tab's [`Locked`] state as (controls off?, their tooltip).
+#[hook]
+pub fn use_locked(lang: medallion_protocol::Lang) -> (bool, Option<AttrValue>) {
+    let locked = use_context::<Locked>().unwrap_or_default();
+    let hint = match locked {
+        Locked::Open => None,
+        Locked::ReadOnly => Some(crate::i18n::t(lang, "locked_hint")),
+        Locked::Restoring => Some(crate::i18n::t(lang, "refused_restoring")),
+    };
+    (hint.is_some(), hint.map(AttrValue::from))
 }

@@ -7,7 +7,7 @@ use medallion_protocol::{
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::{rows_word, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -87,8 +87,7 @@ fn read_as_utc_hints(lang: Lang, hints: &[ReadAsUtcView], bronze: &TableName) ->
 #[function_component(PipelineStrip)]
 pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
-    let hint = locked_hint(lang, locked);
+    let (locked, hint) = use_locked(lang);
     let card = |name: &TableName, count: usize, layer: &str, extra: Html| {
         let has_error = p
             .gold

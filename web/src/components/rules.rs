@@ -6,7 +6,7 @@ use medallion_protocol::{
 };
 use yew::prelude::*;
 
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::t;
 
 #[derive(Properties, PartialEq, Clone)]
@@ -95,7 +95,7 @@ fn stat_text(lang: Lang, rule: &Rule, stat: Option<&RuleStat>) -> String {
 #[function_component(RulesPanel)]
 pub fn rules_panel(p: &Props) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
+    let (locked, hint) = use_locked(lang);
     let Some(silver) = &p.silver else {
         return html! {};
     };
@@ -175,7 +175,7 @@ pub fn rules_panel(p: &Props) -> Html {
             </div>
             <p class="muted">{ t(lang, "rules_hint") }</p>
             // Read-only tab: every editor below is off (a disabled fieldset).
-            <fieldset class="rule-list" disabled={locked} title={locked_hint(lang, locked)}>
+            <fieldset class="rule-list" disabled={locked} title={hint.clone()}>
                 { for p.draft.iter().enumerate().map(|(i, rule)| {
                     let engine_view = silver.rules.iter().find(|r| r.rule.id == rule.id);
                     let error = engine_view.and_then(|r| r.error.clone());

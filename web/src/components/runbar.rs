@@ -4,7 +4,7 @@
 use medallion_protocol::{watermarks, Checkpoint, Lang, ReplayReport, RunMode};
 use yew::prelude::*;
 
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::{fmt_ts, t};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -23,8 +23,7 @@ pub struct Props {
 #[function_component(RunBar)]
 pub fn run_bar(p: &Props) -> Html {
     let lang = p.lang;
-    let locked = use_locked();
-    let hint = locked_hint(lang, locked);
+    let (locked, hint) = use_locked(lang);
     let onchange = {
         let cb = p.on_mode.clone();
         Callback::from(move |e: Event| {

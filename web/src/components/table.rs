@@ -11,7 +11,7 @@ use crate::components::batches::BatchLog;
 use crate::components::forget::ForgetPanel;
 use crate::components::history::VersionBar;
 use crate::components::kafka::KafkaPanel;
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::i18n::t;
 
 #[derive(Properties, PartialEq, Clone)]
@@ -55,8 +55,7 @@ pub struct Props {
 pub fn table_panel(p: &Props) -> Html {
     let tv = &p.table;
     let lang = p.lang;
-    let locked = use_locked();
-    let hint = locked_hint(lang, locked);
+    let (locked, hint) = use_locked(lang);
     let first = if tv.row_count == 0 { 0 } else { tv.offset + 1 };
     let last = tv.offset + tv.rows.len();
     let nav = |offset: usize| {

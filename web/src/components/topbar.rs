@@ -5,7 +5,7 @@ use medallion_protocol::{Lang, RunInfo};
 use yew::prelude::*;
 
 use crate::components::status::SessionBar;
-use crate::components::{locked_hint, use_locked};
+use crate::components::use_locked;
 use crate::engine::Engine;
 use crate::i18n::t;
 use crate::ui::confirm;
@@ -38,7 +38,7 @@ pub fn top_bar(p: &Props) -> Html {
     let lang = p.lang;
     // Scenario titles for the picker (the protocol's example list, once per language).
     let catalog = use_memo(lang, |l| medallion_protocol::example_catalog(*l));
-    let locked = use_locked();
+    let (locked, hint) = use_locked(lang);
     let Some(loaded) = &p.loaded else {
         return html! {
             <header class="topbar">
@@ -73,7 +73,6 @@ pub fn top_bar(p: &Props) -> Html {
     };
     let on_lang = p.on_lang.reform(|_| ());
     let run = &loaded.run;
-    let hint = locked_hint(lang, locked);
     html! {
         <header class="topbar">
             <h1>{ t(lang, "app_title") }</h1>
