@@ -223,15 +223,19 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     // 12. Russian
     await page.click('#lang-switch');
     await page.waitForFunction(() => document.querySelector('#checks h2')?.textContent === 'Проверки качества', null, { timeout: 60_000 });
+    // The engine's texts follow (check descriptions and observations).
+    await page.waitForFunction(() => /Текущая ровно открытая версия/.test(document.querySelector('#checks')?.textContent ?? ''), null, { timeout: 60_000 });
     // No English left in the page's own words: every fold opened, the batch
-    // log, the version history and the checkpoints included.
+    // log, the version history and the checkpoints included ("Replay" and
+    // "watermark" are the field's terms, kept as they are).
     await page.click('#card-bronze-order_cdc');
     await page.waitForSelector('#batch-log', { timeout: 30_000 });
     await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
     const ruText = await page.evaluate(() => document.body.innerText);
-    const english = ['Rule registry', 'Quality checks', 'Run now', 'Replay', 'Read again', 'Showing', 'Produce', 'Poll', 'end offset',
+    const english = ['Rule registry', 'Quality checks', 'Run now', 'Read again', 'Showing', 'Produce', 'Poll', 'end offset',
       'Start fresh', 'Saved in this browser', 'last_ingest_ts', 'bronze_table', 'Version', 'History', 'rows', 'batch ', 'typed ', 'full refresh']
-      .filter((w) => ruText.includes(w));
+      .filter((w) => ruText.includes(w))
+      .map((w) => { const at = ruText.indexOf(w); return `${w}: …${ruText.slice(Math.max(0, at - 60), at + 60)}…`; });
     assert.deepEqual(english, [], 'English words in the Russian page');
 
     assert.equal(await page.locator('#crash-notice').count(), 0);

@@ -538,6 +538,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                             viewing={travel}
                             on_travel={on_travel}
                             on_restore={on_restore}
+                            corrupt_only={state.corrupt_only}
                             on_corrupt_only={on_corrupt_only}
                             on_reread={on_reread}
                             topic={v.topics.iter().find(|tp| Some(&tp.table) == selected.as_ref()).cloned()}

@@ -418,7 +418,9 @@ impl Engine {
             .sent
             .values()
             .chain(inner.unsent.iter())
-            .filter(|p| p.save && p.request.changes_state())
+            .filter(|p| {
+                p.save && p.request.changes_state() && !matches!(p.request, Request::SetLang { .. })
+            })
             .count();
         inner.unsaved + inner.edits_waiting + open
     }
@@ -678,6 +680,9 @@ impl Engine {
                             inner.journal.clear();
                         }
                         let erasure = matches!(p.request, Request::Forget { .. });
+                        // The language is kept apart (see `ui::remember_lang`):
+                        // a switch that is not saved with the session loses nothing.
+                        let counts = !matches!(p.request, Request::SetLang { .. });
                         if erasure && p.save && matches!(inner.session, SessionState::Saved { .. })
                         {
                             // The saved requests hold the erased records: delete
@@ -695,7 +700,7 @@ impl Engine {
                             // session; the saved request is a second copy.
                             match not_saved {
                                 Some(why) => {
-                                    inner.unsaved += 1;
+                                    inner.unsaved += usize::from(counts);
                                     if matches!(inner.session, SessionState::Saved { .. }) {
                                         session = Some(SessionState::NotSaved(why));
                                     }
@@ -707,9 +712,7 @@ impl Engine {
                             }
                         } else if p.save && matches!(inner.session, SessionState::Saved { .. }) {
                             self.save(&p, clear, saved, format!("{:032x}", inner.seed));
-                        } else if p.save && !matches!(p.request, Request::SetLang { .. }) {
-                            // The language is kept apart (see `ui::remember_lang`):
-                            // switching it in a tab that saves nothing loses nothing.
+                        } else if p.save && counts {
                             inner.unsaved += 1;
                         }
                         inner.journal.push(Journaled {

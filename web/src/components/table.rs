@@ -31,6 +31,9 @@ pub struct Props {
     pub on_travel: Callback<Option<u64>>,
     pub on_restore: Callback<(TableName, u64)>,
     /// Show only bronze rows with a `_corrupt_reason`.
+    /// The learner's choice of "only corrupt records" (the table shown
+    /// follows once the engine answers; the box shows the choice at once).
+    pub corrupt_only: bool,
     pub on_corrupt_only: Callback<bool>,
     pub on_reread: Callback<BatchInfo>,
     /// The Kafka topic in front of this bronze table, if any.
@@ -129,9 +132,9 @@ pub fn table_panel(p: &Props) -> Html {
                 }
                 <button class="ghost small" disabled={tv.offset == 0} onclick={nav(tv.offset.saturating_sub(PAGE))}>{ t(lang, "prev") }</button>
                 <button class="ghost small" disabled={last >= tv.row_count} onclick={nav(tv.offset + PAGE)}>{ t(lang, "next") }</button>
-                if corrupt_col.is_some() && (tv.corrupt_rows > 0 || tv.corrupt_only) {
+                if corrupt_col.is_some() && (tv.corrupt_rows > 0 || tv.corrupt_only || p.corrupt_only) {
                     <label class="corrupt-toggle">
-                        <input type="checkbox" id="corrupt-only" checked={tv.corrupt_only} onchange={corrupt_toggle} />
+                        <input type="checkbox" id="corrupt-only" checked={p.corrupt_only} onchange={corrupt_toggle} />
                         { format!("{} ({})", t(lang, "only_corrupt"), tv.corrupt_rows) }
                     </label>
                 }
