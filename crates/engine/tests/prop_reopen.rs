@@ -240,7 +240,9 @@ enum Op {
     },
     /// A right-to-be-forgotten delete of `target`: 0, one bronze row (by
     /// `_event_id`); 1, a whole batch (by `_batch_id`); 2, a record of
-    /// `silver.quarantine` (by its `_event_id`, in its silver table's source).
+    /// `silver.quarantine` (by its `_event_id`, in its silver table's source);
+    /// 3, a row's source (by `_source_file`: a file's rows, or a Kafka
+    /// message's, which also erases the message if it still waits in the topic).
     Forget {
         table: usize,
         pick: usize,
@@ -292,7 +294,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(rows, tombstone)| Op::Produce { rows, tombstone }),
         4 => (prop::option::of(1usize..3), any::<bool>(), prop::collection::vec(row_spec(), 1..3))
             .prop_map(|(max, crash, rows)| Op::Poll { max, crash, rows }),
-        3 => (0usize..4, 0usize..64, 0u8..3)
+        3 => (0usize..4, 0usize..64, 0u8..4)
             .prop_map(|(table, pick, target)| Op::Forget { table, pick, target }),
         2 => (0usize..16, 0u8..3, any::<bool>())
             .prop_map(|(pick, options, remember)| Op::Reingest { pick, options, remember }),
@@ -617,10 +619,10 @@ async fn resolve_one(tab: &mut Tab, op: &Op, step: usize) -> Option<Request> {
                     .name
                     .clone();
                 let (columns, rows) = rows_of(tab, TableName::bronze(&b)).await;
-                let column = if *target == 1 {
-                    "_batch_id"
-                } else {
-                    "_event_id"
+                let column = match target {
+                    1 => "_batch_id",
+                    3 => "_source_file",
+                    _ => "_event_id",
                 };
                 let at = columns.iter().position(|c| c == column)?;
                 let key = rows.get(*pick % rows.len().max(1))?[at].clone()?;
@@ -628,7 +630,7 @@ async fn resolve_one(tab: &mut Tab, op: &Op, step: usize) -> Option<Request> {
             };
             Request::Forget {
                 table: format!("bronze.{b}"),
-                predicate: format!("{column} = '{key}'"),
+                predicate: format!("{column} = '{}'", key.replace('\'', "''")),
                 reason: format!("request {step}"),
                 expected_rows: None,
             }
@@ -723,6 +725,13 @@ async fn check_case(example: usize, ops: &[Op]) -> Result<(), String> {
                     last.push_str(&format!("  → error: {message}"));
                 }
             }
+            if let Err(e) = never_silently_empty(&a.view()) {
+                return Err(format!(
+                    "step {step} ({}): {e}\n{}",
+                    request.kind(),
+                    context(&sent)
+                ));
+            }
             if let Some(other) = b.as_mut() {
                 // The tab reopened after the previous request gets the same request.
                 let rb = other.send(at, request.clone()).await;
@@ -765,6 +774,35 @@ async fn check_case(example: usize, ops: &[Op]) -> Result<(), String> {
     }
     if std::env::var_os("PROP_REOPEN_TRACE").is_some() {
         eprintln!("  {}", sent.join("\n  "));
+    }
+    Ok(())
+}
+
+/// No batch or topic figure is silently empty or off: a Kafka micro-batch
+/// holds a record (a poll that reaches only erased messages writes none), a
+/// batch without records says why, a topic's lag is its end offset minus
+/// its committed offset and counts its erased messages still waiting.
+fn never_silently_empty(v: &PipelineView) -> Result<(), String> {
+    for b in &v.batches {
+        let empty = b.records == 0 && b.dropped_records == 0;
+        if empty && b.format == medallion_engine::bronze::SourceFormat::Kafka {
+            return Err(format!("Kafka micro-batch {} holds no record", b.file_name));
+        }
+        if empty && b.notes.is_empty() {
+            return Err(format!(
+                "batch {} holds no record and says nothing of why",
+                b.file_name
+            ));
+        }
+    }
+    for t in &v.topics {
+        if t.lag != t.end_offset - t.committed_offset.min(t.end_offset) || t.erased_waiting > t.lag
+        {
+            return Err(format!(
+                "topic {}: end {} committed {} lag {} erased waiting {}",
+                t.topic, t.end_offset, t.committed_offset, t.lag, t.erased_waiting
+            ));
+        }
     }
     Ok(())
 }
@@ -832,6 +870,32 @@ fn shrunk_sequences_open_again_exactly() {
                     table: 0,
                     pick: 0,
                     target: 2,
+                },
+            ],
+        ),
+        // kafka_orders: a poll that crashes before its commit (one message
+        // produced first), the erasure of that micro-batch (its message still
+        // waits, erased), then a poll that reaches only the erased message.
+        (
+            0,
+            vec![
+                Op::Poll {
+                    max: None,
+                    crash: true,
+                    rows: vec![RowSpec {
+                        picks: [0; 6],
+                        bad: None,
+                    }],
+                },
+                Op::Forget {
+                    table: 0,
+                    pick: 4,
+                    target: 3,
+                },
+                Op::Poll {
+                    max: None,
+                    crash: false,
+                    rows: vec![],
                 },
             ],
         ),
