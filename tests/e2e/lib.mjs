@@ -1,6 +1,20 @@
 // Shared by the end-to-end tests: Chromium launched as the machine allows,
 // a page that collects console and page errors, and waits on table counts.
 import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/// The course's taxi sample repeated to `mb` megabytes (one header).
+export function bigTaxiCsv(mb) {
+  const text = readFileSync(join(root, 'static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv'), 'utf8');
+  const [header, ...rows] = text.trimEnd().split('\n');
+  const body = rows.join('\n') + '\n';
+  const copies = Math.ceil((mb * 1_000_000) / body.length);
+  return { csv: header + '\n' + body.repeat(copies), rows: rows.length * copies };
+}
 
 export const APP_URL = process.env.APP_URL ?? 'http://127.0.0.1:8080/';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';

@@ -3,7 +3,7 @@
 // read-only and can take it over; Start fresh clears it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
+import { APP_URL, bigTaxiCsv, count, waitForCount, withPage } from './lib.mjs';
 
 const TABLES = ['bronze.nyc_taxi_yellow', 'bronze.taxi_zone_lookup', 'silver.nyc_taxi_yellow', 'silver.quarantine', 'gold.trips_by_borough_daily'];
 
@@ -104,6 +104,60 @@ test('a reload restores the session; a second tab is read-only until it takes ov
   assert.equal(await second.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 1000');
   await second.close();
 
+  assert.deepEqual(problems, []);
+}));
+
+test('taking over while the owner is at work stops that work first: nothing of it is saved, and the new owner keeps its own changes', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  const before = await count(page, 'bronze.nyc_taxi_yellow');
+  const second = await page.context().newPage();
+  second.on('dialog', (d) => d.accept());
+  second.on('pageerror', (e) => problems.push(`second tab: ${e.message}`));
+  second.on('console', (m) => { if (m.type() === 'error') problems.push(`second tab: ${m.text()}`); });
+  await second.goto(`${APP_URL}?lang=en`);
+  await second.waitForFunction(() => /Read-only/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
+  await waitForCount(second, 'bronze.nyc_taxi_yellow', before, 180_000);
+
+  // The owner starts a long ingest; the second tab takes over while it runs.
+  const { csv } = bigTaxiCsv(8);
+  await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'big_trips.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 60_000 });
+  await second.click('#take-over');
+  await second.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
+
+  // The old owner stopped that work and says so; it shows the session read-only.
+  await page.waitForFunction(() => /Another tab took this session over: this change was stopped and nothing of it was kept/.test(document.body.innerText), null, { timeout: 60_000 });
+  await page.waitForFunction(() => /Another tab took this session over/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 180_000 });
+  assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), before);
+  assert.equal(await page.locator('#run-now').isDisabled(), true);
+
+  // The new owner has the session without the stopped ingest, and its own
+  // change survives a reload (no second engine wrote the lake meanwhile).
+  await waitForCount(second, 'bronze.nyc_taxi_yellow', before, 180_000);
+  await second.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
+  await waitForCount(second, 'silver.nyc_taxi_yellow', 247, 120_000);
+  await second.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await second.waitForTimeout(1000);
+  await second.reload();
+  await waitForCount(second, 'silver.nyc_taxi_yellow', 247, 180_000);
+  assert.equal(await count(second, 'bronze.nyc_taxi_yellow'), before);
+  assert.equal(await second.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 50');
+
+  // A third tab opens read-only; when the owner's tab closes it says so,
+  // and a reload makes it the owner with the latest state.
+  const third = await page.context().newPage();
+  third.on('pageerror', (e) => problems.push(`third tab: ${e.message}`));
+  await third.goto(`${APP_URL}?lang=en`);
+  await third.waitForFunction(() => /Read-only/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
+  await second.close({ runBeforeUnload: true });
+  await third.waitForFunction(() => /The tab that owned this session was closed or reloaded/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await third.click('#reload-page');
+  await third.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 180_000 });
+  await waitForCount(third, 'silver.nyc_taxi_yellow', 247, 180_000);
+  await third.close();
   assert.deepEqual(problems, []);
 }));
 

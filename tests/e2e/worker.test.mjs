@@ -3,23 +3,15 @@
 // long task is printed), and Cancel leaves no partial batch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { statSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
+import { APP_URL, bigTaxiCsv, count, waitForCount, withPage } from './lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIG_MB = Number(process.env.BIG_MB ?? 20);
 
-/// The course's taxi sample repeated to `mb` megabytes (one header).
-function bigTaxiCsv(mb) {
-  const text = readFileSync(join(root, 'static/examples/nyc_taxi/yellow_tripdata_sample_2020-07.csv'), 'utf8');
-  const [header, ...rows] = text.trimEnd().split('\n');
-  const body = rows.join('\n') + '\n';
-  const copies = Math.ceil((mb * 1_000_000) / body.length);
-  return { csv: header + '\n' + body.repeat(copies), rows: rows.length * copies };
-}
 
 /// Every main-thread task over 50 ms (the Long Tasks API), from page start.
 const LONG_TASKS = () => {

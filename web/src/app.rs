@@ -51,7 +51,7 @@ pub fn app() -> Html {
         let (engine, read_only, restoring) = (engine.clone(), read_only.clone(), restoring.clone());
         use_effect_with((), move |_| {
             engine.listen_session(Callback::from(move |s: SessionState| {
-                read_only.set(matches!(s, SessionState::ReadOnly | SessionState::Lost));
+                read_only.set(s.is_read_only());
             }));
             engine.listen(Callback::from(move |s: EngineStatus| {
                 restoring.set(matches!(s, EngineStatus::Restoring(_)));
@@ -168,6 +168,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                 crate::engine::Refusals {
                     restoring: t(*lang, "refused_restoring").into(),
                     read_only: t(*lang, "refused_read_only").into(),
+                    taken_over: t(*lang, "cancelled_taken_over").into(),
                 },
                 answer,
             );

@@ -83,6 +83,10 @@ pub enum SessionState {
     ReadOnly,
     /// Another tab took the saved session over: changes here are not saved.
     Lost,
+    /// (Was `ReadOnly`.) The tab that owned the saved session was closed or
+    /// reloaded: a reload of this tab opens the latest state, as its owner
+    /// if no other tab has it by then.
+    OwnerLeft,
     /// Saving failed (e.g. the browser's storage is full): the session goes
     /// on in this tab, changes from now on are not saved. The text says why.
     NotSaved(String),
@@ -94,6 +98,16 @@ pub enum SessionState {
     Erased { lake_kept: bool, used: Option<u64> },
 }
 
+impl SessionState {
+    /// Does this tab only show the session (another tab owns it, or did)?
+    pub fn is_read_only(&self) -> bool {
+        matches!(
+            self,
+            SessionState::ReadOnly | SessionState::Lost | SessionState::OwnerLeft
+        )
+    }
+}
+
 /// Texts of the requests this tab refuses (in the page's language).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusals {
@@ -101,6 +115,8 @@ pub struct Refusals {
     pub restoring: String,
     /// In a tab that does not own the saved session.
     pub read_only: String,
+    /// The answer to work under way when another tab takes the session over.
+    pub taken_over: String,
 }
 
 /// A request on its way: not yet posted (the worker is loading) or posted
@@ -175,6 +191,11 @@ struct Journaled {
     lake: Option<u64>,
 }
 
+/// How long a tab that hands the session over waits, after stopping its
+/// worker, before it lets go of the lock (ms): a file the worker was
+/// closing (OPFS `createWritable`) lands before the new owner opens the lake.
+const HAND_OVER_GRACE_MS: u32 = 300;
+
 /// Shared handle on the engine worker.
 #[derive(Clone)]
 pub struct Engine(Rc<RefCell<Inner>>);
@@ -216,6 +237,9 @@ impl Engine {
                 restoring: "The tables are being restored: try again in a moment".into(),
                 read_only: "This tab does not own the saved session: take over to make changes"
                     .into(),
+                taken_over:
+                    "Another tab took this session over: this was stopped, nothing of it was kept"
+                        .into(),
             },
             on_refused: Callback::noop(),
         })));
@@ -230,11 +254,27 @@ impl Engine {
         self.warn_before_leaving();
         let this = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let lost = {
-                let this = this.clone();
-                move || this.set_session(SessionState::Lost)
+            let events = {
+                let (lost, asked, left) = (this.clone(), this.clone(), this.clone());
+                crate::session::LockEvents {
+                    lost: Box::new(move || lost.hand_over()),
+                    release_asked: Box::new(move || {
+                        asked.hand_over();
+                        // The worker is stopped; a file it was closing lands first.
+                        gloo::timers::callback::Timeout::new(
+                            HAND_OVER_GRACE_MS,
+                            crate::session::release,
+                        )
+                        .forget();
+                    }),
+                    owner_left: Box::new(move || {
+                        if matches!(left.0.borrow().session, SessionState::ReadOnly) {
+                            left.set_session(SessionState::OwnerLeft);
+                        }
+                    }),
+                }
             };
-            let owner = crate::session::lock(steal, lost).await;
+            let owner = crate::session::lock(steal, events).await;
             let (saved, problem) = match crate::session::load().await {
                 Ok(s) => (s, None),
                 Err(e) => (
@@ -454,10 +494,7 @@ impl Engine {
         let url = {
             let inner = self.0.borrow();
             // Only the tab that owns the session writes the lake to the browser's storage.
-            let owns = !matches!(
-                inner.session,
-                SessionState::Opening | SessionState::ReadOnly | SessionState::Lost
-            );
+            let owns = !(inner.session == SessionState::Opening || inner.session.is_read_only());
             format!(
                 "{WORKER_SCRIPT}?session={:032x}&lake={}",
                 inner.seed,
@@ -546,7 +583,7 @@ impl Engine {
             let inner = self.0.borrow();
             let why = if inner.restoring.is_some() {
                 inner.refusals.restoring.clone()
-            } else if matches!(inner.session, SessionState::ReadOnly | SessionState::Lost) {
+            } else if inner.session.is_read_only() {
                 inner.refusals.read_only.clone()
             } else {
                 return false;
@@ -756,6 +793,23 @@ impl Engine {
         self.spawn();
         let journal = std::mem::take(&mut self.0.borrow_mut().journal);
         self.replay(journal, restored);
+    }
+
+    /// Another tab takes the session over (or took it): this tab stops
+    /// writing the lake at once. Work under way is stopped (answered with
+    /// [`Refusals::taken_over`]: it is not in the saved session), and a new
+    /// engine that only reads the lake gets the journal again, so this tab
+    /// goes on showing the session, read-only.
+    fn hand_over(&self) {
+        let (note, restored) = {
+            let inner = self.0.borrow();
+            if inner.session == SessionState::Lost {
+                return;
+            }
+            (inner.refusals.taken_over.clone(), inner.on_refused.clone())
+        };
+        self.set_session(SessionState::Lost);
+        self.cancel(note, restored);
     }
 
     /// After a failure: the same as a cancel (a new engine with the journal).

@@ -163,6 +163,18 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Another tab took this session over: this tab is read-only now and no longer follows it",
             "Другая вкладка перехватила сессию: эта вкладка теперь только для чтения и за ней не следит",
         ),
+        "owner_left" => (
+            "The tab that owned this session was closed or reloaded: this tab still shows it as it was when opened",
+            "Вкладка-владелец сессии закрыта или перезагружена: здесь сессия по-прежнему показана такой, какой была при открытии",
+        ),
+        "owner_left_hint" => (
+            "Reload this tab: it opens the latest saved state, as the owner if no other tab has taken the session",
+            "Перезагрузить вкладку: откроется последнее сохранённое состояние, с правом изменений, если сессию не заняла другая вкладка",
+        ),
+        "cancelled_taken_over" => (
+            "Another tab took this session over: this change was stopped and nothing of it was kept (the other tab has the saved session without it)",
+            "Другая вкладка перехватила сессию: это изменение остановлено, из него ничего не сохранено (у той вкладки сохранённая сессия без него)",
+        ),
         "locked_hint" => (
             "Read-only tab: another tab owns this session. Take over (top bar) to make changes here",
             "Вкладка только для чтения: сессией владеет другая вкладка. Чтобы вносить изменения, нажмите «Перехватить» вверху",

@@ -11,7 +11,9 @@
 //!
 //! One tab owns the saved session at a time (Web Locks, lock
 //! `medallion-playground`): another tab opens it read-only (its changes are
-//! not saved) until it takes over.
+//! not saved) until it takes over. Taking over is a handover (channel
+//! `medallion-playground-session`): the owner stops its engine, which may
+//! be writing the lake, before it lets go, so two engines never write it.
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -89,18 +91,53 @@ export async function storage_used() {
   const e = await navigator.storage.estimate();
   return e.usage ?? -1;
 }
-// Resolves true when this tab holds the lock (kept until the tab closes or
-// another tab steals it; then on_lost is called), false if another tab has it.
-export function session_lock(steal, on_lost) {
+// The owner of the session and the other tabs talk on this channel:
+// "take-over" (a tab asks the owner to let go: it stops its engine, which
+// may be writing the lake, then releases the lock) and "owner-left" (the
+// owner's page is going away).
+const CHANNEL = "medallion-playground-session";
+let held = null; // releases the lock this tab holds
+// Resolves true when this tab holds the lock (kept until the tab closes, it
+// lets go on request, or another tab steals it: then on_lost is called),
+// false if another tab has it. With take_over, asks the owner to let go and
+// waits for the lock (10 s; then takes it: the owner did not answer).
+export function session_lock(take_over, on_lost, on_release_asked, on_owner_left) {
+  const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(CHANNEL) : null;
+  if (channel) {
+    channel.onmessage = (e) => {
+      if (e.data === "take-over" && held) on_release_asked();
+      if (e.data === "owner-left" && !held) on_owner_left();
+    };
+    addEventListener("pagehide", () => { if (held) channel.postMessage("owner-left"); });
+  }
   if (!navigator.locks) return Promise.resolve(true);
   return new Promise((resolve) => {
-    const opts = steal ? { steal: true } : { ifAvailable: true };
-    navigator.locks.request(LOCK, opts, (lock) => {
+    let granted = false;
+    const hold = (lock) => {
       if (!lock) { resolve(false); return null; }
+      granted = true;
       resolve(true);
-      return new Promise(() => {});
-    }).catch(() => on_lost());
+      return new Promise((release) => { held = release; });
+    };
+    const lost = () => { held = null; on_lost(); };
+    if (!take_over) {
+      navigator.locks.request(LOCK, { ifAvailable: true }, hold).catch(lost);
+      return;
+    }
+    if (channel) channel.postMessage("take-over");
+    const signal = typeof AbortSignal.timeout === "function" ? AbortSignal.timeout(10000) : undefined;
+    navigator.locks.request(LOCK, { signal }, hold).catch(() => {
+      if (granted) { lost(); return; }
+      // The owner did not let go in time (a frozen tab): take the lock.
+      navigator.locks.request(LOCK, { steal: true }, hold).catch(lost);
+    });
   });
+}
+// Lets go of the lock this tab holds (after a "take-over" request).
+export function session_release() {
+  const release = held;
+  held = null;
+  if (release) release();
 }
 "#)]
 extern "C" {
@@ -120,7 +157,13 @@ extern "C" {
     #[wasm_bindgen(catch)]
     async fn lake_clear() -> Result<JsValue, JsValue>;
     async fn storage_used() -> JsValue;
-    async fn session_lock(steal: bool, on_lost: &js_sys::Function) -> JsValue;
+    async fn session_lock(
+        take_over: bool,
+        on_lost: &js_sys::Function,
+        on_release_asked: &js_sys::Function,
+        on_owner_left: &js_sys::Function,
+    ) -> JsValue;
+    fn session_release();
 }
 
 /// One saved journal entry.
@@ -225,15 +268,39 @@ pub async fn used_bytes() -> Option<u64> {
         .map(|b| b as u64)
 }
 
+/// What the tab that owns the session, or shows it read-only, hears from the others.
+pub struct LockEvents {
+    /// Another tab stole the lock (it asked and this tab did not let go in time).
+    pub lost: Box<dyn FnOnce()>,
+    /// Another tab asks to take the session over: stop writing the lake,
+    /// then call [`release`].
+    pub release_asked: Box<dyn FnMut()>,
+    /// (In a tab that does not own it.) The owner's page is going away.
+    pub owner_left: Box<dyn FnMut()>,
+}
+
 /// Takes the session's lock: `true` if this tab owns the saved session now.
-/// With `steal`, takes it from the tab that has it. `on_lost` runs if
-/// another tab steals it later.
-pub async fn lock(steal: bool, on_lost: impl FnOnce() + 'static) -> bool {
-    let cb = Closure::once_into_js(on_lost);
-    session_lock(steal, cb.unchecked_ref())
-        .await
-        .as_bool()
-        .unwrap_or(true)
+/// With `take_over`, asks the tab that has it to let go (it stops its
+/// engine first, so nothing writes the lake while this tab opens it) and
+/// waits for it; a tab that does not answer within 10 s loses it anyway.
+pub async fn lock(take_over: bool, events: LockEvents) -> bool {
+    let lost = Closure::once_into_js(events.lost);
+    let asked = Closure::<dyn FnMut()>::new(events.release_asked).into_js_value();
+    let left = Closure::<dyn FnMut()>::new(events.owner_left).into_js_value();
+    session_lock(
+        take_over,
+        lost.unchecked_ref(),
+        asked.unchecked_ref(),
+        left.unchecked_ref(),
+    )
+    .await
+    .as_bool()
+    .unwrap_or(true)
+}
+
+/// Lets go of the session's lock (after [`LockEvents::release_asked`]).
+pub fn release() {
+    session_release();
 }
 
 /// The key in `sessionStorage` that makes the next load of this tab take
@@ -241,7 +308,7 @@ pub async fn lock(steal: bool, on_lost: impl FnOnce() + 'static) -> bool {
 const TAKE_OVER: &str = "medallion-playground-take-over";
 
 /// Reloads this tab so that it takes the saved session over (the other tab
-/// is told and stops saving).
+/// is asked to stop its engine and let go, see [`lock`]).
 pub fn take_over_on_reload() {
     let w = gloo::utils::window();
     if let Ok(Some(s)) = w.session_storage() {

@@ -227,6 +227,12 @@ pub fn session_bar(p: &SessionProps) -> Html {
                 <button class="ghost" id="reload-page" title={t(lang, "reload_hint")} onclick={reload}>{ t(lang, "reload_page") }</button>
             </span>
         },
+        SessionState::OwnerLeft => html! {
+            <span class="session warn" id="session-state">
+                <span>{ t(lang, "owner_left") }</span>
+                <button class="ghost" id="reload-page" title={t(lang, "owner_left_hint")} onclick={reload.clone()}>{ t(lang, "reload_page") }</button>
+            </span>
+        },
         SessionState::Lost => html! {
             <span class="session warn" id="session-state">
                 <span>{ t(lang, "taken_over") }</span>
