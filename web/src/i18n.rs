@@ -175,6 +175,13 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Another tab took this session over: this change was stopped and nothing of it was kept (the other tab has the saved session without it)",
             "Другая вкладка перехватила сессию: это изменение остановлено, из него ничего не сохранено (у той вкладки сохранённая сессия без него)",
         ),
+        "erased_since" => ("erased since", "удалено позже"),
+        "erased_records" => ("erased", "удалено"),
+        "landed_erased" => ("landed file deleted", "исходный файл удалён"),
+        "landed_erased_hint" => (
+            "A right-to-be-forgotten request erased records of this file: the file as received was deleted, so it cannot be read again",
+            "Запрос на забвение удалил записи этого файла: файл в исходном виде удалён, прочитать его заново нельзя",
+        ),
         "locked_hint" => (
             "Read-only tab: another tab owns this session. Take over (top bar) to make changes here",
             "Вкладка только для чтения: сессией владеет другая вкладка. Чтобы вносить изменения, нажмите «Перехватить» вверху",

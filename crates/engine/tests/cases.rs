@@ -1423,6 +1423,17 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
         [Some("2,C-22")]
     );
     assert_eq!(rows_at(&mut p, "bronze.t", Some(2)).await.row_count, 1);
+    // Each version says what it held and how many of those were erased since:
+    // reading it gives the difference.
+    let held: Vec<(u64, usize, usize)> = v.history["bronze.t"]
+        .iter()
+        .map(|h| (h.version, h.rows, h.erased_since))
+        .collect();
+    assert_eq!(held, [(0, 0, 0), (1, 2, 1), (2, 3, 2), (3, 1, 0)]);
+    for (version, rows, erased) in held {
+        let now = rows_at(&mut p, "bronze.t", Some(version)).await.row_count;
+        assert_eq!(now, rows - erased, "bronze.t v{version}");
+    }
     // Silver and gold were rebuilt; their older snapshots (which held C-17) expired.
     assert_eq!(
         col(&rows(&mut p, "silver.t").await, "customer"),

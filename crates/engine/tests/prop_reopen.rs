@@ -757,6 +757,13 @@ async fn check_case(example: usize, ops: &[Op]) -> Result<(), String> {
                     ));
                 }
             }
+            if let Err(e) = versions_read_as_listed(&page(&mut a).await) {
+                return Err(format!(
+                    "step {step} ({}): {e}\n{}",
+                    request.kind(),
+                    context(&sent)
+                ));
+            }
             let mut c = reopened(&a).await.map_err(|e| {
                 format!("step {step} ({}): {e}\n{}", request.kind(), context(&sent))
             })?;
@@ -802,6 +809,37 @@ fn never_silently_empty(v: &PipelineView) -> Result<(), String> {
                 "topic {}: end {} committed {} lag {} erased waiting {}",
                 t.topic, t.end_offset, t.committed_offset, t.lag, t.erased_waiting
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Every readable version of every table reads as many rows as its
+/// history line says it holds now (`rows - erased_since`): a version label
+/// never shows a count that reading the version contradicts.
+fn versions_read_as_listed(page: &Value) -> Result<(), String> {
+    let Some(history) = page["view"]["history"].as_object() else {
+        return Ok(());
+    };
+    for (name, versions) in history {
+        for v in versions.as_array().into_iter().flatten() {
+            if v["readable"] != Value::Bool(true) {
+                continue;
+            }
+            let read = &page["tables"][format!("{name}@Some({})", v["version"])];
+            let (Some(rows), Some(erased), Some(got)) = (
+                v["rows"].as_u64(),
+                v["erased_since"].as_u64(),
+                read["row_count"].as_u64(),
+            ) else {
+                continue;
+            };
+            if rows - erased.min(rows) != got {
+                return Err(format!(
+                    "{name} v{}: listed as {rows} rows ({erased} erased since), reads {got}",
+                    v["version"]
+                ));
+            }
         }
     }
     Ok(())

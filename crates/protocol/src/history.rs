@@ -21,4 +21,9 @@ pub struct VersionInfo {
     pub detail: String,
     /// Can this version still be read? (`false` once its snapshot expired.)
     pub readable: bool,
+    /// (Bronze.) Of `rows`, those erased since by a right-to-be-forgotten
+    /// request: reading this version now gives `rows - erased_since` rows
+    /// (time travel never brings erased records back).
+    #[serde(default)]
+    pub erased_since: usize,
 }

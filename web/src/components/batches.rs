@@ -79,6 +79,8 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     { &b.file_name }
                                     if let Some(by) = &b.superseded_by {
                                         { " " }<span class="muted superseded" title={by.clone()}>{ format!("{} {}", t(lang, "superseded_by"), short(by, 8)) }</span>
+                                    } else if b.landing_path.is_none() && b.erased_records > 0 {
+                                        { " " }<span class="muted" title={t(lang, "landed_erased_hint")}>{ t(lang, "landed_erased") }</span>
                                     } else if b.landing_path.is_some() {
                                         { " " }<button class="ghost small reread" disabled={locked} title={hint.clone()} onclick={reread}>{ t(lang, "read_again") }</button>
                                     }
@@ -96,6 +98,9 @@ pub fn batch_log(p: &LogProps) -> Html {
                                     { b.records }
                                     if b.dropped_records > 0 {
                                         <div class="bad">{ format!("{} {}", t(lang, "dropped"), b.dropped_records) }</div>
+                                    }
+                                    if b.erased_records > 0 {
+                                        <div class="bad erased">{ format!("{} {}", t(lang, "erased_records"), b.erased_records) }</div>
                                     }
                                 </td>
                                 <td class={classes!((b.corrupt_records > 0).then_some("bad"))}>

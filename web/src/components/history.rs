@@ -21,13 +21,24 @@ pub struct Props {
 
 fn label(lang: Lang, v: &VersionInfo) -> String {
     format!(
-        "v{} · {} · {} · {} {}",
+        "v{} · {} · {} · {} {}{}",
         v.version,
         operation_text(lang, &v.operation),
         detail_text(lang, &v.detail),
         v.rows,
-        crate::i18n::rows_word(lang, v.rows)
+        crate::i18n::rows_word(lang, v.rows),
+        erased_text(lang, v)
     )
+}
+
+/// ` (1 erased since)` for a version some of whose rows a right-to-be-forgotten
+/// request erased later (reading it gives the rest); empty otherwise.
+fn erased_text(lang: Lang, v: &VersionInfo) -> String {
+    if v.erased_since == 0 {
+        String::new()
+    } else {
+        format!(" ({} {})", v.erased_since, t(lang, "erased_since"))
+    }
 }
 
 /// A commit's operation as the log names it (Delta's names: `WRITE`,
@@ -61,6 +72,7 @@ pub fn detail_text(lang: Lang, detail: &str) -> String {
         .replacen("run ", "запуск ", 1)
         .replace("(incremental)", "(инкрементально)")
         .replace("restore of version", "восстановление версии")
+        .replacen("right to be forgotten", "право на забвение", 1)
         .replace(
             "append-only, raw_payload + audit columns",
             "только добавление, raw_payload + аудит-колонки",
@@ -116,7 +128,7 @@ pub fn version_bar(p: &Props) -> Html {
                                 <td>{ fmt_ts(v.ts_micros) }</td>
                                 <td class="mono">{ operation_text(lang, &v.operation) }</td>
                                 <td>{ detail_text(lang, &v.detail) }</td>
-                                <td>{ v.rows }</td>
+                                <td>{ v.rows }{ erased_text(lang, v) }</td>
                                 <td class="added">{ v.rows_added }</td>
                                 <td class="removed">{ v.rows_removed }</td>
                             </tr>

@@ -103,6 +103,11 @@ impl History {
         let logged = log.history().await?;
         let present: HashSet<String> = lake.list(log.dir()).await?.into_iter().collect();
         let bronze = table.is_bronze();
+        let rewritten = if bronze {
+            erasure_rewrites(&logged)
+        } else {
+            HashMap::new()
+        };
         let mut versions = Vec::with_capacity(logged.len());
         let mut files = BTreeMap::new();
         for v in logged {
@@ -126,6 +131,14 @@ impl History {
                     info.operation.clone()
                 },
                 rows: v.num_records() as usize,
+                erased_since: v
+                    .files
+                    .iter()
+                    .map(|f| {
+                        let now = rows_now(&rewritten, f);
+                        f.num_records().unwrap_or(0).saturating_sub(now) as usize
+                    })
+                    .sum(),
                 rows_added: info.metric("numAddedRows"),
                 rows_removed: info.metric("numRemovedRows"),
                 detail: info.user_metadata.clone().unwrap_or_default(),
@@ -332,6 +345,62 @@ pub fn diff_rows(old: &RecordBatch, new: &RecordBatch) -> Result<(Vec<usize>, Ve
         }
     }
     Ok((removed, added))
+}
+
+/// A bronze data file's name without the `.v{N}` an erasure's rewrite
+/// adds (`part-000003.v7.parquet` → `part-000003.parquet`).
+fn batch_file(path: &str) -> &str {
+    let stem = path.strip_suffix(".parquet").unwrap_or(path);
+    match stem.rsplit_once(".v") {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => stem,
+    }
+}
+
+/// (Bronze.) For each data file an erasure (`DELETE`) replaced: the file
+/// that replaced it and its record count. Time travel to an older version
+/// reads the replacement, so the version's rows now are the replacements'.
+fn erasure_rewrites(
+    logged: &[super::log::LoggedVersion],
+) -> HashMap<String, (String, Option<u64>)> {
+    let mut next = HashMap::new();
+    let mut before: &[super::log::Add] = &[];
+    for v in logged {
+        let erasure = v.commit.as_ref().is_some_and(|c| c.operation == "DELETE");
+        if erasure {
+            for old in before
+                .iter()
+                .filter(|o| !v.files.iter().any(|f| f.path == o.path))
+            {
+                if let Some(new) = v.files.iter().find(|f| {
+                    !before.iter().any(|o| o.path == f.path)
+                        && batch_file(&f.path) == batch_file(&old.path)
+                }) {
+                    next.insert(old.path.clone(), (new.path.clone(), new.num_records()));
+                }
+            }
+        }
+        before = &v.files;
+    }
+    next
+}
+
+/// Records of `file` readable now: those of the last file that replaced it
+/// (see [`erasure_rewrites`]), or its own.
+fn rows_now(rewritten: &HashMap<String, (String, Option<u64>)>, file: &super::log::Add) -> u64 {
+    let mut rows = file.num_records().unwrap_or(0);
+    let mut path = &file.path;
+    // Each rewrite names a newer file: the chain ends (bounded by its length).
+    for _ in 0..=rewritten.len() {
+        match rewritten.get(path) {
+            Some((p, n)) => {
+                path = p;
+                rows = n.unwrap_or(0);
+            }
+            None => break,
+        }
+    }
+    rows
 }
 
 #[cfg(test)]
