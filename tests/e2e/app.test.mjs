@@ -140,6 +140,8 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     assert.match(await page.locator('#kafka-offsets').innerText(), /committed 0 · lag 2/);
     await page.click('#kafka-poll');
     await waitForCount(page, 'bronze.nyc_taxi_yellow', 276);
+    // The poll says what it did (and replaces the older messages).
+    await page.waitForFunction(() => /tlc_yellow_trips:0:0-1: 2 records; offsets 0-1 committed/.test(document.querySelector('.banners, #messages, body')?.innerText ?? ''), null, { timeout: 30_000 });
     await waitForCount(page, 'silver.nyc_taxi_yellow', 266);
     assert.match(await page.locator('#kafka-offsets').innerText(), /committed 2 · lag 0/);
     assert.match(await page.locator('#batch-log').innerText(), /tlc_yellow_trips:0:0-1[\s\S]*at-least-once/);
@@ -210,7 +212,8 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await page.waitForSelector('#trail', { timeout: 30_000 });
     assert.match(await page.locator('#trail').innerText(), /duplicate[\s\S]*orders_raw:0:2/);
     assert.match(await page.locator('#trail').innerText(), /amount: '99\.99' → 99\.99 as DECIMAL\(12,2\)/);
-    await page.click('#trail button');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#trail', { state: 'detached', timeout: 10_000 });
     await page.selectOption('#rule-X3 select.rule-action', 'warn');
     // history: run 1's row is released, this run's row lists N1 and X2 only
     await page.waitForFunction(() => /1 more in history/.test(document.querySelector('#card-silver-quarantine')?.textContent ?? ''), null, { timeout: 30_000 });

@@ -11,6 +11,7 @@ use medallion_protocol::{
     AntiPatterns, BatchInfo, BronzeMode, IngestOptions, KafkaMessage, Lang, PipelineView, Request,
     Response, Rule, RunMode, TableName, DEFAULT_EXAMPLE, PREVIEW_ROWS,
 };
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::components::banners::{Messages, RunNotices, Stale};
@@ -156,6 +157,28 @@ fn playground(p: &PlaygroundProps) -> Html {
                     }
                 }),
             );
+        });
+    }
+
+    // Escape closes the open dialog (row trail, markdown export, Read again).
+    {
+        let dispatch = dispatch.clone();
+        use_effect_with((), move |_| {
+            let listener =
+                gloo::events::EventListener::new(&gloo::utils::window(), "keydown", move |e| {
+                    if e.dyn_ref::<web_sys::KeyboardEvent>()
+                        .is_some_and(|k| k.key() == "Escape")
+                    {
+                        for close in [
+                            Action::CloseTrail,
+                            Action::CloseExport,
+                            Action::CloseReingest,
+                        ] {
+                            dispatch.dispatch(close);
+                        }
+                    }
+                });
+            move || drop(listener)
         });
     }
 
@@ -383,13 +406,34 @@ fn playground(p: &PlaygroundProps) -> Html {
     // The Kafka and erasure requests name the selected (bronze) table.
     let selected_text = selected.as_ref().map(|t| t.to_string()).unwrap_or_default();
     let on_poll = {
-        let table = selected_text.clone();
-        sending(&engine, &fresh, move |crash_before_commit: bool| {
-            Request::KafkaPoll {
-                table: table.clone(),
-                max: None,
-                crash_before_commit,
-            }
+        let (engine, dispatch, fresh, table) = (
+            engine.clone(),
+            dispatch.clone(),
+            fresh.clone(),
+            selected_text.clone(),
+        );
+        Callback::from(move |crash_before_commit: bool| {
+            // What the poll did, in its micro-batch's own words (offsets
+            // committed, or to be delivered again after the crash). A poll
+            // that wrote no batch has the notice say why instead.
+            let done = noting(fresh.clone(), dispatch.clone(), move |v| {
+                let b = v.batches.last().filter(|_| v.notice.is_none())?;
+                Some(format!(
+                    "{}: {} {}; {}",
+                    b.file_name,
+                    b.records,
+                    t(lang, "progress_records"),
+                    b.notes.join("; ")
+                ))
+            });
+            engine.send(
+                Request::KafkaPoll {
+                    table: table.clone(),
+                    max: None,
+                    crash_before_commit,
+                },
+                done,
+            );
         })
     };
     let on_produce = {
@@ -639,6 +683,9 @@ fn ingested(
                 }
                 if let Some(n) = b.notes.iter().find(|n| n.starts_with("same content")) {
                     text.push_str(&format!(" ({n})"));
+                }
+                if b.records == 0 {
+                    text.push_str(&format!("; {}", t(lang, "no_records")));
                 }
             }
             dispatch.dispatch(Action::PushBanner(Banner { text, error: false }));

@@ -194,9 +194,9 @@ impl RuleRegistry {
         self.to_markdown_in(crate::Lang::En)
     }
 
-    /// [`RuleRegistry::to_markdown`] with the header and marks in `lang`
-    /// (rule ids, expressions, kinds and actions stay: they are the
-    /// registry's own terms); the rationales are as written.
+    /// [`RuleRegistry::to_markdown`] with the header, the kinds and marks
+    /// in `lang` (rule ids, expressions and the actions warn / drop / fail
+    /// stay: they are the registry's own terms); the rationales are as written.
     pub fn to_markdown_in(&self, lang: crate::Lang) -> String {
         let (header, off) = match lang {
             crate::Lang::En => (
@@ -230,7 +230,7 @@ impl RuleRegistry {
                 md_cell(&id),
                 md_cell(&r.column),
                 rule.replace('`', "'").replace('|', "\\|"),
-                r.kind.as_str(),
+                kind_word(r.kind, lang),
                 r.action().as_str(),
                 md_cell(&r.rationale)
             ));
@@ -281,6 +281,17 @@ pub struct RuleStat {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// A rule kind as the page names it in `lang` (`filter`, `фильтр`, ...).
+fn kind_word(kind: RuleKind, lang: crate::Lang) -> &'static str {
+    match (lang, kind) {
+        (crate::Lang::En, k) => k.as_str(),
+        (crate::Lang::Ru, RuleKind::Filter) => "фильтр",
+        (crate::Lang::Ru, RuleKind::Normalize) => "нормализация",
+        (crate::Lang::Ru, RuleKind::Enrich) => "обогащение",
+        (crate::Lang::Ru, RuleKind::Expect) => "ожидание",
+    }
 }
 
 #[cfg(test)]
@@ -334,13 +345,13 @@ mod tests {
     }
 
     #[test]
-    fn markdown_in_russian_translates_header_and_off_mark_only() {
+    fn markdown_in_russian_translates_header_kinds_and_off_mark() {
         let mut off = rule("F1", RuleKind::Filter);
         off.enabled = false;
         let reg = RuleRegistry { rules: vec![off] };
         assert_eq!(
             reg.to_markdown_in(crate::Lang::Ru),
-            "| № | Колонка / область | Правило | Вид | При ошибке | Обоснование |\n|---|---|---|---|---|---|\n| F1 (выкл.) | c | `c > 5` | filter | drop | why \\| not |\n"
+            "| № | Колонка / область | Правило | Вид | При ошибке | Обоснование |\n|---|---|---|---|---|---|\n| F1 (выкл.) | c | `c > 5` | фильтр | drop | why \\| not |\n"
         );
     }
 

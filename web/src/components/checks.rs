@@ -65,7 +65,7 @@ pub fn checks_panel(p: &Props) -> Html {
                                     if trail.len() > 1 {
                                         <span class="trail" title={t(p.lang, "check_trail")}>
                                             { for trail.iter().map(|(run, s)| html! {
-                                                <span class={classes!("dot", badge(*s).1)} title={format!("run {run}: {}", badge(*s).0)} />
+                                                <span class={classes!("dot", badge(*s).1)} title={format!("{} {run}: {}", t(p.lang, "run_word"), badge(*s).0)} />
                                             }) }
                                         </span>
                                     }

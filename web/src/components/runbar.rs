@@ -98,7 +98,7 @@ pub fn run_bar(p: &Props) -> Html {
                 </summary>
                 <div class="muted">{ t(lang, "watermark_hint") }</div>
                 <table class="grid small" id="checkpoints">
-                    <thead><tr><th>{ t(lang, "run_word") }</th><th>{ t(lang, "cp_bronze_table") }</th><th>{ t(lang, "cp_last_ingest_ts") }</th><th>{ t(lang, "batch") }</th><th>{ t(lang, "rows") }</th><th>{ t(lang, "cp_mode") }</th></tr></thead>
+                    <thead><tr><th>{ t(lang, "run_word") }</th><th>{ t(lang, "cp_bronze_table") }</th><th>{ t(lang, "cp_last_ingest_ts") }</th><th title={t(lang, "cp_new_hint")}>{ t(lang, "cp_new_batches") }</th><th title={t(lang, "cp_new_hint")}>{ t(lang, "cp_new_rows") }</th><th>{ t(lang, "cp_mode") }</th></tr></thead>
                     <tbody>
                         { for p.checkpoints.iter().rev().map(|c| html! {
                             <tr>

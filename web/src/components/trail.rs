@@ -25,6 +25,12 @@ fn step_text(lang: Lang, text: &str) -> String {
     if let Some(rest) = text.strip_prefix("failed (") {
         return format!("{} ({rest}", t(lang, "step_failed"));
     }
+    // `col: 'a' → 1 as INT`: the declared type after the last ` as `.
+    if let Some((head, ty)) = text.rsplit_once(" as ") {
+        if head.contains(" → ") && !ty.is_empty() && !ty.contains(' ') {
+            return format!("{head} {} {ty}", t(lang, "step_as"));
+        }
+    }
     text.replacen(
         " unchanged (",
         &format!(" {} (", t(lang, "step_unchanged")),
