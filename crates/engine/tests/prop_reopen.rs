@@ -937,6 +937,24 @@ fn shrunk_sequences_open_again_exactly() {
                 },
             ],
         ),
+        // ecommerce: two erasures, in two bronze tables' requests, the second
+        // of a record whose batch file the first already rewrote: the first
+        // version's history line must count both erased records.
+        (
+            1,
+            vec![
+                Op::Forget {
+                    table: 0,
+                    pick: 1,
+                    target: 2,
+                },
+                Op::Forget {
+                    table: 1,
+                    pick: 0,
+                    target: 0,
+                },
+            ],
+        ),
     ];
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()

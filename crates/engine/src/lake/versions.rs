@@ -347,14 +347,19 @@ pub fn diff_rows(old: &RecordBatch, new: &RecordBatch) -> Result<(Vec<usize>, Ve
     Ok((removed, added))
 }
 
-/// A bronze data file's name without the `.v{N}` an erasure's rewrite
-/// adds (`part-000003.v7.parquet` → `part-000003.parquet`).
-fn batch_file(path: &str) -> &str {
-    let stem = path.strip_suffix(".parquet").unwrap_or(path);
-    match stem.rsplit_once(".v") {
-        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => stem,
+/// A bronze data file's batch name: the path without `.parquet` and
+/// without every `.v{N}` an erasure's rewrite added (`part-000003.v7.parquet`
+/// and, as lakes written before the rewrite named from the batch hold,
+/// `part-000003.v4.v7.parquet` → `part-000003`).
+pub(crate) fn batch_file(path: &str) -> &str {
+    let mut stem = path.strip_suffix(".parquet").unwrap_or(path);
+    while let Some((base, n)) = stem.rsplit_once(".v") {
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        stem = base;
     }
+    stem
 }
 
 /// (Bronze.) For each data file an erasure (`DELETE`) replaced: the file
@@ -470,5 +475,15 @@ mod tests {
         assert_eq!(again.versions(g), h.versions(g));
         h.expire_all_but_current(&lake, g).await.unwrap();
         assert_eq!(h.versions(g).iter().filter(|v| v.readable).count(), 1);
+    }
+
+    #[test]
+    fn a_batch_file_is_named_without_its_rewrites() {
+        assert_eq!(batch_file("part-000003.parquet"), "part-000003");
+        assert_eq!(batch_file("part-000003.v7.parquet"), "part-000003");
+        assert_eq!(batch_file("part-000003.v4.v7.parquet"), "part-000003");
+        // Not a rewrite: a name whose `.v` is not followed by digits only.
+        assert_eq!(batch_file("orders.vx.parquet"), "orders.vx");
+        assert_eq!(batch_file("orders.v.parquet"), "orders.v");
     }
 }

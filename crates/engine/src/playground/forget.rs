@@ -27,6 +27,7 @@ use crate::bronze::{bronze_batch, Audit, BatchInfo};
 use crate::error::{EngineError, Result};
 use crate::lake::encode_parquet;
 use crate::lake::log::{Action, CommitInfo, TableLog};
+use crate::lake::versions::batch_file;
 use crate::output::RunOutput;
 
 pub use medallion_protocol::forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
@@ -323,10 +324,9 @@ impl Playground {
         };
         let mut new_paths = Vec::with_capacity(rewrites.len());
         for (_, info, kept, encoded, _) in &rewrites {
-            let new_path = match info.path.strip_suffix(".parquet") {
-                Some(stem) => format!("{stem}.v{version}.parquet"),
-                None => format!("{}.v{version}.parquet", info.path),
-            };
+            // Named from the batch (`part-000003.v7.parquet`), however
+            // often it was rewritten before.
+            let new_path = format!("{}.v{version}.parquet", batch_file(&info.path));
             logged.push(Action::remove_file(relative(&info.path), ts / 1000));
             logged.push(Action::add_file(
                 relative(&new_path),
