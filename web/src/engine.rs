@@ -42,9 +42,15 @@ fn session_seed() -> u128 {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineStatus {
     /// Downloading the engine's WebAssembly (bytes; `total` 0 if unknown).
-    Loading { loaded: u64, total: u64 },
+    /// `restoring`: the engine is loaded to give the session back (after a
+    /// reload or a cancel), which the page says for the whole wait.
+    Loading {
+        loaded: u64,
+        total: u64,
+        restoring: Option<Restore>,
+    },
     /// Downloaded; the module is being compiled and started.
-    Starting,
+    Starting { restoring: Option<Restore> },
     /// Ready and idle.
     Idle,
     /// Working on requests; `progress` is the latest report of the oldest;
@@ -224,6 +230,7 @@ impl Engine {
             last_status: EngineStatus::Loading {
                 loaded: 0,
                 total: 0,
+                restoring: None,
             },
             seed: session_seed(),
             session: SessionState::Opening,
@@ -298,7 +305,6 @@ impl Engine {
                 None => SessionState::ReadOnly,
             });
             this.refresh_used();
-            this.spawn();
             let entries: Vec<Journaled> = saved
                 .entries
                 .into_iter()
@@ -311,13 +317,17 @@ impl Engine {
                     })
                 })
                 .collect();
+            // Said from the first moment, while the engine still loads.
+            if !entries.is_empty() {
+                this.0.borrow_mut().restoring = Some(Restore::Saved);
+                this.status(EngineStatus::Restoring(Restore::Saved));
+            }
+            this.spawn();
             if entries.is_empty() {
                 // Only an owner saves it; elsewhere it is no change of the learner's.
                 let save = matches!(this.0.borrow().session, SessionState::Saved { .. });
                 this.enqueue(first, None, now_micros(), save, Origin::FirstLoad, done);
             } else {
-                this.0.borrow_mut().restoring = Some(Restore::Saved);
-                this.status(EngineStatus::Restoring(Restore::Saved));
                 this.replay(entries, done);
             }
         });
@@ -665,14 +675,18 @@ impl Engine {
             FromEngine::Loading {
                 loaded_bytes,
                 total_bytes,
-            } => self.status(if total_bytes > 0 && loaded_bytes >= total_bytes {
-                EngineStatus::Starting
-            } else {
-                EngineStatus::Loading {
-                    loaded: loaded_bytes,
-                    total: total_bytes,
-                }
-            }),
+            } => {
+                let restoring = self.0.borrow().restoring;
+                self.status(if total_bytes > 0 && loaded_bytes >= total_bytes {
+                    EngineStatus::Starting { restoring }
+                } else {
+                    EngineStatus::Loading {
+                        loaded: loaded_bytes,
+                        total: total_bytes,
+                        restoring,
+                    }
+                })
+            }
             FromEngine::Ready { opened, persisted } => {
                 {
                     let mut inner = self.0.borrow_mut();

@@ -69,11 +69,26 @@ fn progress_text(lang: Lang, p: &Progress) -> String {
     }
 }
 
+/// What the page is waiting for when the engine is (re)started to give the
+/// session back: said for the whole wait, the engine's download included.
+fn restoring_label(lang: Lang, why: Option<Restore>) -> Html {
+    match why {
+        Some(why) => html! {
+            <strong class="restoring">{ t(lang, match why {
+                Restore::Saved => "restoring_saved",
+                Restore::Cancelled => "restoring",
+            }) }</strong>
+        },
+        None => html! {},
+    }
+}
+
 #[function_component(EngineStatusBar)]
 pub fn engine_status_bar(p: &Props) -> Html {
     let status = use_state(|| EngineStatus::Loading {
         loaded: 0,
         total: 0,
+        restoring: None,
     });
     {
         let (engine, status) = (p.engine.clone(), status.clone());
@@ -98,15 +113,28 @@ pub fn engine_status_bar(p: &Props) -> Html {
     };
     match &*status {
         EngineStatus::Idle => html! {},
-        EngineStatus::Loading { loaded, total } => html! {
+        EngineStatus::Loading {
+            loaded,
+            total,
+            restoring,
+        } => {
+            let size = if *total > 0 {
+                format!("{} / {}", size_text(lang, *loaded), size_text(lang, *total))
+            } else {
+                size_text(lang, *loaded)
+            };
+            html! {
+                <div class="engine-status loading-engine" id="engine-status">
+                    { restoring_label(lang, *restoring) }
+                    <span>{ t(lang, "loading_engine") }</span>
+                    { bar((*total > 0).then(|| *loaded as f64 / *total as f64)) }
+                    <span class="muted">{ size }</span>
+                </div>
+            }
+        }
+        EngineStatus::Starting { restoring } => html! {
             <div class="engine-status loading-engine" id="engine-status">
-                <span>{ t(lang, "loading_engine") }</span>
-                { bar((*total > 0).then(|| *loaded as f64 / *total as f64)) }
-                <span class="muted">{ if *total > 0 { format!("{} / {}", size_text(lang, *loaded), size_text(lang, *total)) } else { size_text(lang, *loaded) } }</span>
-            </div>
-        },
-        EngineStatus::Starting => html! {
-            <div class="engine-status loading-engine" id="engine-status">
+                { restoring_label(lang, *restoring) }
                 <span>{ t(lang, "starting_engine") }</span>
                 { bar(None) }
             </div>
@@ -124,10 +152,7 @@ pub fn engine_status_bar(p: &Props) -> Html {
         },
         EngineStatus::Restoring(why) => html! {
             <div class="engine-status busy" id="engine-status">
-                <span>{ t(lang, match why {
-                    Restore::Saved => "restoring_saved",
-                    Restore::Cancelled => "restoring",
-                }) }</span>
+                { restoring_label(lang, Some(*why)) }
                 { bar(None) }
             </div>
         },
