@@ -127,6 +127,79 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
     );
 }
 
+#[tokio::test]
+async fn the_batch_log_is_read_from_the_bronze_log_alone_read_again_and_erasures_included() {
+    use medallion_engine::bronze::batch_log;
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .unwrap();
+    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    let Response::Snapshot(v) = p.handle(ingest("first.csv")).await else {
+        panic!()
+    };
+    let first = v.batches.last().unwrap().batch_id.clone();
+    let r = p
+        .handle(Request::Reingest {
+            batch_id: first.clone(),
+            options: Default::default(),
+            remember: false,
+        })
+        .await;
+    let Response::Snapshot(v) = r else {
+        panic!("{r:?}")
+    };
+    let again = v.batches.last().unwrap().batch_id.clone();
+    let r = p
+        .handle(Request::Forget {
+            table: "nyc_taxi_yellow".into(),
+            predicate: "_source_file = 'first.csv' AND raw_payload LIKE '2,%'".into(),
+            reason: "erasure request 18".into(),
+            expected_rows: None,
+        })
+        .await;
+    let Response::Snapshot(v) = r else {
+        panic!("{r:?}")
+    };
+    let log = TableLog::new(p.lake_store(), "bronze/nyc_taxi_yellow");
+    let logged: Vec<_> = batch_log::read(&log).await.unwrap();
+    let page: Vec<_> = v
+        .batches
+        .iter()
+        .filter(|b| b.table == "nyc_taxi_yellow")
+        .cloned()
+        .collect();
+    assert_eq!(
+        logged.iter().map(|(_, b)| b.clone()).collect::<Vec<_>>(),
+        page
+    );
+    assert_eq!(
+        logged.iter().map(|(o, _)| *o).collect::<Vec<_>>(),
+        [1, 2, 3],
+        "the zone lookup's batch is the session's first"
+    );
+    let old = &logged[1].1;
+    assert_eq!(old.batch_id, first);
+    assert_eq!(old.superseded_by.as_deref(), Some(again.as_str()));
+    assert_eq!(old.erased_records, 1);
+    assert_eq!(old.landing_path, None);
+    assert_eq!(
+        old.notes[old.notes.len() - 2..],
+        [
+            format!("read again as batch {again} with other options: silver reads that batch instead of this one, which stays in bronze"),
+            "1 record(s) erased (right to be forgotten: erasure request 18); the landed file was deleted".to_string(),
+        ]
+    );
+    let new = &logged[2].1;
+    assert_eq!(new.erased_records, 1);
+    assert!(new.path.ends_with(".v4.parquet"), "{}", new.path);
+    assert_eq!(
+        new.notes.iter().filter(|n| n.starts_with("reads the file of batch")).count(),
+        1
+    );
+}
+
 /// A playground over a [`FailingLogStore`] (its fault switch and store).
 async fn failing_playground() -> (Playground, Arc<Mutex<Faults>>, Arc<FailingLogStore>) {
     let (mut p, faults, stores) = failing_store::playground();

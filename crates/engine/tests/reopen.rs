@@ -238,6 +238,13 @@ async fn incremental_runs_kafka_offsets_and_a_redelivery_open_again_exactly() {
     let mut other = same_page_after_reopen(&mut tab, "a crashed poll").await;
     assert_eq!(other.p.view().topics[0], offsets);
     assert_eq!(other.p.watermarks(), tab.p.watermarks());
+    // The watermarks are a table of the lake, read back from its log: one
+    // row per checkpoint in meta.bronze_checkpoints' newest version.
+    let reopened = other.p.view();
+    let checkpoints = &reopened.history["meta.bronze_checkpoints"];
+    assert!(!reopened.checkpoints.is_empty());
+    assert_eq!(checkpoints.last().unwrap().rows, reopened.checkpoints.len());
+    assert_eq!(checkpoints.last().unwrap().operation, "WRITE");
     // The redelivery: both poll the same messages again.
     both_answer(
         &mut tab,
@@ -369,7 +376,7 @@ async fn a_request_that_did_not_finish_saving_is_rolled_back_on_open() {
     let metas: Vec<_> = after.list(None).try_collect().await.unwrap();
     let mut table_files = 0;
     for m in metas {
-        if m.location.as_ref().starts_with("meta/") {
+        if m.location.as_ref().starts_with("meta/session/") {
             continue;
         }
         if saved.head(&m.location).await.is_err() {

@@ -20,6 +20,7 @@
 //! garbage is silver's job. The batch is encoded completely before the single
 //! write, so it lands whole or not at all.
 
+pub mod batch_log;
 pub mod kafka;
 mod split;
 

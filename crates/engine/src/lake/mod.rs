@@ -28,6 +28,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use crate::error::Result;
 
+pub mod checkpoints;
 pub mod log;
 pub mod versions;
 

@@ -23,6 +23,7 @@ use datafusion::arrow::compute::{concat_batches, filter_record_batch, not};
 
 use super::Playground;
 use crate::api::Erasure;
+use crate::bronze::batch_log::{self, ErasedBatch};
 use crate::bronze::{bronze_batch, Audit, BatchInfo};
 use crate::error::{EngineError, Result};
 use crate::lake::encode_parquet;
@@ -302,17 +303,7 @@ impl Playground {
         let log = TableLog::new(self.lake.store(), dir.clone());
         let read_version = log.latest().await?;
         let version = read_version.map_or(0, |v| v + 1);
-        let mut logged = vec![Action::CommitInfo(
-            CommitInfo::new(
-                ts,
-                "DELETE",
-                format!("right to be forgotten: {reason}"),
-                0,
-                m.rows,
-            )
-            .with("predicate", predicate)
-            .with("reason", reason),
-        )];
+        let mut logged = vec![];
         // Each rewritten batch gets a new file beside the old one; the
         // entry removes the old and adds the new; only once it is written
         // are the old files (with the erased rows) deleted. A failure
@@ -336,6 +327,31 @@ impl Playground {
             ));
             new_paths.push(new_path);
         }
+        // The batch log reads what this request erased from its entry.
+        let erased: Vec<ErasedBatch> = rewrites
+            .iter()
+            .zip(&new_paths)
+            .map(|((_, info, _, _, hits), path)| ErasedBatch {
+                batch_id: info.batch_id.clone(),
+                records: *hits,
+                path: path.clone(),
+            })
+            .collect();
+        logged.insert(
+            0,
+            Action::CommitInfo(batch_log::delete_params(
+                CommitInfo::new(
+                    ts,
+                    "DELETE",
+                    format!("right to be forgotten: {reason}"),
+                    0,
+                    m.rows,
+                )
+                .with("predicate", predicate)
+                .with("reason", reason),
+                &erased,
+            )?),
+        );
         let mut written = Vec::new();
         let mut outcome = Ok(());
         for ((_, _, _, encoded, _), path) in rewrites.iter().zip(&new_paths) {
@@ -367,29 +383,16 @@ impl Playground {
                 }
             }
         }
-        for ((i, info, kept, _, hits), new_path) in rewrites.into_iter().zip(new_paths) {
+        for (i, info, kept, _, _) in rewrites {
             self.lake.delete(&info.path).await?;
             if let Some(landing) = &info.landing_path {
                 self.lake.delete(landing).await?;
             }
             if let Some(entry) = self.bronze.get_mut(&name).and_then(|v| v.get_mut(i)) {
                 entry.1 = kept;
-                entry.0.path = new_path;
-                entry.0.erased_records += hits;
-                entry.0.landing_path = None;
-                entry.0.notes.push(format!(
-                    "{hits} record(s) erased (right to be forgotten: {reason}); the landed file was deleted"
-                ));
-                let updated = entry.0.clone();
-                if let Some(b) = self
-                    .batches
-                    .iter_mut()
-                    .find(|b| b.batch_id == updated.batch_id)
-                {
-                    *b = updated;
-                }
             }
         }
+        self.refresh_batch_log(&name).await?;
         self.register_bronze(&name).await?;
         let qualified = TableName::bronze(&name);
         self.history.refresh(&self.lake, &qualified).await?;

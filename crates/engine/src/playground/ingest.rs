@@ -7,7 +7,7 @@ use datafusion::arrow::compute::concat_batches;
 use medallion_protocol::{Layer, TableName};
 
 use crate::bronze::{
-    bronze_batch, sha256_hex, split_file, table_schema, typed_bronze_batch, Audit, BatchInfo,
+    batch_log, bronze_batch, sha256_hex, split_file, table_schema, typed_bronze_batch, Audit, BatchInfo,
     IngestOptions, SplitFile,
 };
 use crate::error::{EngineError, Result};
@@ -253,51 +253,7 @@ impl Playground {
         } else {
             None
         };
-        // The file first, its log entry last: the batch exists only once the
-        // entry does (a failure in between leaves the previous version).
-        let log = TableLog::new(self.lake.store(), TableName::bronze(&table).path());
-        let committed = async {
-            self.lake.put_bytes(&path, encoded.to_vec()).await?;
-            let read_version = log.latest().await?;
-            log.commit(
-                read_version,
-                &[
-                    Action::CommitInfo(
-                        CommitInfo::new(
-                            ts,
-                            "WRITE",
-                            format!("batch {seq}: {file_name}"),
-                            stored.num_rows(),
-                            0,
-                        )
-                        .with("mode", "Append")
-                        .with("batchId", batch_id.clone())
-                        .with("sourceFile", file_name.clone()),
-                    ),
-                    Action::add_file(
-                        format!("part-{seq:06}.parquet"),
-                        encoded.len() as u64,
-                        ts / 1000,
-                        Some(stored.num_rows()),
-                    ),
-                ],
-            )
-            .await?;
-            Ok::<_, EngineError>(())
-        }
-        .await;
-        if let Err(e) = committed {
-            // No entry names the files: they go, so SQL over the table's
-            // folder never reads a batch the log does not have.
-            let _ = self.lake.delete(&path).await;
-            if let Some(p) = &landing_path {
-                let _ = self.lake.delete(p).await;
-            }
-            return Err(e);
-        }
         let qualified = TableName::bronze(&table);
-        self.history.refresh(&self.lake, &qualified).await?;
-        let version = self.history.current(&qualified).unwrap_or_default();
         let mut all_notes = split.notes;
         all_notes.extend(notes);
         let warned_records = split.records.iter().filter(|r| r.warning.is_some()).count();
@@ -309,7 +265,7 @@ impl Playground {
         }
         let sha = sha256_hex(bytes);
         // Reading a landed file again is the same bytes by design: no note then.
-        if let Some(same) = (!self.rereading).then_some(()).and(
+        if let Some(same) = self.rereading.is_none().then_some(()).and(
             self.batches
                 .iter()
                 .find(|b| b.table == table && b.sha256 == sha && !bytes.is_empty()),
@@ -320,11 +276,13 @@ impl Playground {
                 same.file_name
             ));
         }
-        let info = BatchInfo {
-            batch_id,
+        let log = TableLog::new(self.lake.store(), qualified.path());
+        let read_version = log.latest().await?;
+        let mut info = BatchInfo {
+            batch_id: batch_id.clone(),
             table: table.clone(),
             source_system,
-            file_name,
+            file_name: file_name.clone(),
             format: split.format,
             dialect: split.dialect,
             encoding: split.encoding,
@@ -347,19 +305,95 @@ impl Playground {
             bytes: bytes.len(),
             sha256: sha,
             ingest_ts_micros: ts,
-            path,
-            landing_path,
+            path: path.clone(),
+            landing_path: landing_path.clone(),
             options,
-            version,
+            version: read_version.map_or(0, |v| v + 1),
             notes: all_notes,
         };
+        // The batch log is read from this entry (`bronze::batch_log`).
+        let commit = batch_log::write_params(
+            CommitInfo::new(
+                ts,
+                "WRITE",
+                format!("batch {seq}: {file_name}"),
+                stored.num_rows(),
+                0,
+            )
+            .with("mode", "Append")
+            .with("batchId", batch_id.clone())
+            .with("sourceFile", file_name.clone()),
+            &info,
+            self.batches.len(),
+            self.rereading.as_deref(),
+        )?;
+        // The file first, its log entry last: the batch exists only once the
+        // entry does (a failure in between leaves the previous version).
+        let committed = async {
+            self.lake.put_bytes(&path, encoded.to_vec()).await?;
+            log.commit(
+                read_version,
+                &[
+                    Action::CommitInfo(commit),
+                    Action::add_file(
+                        format!("part-{seq:06}.parquet"),
+                        encoded.len() as u64,
+                        ts / 1000,
+                        Some(stored.num_rows()),
+                    ),
+                ],
+            )
+            .await?;
+            Ok::<_, EngineError>(())
+        }
+        .await;
+        if let Err(e) = committed {
+            // No entry names the files: they go, so SQL over the table's
+            // folder never reads a batch the log does not have.
+            let _ = self.lake.delete(&path).await;
+            if let Some(p) = &landing_path {
+                let _ = self.lake.delete(p).await;
+            }
+            return Err(e);
+        }
+        self.history.refresh(&self.lake, &qualified).await?;
+        info.version = self.history.current(&qualified).unwrap_or(info.version);
         self.batches.push(info.clone());
         self.bronze
             .entry(table.clone())
             .or_default()
             .push((info.clone(), stored));
+        self.refresh_batch_log(&table).await?;
         self.register_bronze(&table).await?;
-        Ok(info)
+        Ok(self
+            .batches
+            .iter()
+            .find(|b| b.batch_id == batch_id)
+            .cloned()
+            .unwrap_or(info))
+    }
+
+    /// Reads bronze `table`'s batch log again from its commit log
+    /// ([`batch_log::read`]): every batch the session holds of it takes
+    /// the logged state (superseded, erased, its file), so what the page
+    /// shows is what the lake says. Errors: the log cannot be read.
+    pub(super) async fn refresh_batch_log(&mut self, table: &str) -> Result<()> {
+        let log = TableLog::new(self.lake.store(), TableName::bronze(table).path());
+        for (_, logged) in batch_log::read(&log).await? {
+            if let Some(b) = self.batches.iter_mut().find(|b| b.batch_id == logged.batch_id) {
+                *b = logged.clone();
+            }
+            if let Some((b, _)) = self
+                .bronze
+                .get_mut(table)
+                .into_iter()
+                .flatten()
+                .find(|(b, _)| b.batch_id == logged.batch_id)
+            {
+                *b = logged;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -80,8 +80,9 @@ pub struct Playground {
     erasures: Vec<Erasure>,
     /// A warning about the last request's consequences, shown once.
     notice: Option<String>,
-    /// Set while `reingest` appends (the same bytes are expected).
-    rereading: bool,
+    /// While `reingest` appends: the batch read again (the same bytes are
+    /// expected; the new batch supersedes it).
+    rereading: Option<String>,
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
     run_info: RunInfo,
@@ -196,7 +197,7 @@ impl Playground {
             topics: BTreeMap::new(),
             erasures: vec![],
             notice: None,
-            rereading: false,
+            rereading: None,
             checks: vec![],
             diagnostics: vec![],
             run_history: vec![],

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use datafusion::arrow::array::{Array, StringArray, UInt32Array};
 use datafusion::arrow::compute::take_record_batch;
 
+use crate::bronze::{batch_log, BatchInfo};
 use crate::error::{EngineError, Result};
 use crate::lake::decode_parquet_table;
 use crate::lake::log::{Action, TableLog};
@@ -69,7 +70,7 @@ impl Playground {
             .map(|f| format!("{SESSION_DIR}/{f}"))
             .collect();
         files.push(path);
-        roll_back(&lake, &state, &files).await?;
+        let batches = roll_back(&lake, &state, &files).await?;
 
         let mut pg = Playground::blank(clock, ids.clone(), new_store, lake)?;
         ids.resume(state.ids_at);
@@ -77,8 +78,7 @@ impl Playground {
         pg.example = state.example;
         pg.def = state.def;
         pg.mode = state.mode;
-        pg.batches = state.batches;
-        pg.checkpoints = state.checkpoints;
+        pg.batches = batches;
         pg.topics = state.topics;
         pg.erasures = state.erasures;
         pg.checks = state.checks;
@@ -87,6 +87,9 @@ impl Playground {
         pg.run_history = state.run_history;
         pg.replay = state.replay;
         pg.history = History::open(&pg.lake, state.tables.keys()).await?;
+        if let Some(rows) = pg.history.current_data(&crate::lake::checkpoints::table()) {
+            pg.checkpoints = crate::lake::checkpoints::from_batch(rows)?;
+        }
         for b in pg.def.bronze.clone() {
             let rows = pg.read_bronze_batches(&b.name).await?;
             pg.bronze.insert(b.name.clone(), rows);
@@ -202,9 +205,10 @@ impl Playground {
 /// Deletes what a request that did not finish saving left in the lake:
 /// table versions newer than `state` names (their entries and the files
 /// only they added), tables `state` does not know, landed files of
-/// batches not in its batch log, and `meta.session` files other than
-/// `keep`.
-async fn roll_back(lake: &Lake, state: &SavedState, keep: &[String]) -> Result<()> {
+/// batches not in the batch log, and `meta.session` files other than
+/// `keep`. Gives the batch log, in the session's order, as the bronze
+/// tables' logs hold it once rolled back ([`batch_log::read`]).
+async fn roll_back(lake: &Lake, state: &SavedState, keep: &[String]) -> Result<Vec<BatchInfo>> {
     let all = lake.list("").await?;
     let logged: BTreeSet<String> = all
         .iter()
@@ -246,7 +250,14 @@ async fn roll_back(lake: &Lake, state: &SavedState, keep: &[String]) -> Result<(
                 .await?;
         }
     }
-    let batches: HashSet<&str> = state.batches.iter().map(|b| b.batch_id.as_str()).collect();
+    let mut logged = Vec::new();
+    for b in &state.def.bronze {
+        let log = TableLog::new(lake.store(), TableName::bronze(&b.name).path());
+        logged.extend(batch_log::read(&log).await?);
+    }
+    logged.sort_by_key(|(ordinal, _)| *ordinal);
+    let logged: Vec<BatchInfo> = logged.into_iter().map(|(_, b)| b).collect();
+    let batches: HashSet<&str> = logged.iter().map(|b| b.batch_id.as_str()).collect();
     for p in &all {
         if let Some(rest) = p.strip_prefix("landing/") {
             let batch = rest.split('/').nth(1).unwrap_or_default();
@@ -260,5 +271,5 @@ async fn roll_back(lake: &Lake, state: &SavedState, keep: &[String]) -> Result<(
             lake.delete(p).await?;
         }
     }
-    Ok(())
+    Ok(logged)
 }

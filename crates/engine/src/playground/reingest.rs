@@ -41,39 +41,19 @@ impl Playground {
             })
         })?;
         let bytes = self.lake.get_bytes(&landing).await?;
-        self.rereading = true;
+        // Its entry names the batch it supersedes; the batch log's fold
+        // (`bronze::batch_log`) marks the old one and notes both.
+        self.rereading = Some(batch_id.to_string());
         let info = self
             .append(&old.table, &old.file_name, &bytes, options)
             .await;
-        self.rereading = false;
-        let mut info = info?;
+        self.rereading = None;
+        let info = info?;
         if remember {
             if let Some(b) = self.def.bronze.iter_mut().find(|b| b.name == old.table) {
                 b.ingest_options = options.clone();
             }
         }
-        // Silver reads the new read of the file instead of the old one.
-        let note_old = format!(
-            "read again as batch {} with other options: silver reads that batch instead of this one, which stays in bronze",
-            info.batch_id
-        );
-        let note_new = format!(
-            "reads the file of batch {batch_id} again: silver reads this batch instead of that one ({} records set aside)",
-            old.records
-        );
-        let stored = self
-            .batches
-            .iter_mut()
-            .chain(self.bronze.values_mut().flatten().map(|(b, _)| b));
-        for b in stored {
-            if b.batch_id == batch_id {
-                b.superseded_by = Some(info.batch_id.clone());
-                b.notes.push(note_old.clone());
-            } else if b.batch_id == info.batch_id {
-                b.notes.push(note_new.clone());
-            }
-        }
-        info.notes.push(note_new);
         // Rows of the old read already in silver leave only in a full refresh.
         self.run_with(false).await;
         Ok(info)

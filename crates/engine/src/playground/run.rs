@@ -112,7 +112,17 @@ impl Playground {
                 // The watermark moves only when silver holds the batches:
                 // a silver table whose commit failed gets them next time.
                 if !not_committed.iter().any(TableName::is_silver) {
-                    self.save_watermarks(&new_batches, incremental);
+                    if let Err(e) = self.save_watermarks(&new_batches, incremental, ts).await {
+                        self.run_info.errors.push(e.to_string());
+                        self.run_info.errors.push(format!(
+                            "{} was not saved, so the watermarks did not move: the next incremental run reads {} again (a MERGE table takes them once, an appending one twice: run a full refresh then)",
+                            crate::lake::checkpoints::table(),
+                            match new_batches.len() {
+                                1 => "this batch".to_string(),
+                                n => format!("these {n} batches"),
+                            }
+                        ));
+                    }
                 }
                 // A table whose commit failed is still at its previous version:
                 // show (and query) that, never rows no version holds.
@@ -173,8 +183,17 @@ impl Playground {
         produced
     }
 
-    /// Appends a checkpoint row for every bronze table whose watermark moves.
-    pub(super) fn save_watermarks(&mut self, processed: &HashSet<String>, incremental: bool) {
+    /// Appends a checkpoint row for every bronze table whose watermark
+    /// moves and commits them as a new version of `meta.bronze_checkpoints`
+    /// (`lake::checkpoints`), after silver holds the batches (seed 000 §5).
+    /// Errors: the commit failed; the watermarks then stay where they were
+    /// (what the log holds).
+    pub(super) async fn save_watermarks(
+        &mut self,
+        processed: &HashSet<String>,
+        incremental: bool,
+        ts: i64,
+    ) -> crate::error::Result<()> {
         let mut per_table: BTreeMap<TableName, (i64, usize, usize)> = BTreeMap::new();
         for b in self
             .batches
@@ -188,10 +207,14 @@ impl Playground {
             e.1 += 1;
             e.2 += b.records;
         }
-        for (table, (ts, batches, rows)) in per_table {
-            self.checkpoints.push(Checkpoint {
+        if per_table.is_empty() {
+            return Ok(());
+        }
+        let mut all = self.checkpoints.clone();
+        for (table, (last, batches, rows)) in per_table {
+            all.push(Checkpoint {
                 bronze_table: table,
-                last_ingest_ts_micros: ts,
+                last_ingest_ts_micros: last,
                 batches,
                 rows,
                 mode: if incremental {
@@ -202,6 +225,22 @@ impl Playground {
                 run: self.run_info.runs,
             });
         }
+        let table = crate::lake::checkpoints::table();
+        let rows = crate::lake::checkpoints::to_batch(&all)?;
+        let committed = self
+            .history
+            .commit_snapshot(
+                &self.lake,
+                &table,
+                ts,
+                "WRITE",
+                format!("run {}: watermarks saved", self.run_info.runs),
+                &rows,
+            )
+            .await;
+        committed?;
+        self.checkpoints = all;
+        Ok(())
     }
 }
 

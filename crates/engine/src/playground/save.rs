@@ -4,11 +4,13 @@
 //! from the lake alone ([`Playground::open`]).
 //!
 //! A version of `meta.session` adds one JSON file, `state-{v:06}.json`
-//! ([`SavedState`]): the definition, the batch log, watermarks, Kafka
-//! topics and offsets, erasures, run history, checks, the last run's
+//! ([`SavedState`]): the definition, Kafka topics and offsets, erasures, run history, checks, the last run's
 //! results without their rows, and **the version of every table** at that
 //! moment. Rows are never copied into it: they are read from each table's
-//! own log. The only rows `meta.session` holds are the last run's typed
+//! own log, as are the batch log (`bronze::batch_log`) and the
+//! watermarks (`meta.bronze_checkpoints`, `lake::checkpoints`, committed
+//! by the run that moves them). The only rows
+//! `meta.session` holds are the last run's typed
 //! bronze (what silver read, `typed-{table}-{key}.parquet`), written again
 //! only when the batches it was read from change.
 //!
@@ -21,9 +23,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::api::{Checkpoint, Erasure, Lang, ReplayReport, RunInfo, RunMode, RunRecord};
+use crate::api::{Erasure, Lang, ReplayReport, RunInfo, RunMode, RunRecord};
 use crate::bronze::kafka::Topic;
-use crate::bronze::BatchInfo;
 use crate::checks::CheckResult;
 use crate::error::{Diagnostic, Result};
 use crate::lake::encode_parquet;
@@ -36,7 +37,7 @@ pub const SESSION_DIR: &str = "meta/session";
 
 /// Version of [`SavedState`]'s layout; a lake saved with another one is
 /// not opened (the page then rebuilds the session from its requests).
-pub const SESSION_FORMAT: u32 = 1;
+pub const SESSION_FORMAT: u32 = 2;
 
 /// A session as `meta/session/state-{v:06}.json` holds it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -47,10 +48,6 @@ pub struct SavedState {
     pub example: String,
     pub def: PipelineDef,
     pub mode: RunMode,
-    /// The batch log, in ingest order.
-    pub batches: Vec<BatchInfo>,
-    /// Watermarks (seed 000 §5): every checkpoint saved.
-    pub checkpoints: Vec<Checkpoint>,
     /// Kafka topics (messages and committed offset) by bronze table.
     pub topics: BTreeMap<String, Topic>,
     pub erasures: Vec<Erasure>,
@@ -122,8 +119,6 @@ impl Playground {
             example: self.example.clone(),
             def: self.def.clone(),
             mode: self.mode,
-            batches: self.batches.clone(),
-            checkpoints: self.checkpoints.clone(),
             topics: self.topics.clone(),
             erasures: self.erasures.clone(),
             checks: self.checks.clone(),
