@@ -55,7 +55,7 @@ pub fn app() -> Html {
                 read_only.set(s.is_read_only());
             }));
             engine.listen(Callback::from(move |s: EngineStatus| {
-                restoring.set(matches!(s, EngineStatus::Restoring(_)));
+                restoring.set(s.restoring().is_some());
             }));
         });
     }

@@ -67,6 +67,21 @@ pub enum EngineStatus {
     Failed(String),
 }
 
+impl EngineStatus {
+    /// Why the engine is being (re)started or given the session's requests
+    /// again, if it is: the tables then are not the ones the page will
+    /// show, so nothing may change them (the download and start included).
+    pub fn restoring(&self) -> Option<Restore> {
+        match self {
+            EngineStatus::Restoring(why) => Some(*why),
+            EngineStatus::Loading { restoring, .. } | EngineStatus::Starting { restoring } => {
+                *restoring
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Why the session's requests are given to a new engine again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Restore {
