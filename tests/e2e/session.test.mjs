@@ -203,6 +203,22 @@ test('the lake kept in the browser (OPFS) alone restores the session: its logs, 
   assert.deepEqual(problems, []);
 }));
 
+// The browser's storage for the lake (OPFS, written by the engine's worker)
+// refuses every write after the first session commit (the example's load).
+const lakeFullAfterTheFirstSave = (page) => page.route('**/engine-loader.js*', async (route) => {
+  const response = await route.fetch();
+  const body = `${await response.text()}
+const medallion_lake_write_real = medallion_lake_write;
+let medallion_lake_full = false;
+medallion_lake_write = async (path, bytes) => {
+  if (medallion_lake_full) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+  await medallion_lake_write_real(path, bytes);
+  if (path === 'meta/session/_delta_log/00000000000000000000.json') medallion_lake_full = true;
+};
+`;
+  await route.fulfill({ response, body });
+});
+
 test('when the browser storage is full the session goes on, says so, and keeps what was saved', () => withPage(async (page, problems) => {
   // The browser refuses every write after the first (the example's load).
   await page.addInitScript(() => {
@@ -215,29 +231,35 @@ test('when the browser storage is full the session goes on, says so, and keeps w
   });
   // So does its storage for the lake (OPFS, written by the engine's worker):
   // every write after the load's session commit is refused.
-  await page.route('**/engine-loader.js*', async (route) => {
-    const response = await route.fetch();
-    const body = `${await response.text()}
-const medallion_lake_write_real = medallion_lake_write;
-let medallion_lake_full = false;
-medallion_lake_write = async (path, bytes) => {
-  if (medallion_lake_full) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
-  await medallion_lake_write_real(path, bytes);
-  if (path === 'meta/session/_delta_log/00000000000000000000.json') medallion_lake_full = true;
-};
-`;
-    await route.fulfill({ response, body });
-  });
+  await lakeFullAfterTheFirstSave(page);
   await page.goto(`${APP_URL}?lang=en`);
   await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
   await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
   await waitForCount(page, 'silver.nyc_taxi_yellow', 247);
-  await page.waitForFunction(() => /Browser storage is full: this session goes on, but changes from now on are not saved/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await page.waitForFunction(() => /Browser storage is full: the session goes on in this tab, but the last change and the ones after it are not saved \(a reload returns to the state before them\)/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   // Nothing lost here: the next edit still runs.
   await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 100');
   await page.waitForFunction(() => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent) > 247, null, { timeout: 60_000 });
   // A reload brings back what was saved: the example as loaded.
+  await page.reload();
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 1000');
+  assert.deepEqual(problems, []);
+}));
+
+test('a change the lake in the browser cannot take is not saved half: a reload returns to the state before it, as the page said', () => withPage(async (page, problems) => {
+  // Only the lake's storage (OPFS, written by the engine's worker) is full;
+  // the saved requests (IndexedDB) would still take the change's copy.
+  await lakeFullAfterTheFirstSave(page);
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 247);
+  await page.waitForFunction(() => /Browser storage is full: the session goes on in this tab, but the last change/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
+  // What the page said: the edit is not in the saved session.
   await page.reload();
   await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
   await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);

@@ -65,14 +65,22 @@ test('the page paints before the engine loads; a large file is read in the worke
   await page.waitForFunction(() => /^Reading big_trips\.csv: /.test(document.querySelector('#engine-progress-text')?.textContent ?? ''), null, { timeout: 60_000 });
   const progressText = await page.locator('#engine-progress-text').innerText();
   console.log(`# progress while reading ${BIG_MB} MB: "${handing}", then "${progressText}"`);
+  // A rule edit made meanwhile waits behind the file; Cancel stops both and
+  // says so for each (the edit is never dropped without a word).
+  await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 95');
+  await page.waitForTimeout(600);
   await page.click('#engine-cancel');
   await page.waitForFunction(() => /Cancelled: nothing of it was kept/.test([...document.querySelectorAll('[id^=message-banner]')].map((b) => b.textContent).join(' ') ?? ''), null, { timeout: 30_000 });
+  const banners = await page.locator('[id^=message-banner]').allInnerTexts();
+  assert.ok(banners.some((b) => /big_trips\.csv: Cancelled: nothing of it was kept/.test(b)), banners.join(' | '));
+  assert.ok(banners.some((b) => /The rule edit of silver\.nyc_taxi_yellow: Cancelled: nothing of it was kept/.test(b)), banners.join(' | '));
   await page.waitForSelector('#engine-status', { state: 'detached', timeout: 120_000 });
   assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
   assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 260);
   assert.equal(await page.locator('#batch-log .batch-row').count(), batchesBefore, 'no partial batch in the batch log');
   // The new engine holds the same batches: ids, times and checksums as before.
   assert.equal(await page.locator('#batch-log').innerText(), batchLogBefore);
+  assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 1000');
   // The restored engine answers: a table page comes from it, not from the old view.
   await page.click('#card-silver-nyc_taxi_yellow');
   await page.click('#card-bronze-nyc_taxi_yellow');

@@ -192,6 +192,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                     restoring: t(*lang, "refused_restoring").into(),
                     read_only: t(*lang, "refused_read_only").into(),
                     taken_over: t(*lang, "cancelled_taken_over").into(),
+                    lang: *lang,
                 },
                 answer,
             );
@@ -471,7 +472,7 @@ fn playground(p: &PlaygroundProps) -> Html {
             fresh,
             selected_text.clone(),
         );
-        Callback::from(move |(predicate, reason, rows): (String, String, usize)| {
+        Callback::from(move |(predicate, reason, rows, state): (String, String, usize, String)| {
             dispatch.dispatch(Action::CloseErasurePlan);
             let done = noting(fresh.clone(), dispatch.clone(), move |v| {
                 v.erasures
@@ -483,6 +484,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                 predicate,
                 reason,
                 expected_rows: Some(rows),
+                plan_state: Some(state),
             };
             engine.send(request, done);
         })
@@ -564,7 +566,7 @@ fn playground(p: &PlaygroundProps) -> Html {
             <RunNotices lang={lang} notice={v.notice.clone()} stale={Stale::of(v)} />
             <main class="workspace">
                 <section class="left">
-                    <RunBar run_mode={v.run_mode} checkpoints={v.checkpoints.clone()} replay={v.replay.clone()}
+                    <RunBar run_mode={v.run_mode} checkpoints={v.checkpoints.clone()} replay={v.replay.clone()} state={v.state.clone()}
                         lang={lang} on_mode={on_mode} on_run={on_run} on_replay={on_replay} />
                     <PipelineStrip tables={v.tables.clone()} silver={v.silver.clone()} gold={v.gold.clone()}
                         bronze_modes={v.bronze_modes.clone()} bronze_mode={v.bronze_mode}

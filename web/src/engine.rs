@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::rc::{Rc, Weak};
 
 use medallion_protocol::wire::{Envelope, FromEngine, Progress, RequestId};
-use medallion_protocol::{Request, Response};
+use medallion_protocol::{Lang, Request, Response};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, File, MessageEvent, Worker};
@@ -138,6 +138,8 @@ pub struct Refusals {
     pub read_only: String,
     /// The answer to work under way when another tab takes the session over.
     pub taken_over: String,
+    /// The page's language, for naming the requests a cancel stops.
+    pub lang: Lang,
 }
 
 /// A request on its way: not yet posted (the worker is loading) or posted
@@ -262,6 +264,7 @@ impl Engine {
                 taken_over:
                     "Another tab took this session over: this was stopped, nothing of it was kept"
                         .into(),
+                lang: Lang::En,
             },
             on_refused: Callback::noop(),
         })));
@@ -764,6 +767,9 @@ impl Engine {
                         } else if inner.persisted && p.save {
                             // The lake in the browser's storage is the saved
                             // session; the saved request is a second copy.
+                            // A change the lake could not take is not saved at all:
+                            // its second copy alone would bring it back on a
+                            // reload that the page said returns to before it.
                             match not_saved {
                                 Some(why) => {
                                     inner.unsaved += usize::from(counts);
@@ -771,10 +777,12 @@ impl Engine {
                                         session = Some(SessionState::NotSaved(why));
                                     }
                                 }
-                                None => self.refresh_used(),
-                            }
-                            if matches!(inner.session, SessionState::Saved { .. }) {
-                                self.save(&p, clear, saved, format!("{:032x}", inner.seed));
+                                None => {
+                                    self.refresh_used();
+                                    if matches!(inner.session, SessionState::Saved { .. }) {
+                                        self.save(&p, clear, saved, format!("{:032x}", inner.seed));
+                                    }
+                                }
                             }
                         } else if p.save && matches!(inner.session, SessionState::Saved { .. }) {
                             self.save(&p, clear, saved, format!("{:032x}", inner.seed));
@@ -803,19 +811,28 @@ impl Engine {
     }
 
     /// Stops whatever the engine is doing: every open request is answered
-    /// with `note` (an error), and a new worker gets the journal again;
-    /// `restored` hears the answer to its last request (the state before the
-    /// cancelled work).
+    /// with `note` (an error; the ones waiting behind the first name
+    /// themselves, so a rule edit made during a long ingest is never dropped
+    /// without a word), and a new worker gets the journal again; `restored`
+    /// hears the answer to its last request (the state before the cancelled
+    /// work).
     pub fn cancel(&self, note: String, restored: Callback<Response>) {
-        let open = {
+        let (open, lang) = {
             let mut inner = self.0.borrow_mut();
             inner.terminate();
             inner.restoring = Some(Restore::Cancelled);
-            inner.take_open()
+            (inner.take_open(), inner.refusals.lang)
         };
-        for p in open {
+        for (i, p) in open.into_iter().enumerate() {
+            // An ingest's answer names its file already.
+            let label = (i > 0)
+                .then(|| crate::i18n::request_label(lang, &p.request))
+                .flatten();
             p.done.emit(Response::Error {
-                message: note.clone(),
+                message: match label {
+                    Some(what) => format!("{what}: {note}"),
+                    None => note.clone(),
+                },
             });
         }
         self.status(EngineStatus::Restoring(Restore::Cancelled));

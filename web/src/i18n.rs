@@ -197,12 +197,12 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Сохранённая сессия восстановлена не точно (нажмите «Начать заново», чтобы начать сначала); этот шаг на этот раз не удался:",
         ),
         "storage_full" => (
-            "Browser storage is full: this session goes on, but changes from now on are not saved",
-            "Хранилище браузера заполнено: сессия продолжается, но дальнейшие изменения не сохраняются",
+            "Browser storage is full: the session goes on in this tab, but the last change and the ones after it are not saved (a reload returns to the state before them)",
+            "Хранилище браузера заполнено: сессия продолжается в этой вкладке, но последнее изменение и следующие не сохранены (после перезагрузки — состояние до них)",
         ),
         "not_saved" => (
-            "Not saved in this browser: changes from now on are kept in this tab only",
-            "Не сохраняется в браузере: дальнейшие изменения остаются только в этой вкладке",
+            "Not saved in this browser: changes from now on are kept in this tab only (a reload returns to the last saved state)",
+            "Не сохраняется в браузере: дальнейшие изменения остаются только в этой вкладке (после перезагрузки — последнее сохранённое состояние)",
         ),
         "progress_reading" => ("Reading", "Читаем"),
         "progress_records" => ("records", "записей"),
@@ -279,6 +279,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "replay_identical" => ("silver and gold rebuilt from bronze: identical", "silver и gold пересобраны из bronze: совпадают"),
         "replay_differs" => ("silver and gold rebuilt from bronze differ:", "silver и gold, пересобранные из bronze, отличаются:"),
         "replay_failed" => ("replay failed", "replay не удался"),
+        "replay_stale" => ("before the last change:", "до последнего изменения:"),
+        "replay_stale_hint" => ("The tables changed after this replay: press Replay from bronze again to compare them now.", "Таблицы изменились после этого replay: нажмите «Replay из bronze» ещё раз, чтобы сравнить их сейчас."),
         "only_current" => ("only in the current table", "только в текущей таблице"),
         "only_replayed" => ("only in the rebuild", "только в пересборке"),
         "watermark" => ("watermark", "watermark"),
@@ -428,6 +430,39 @@ pub fn retranslate(text: &str, from: Lang, to: Lang) -> String {
         }
     }
     out
+}
+
+/// What a request (other than an ingest, which its file names) is, for a
+/// message about it, e.g. "the rule edit of silver.orders"; `None` for the
+/// ones a learner does not make (snapshots, table pages).
+pub fn request_label(lang: Lang, r: &medallion_protocol::Request) -> Option<String> {
+    use medallion_protocol::Request as R;
+    let ru = lang == Lang::Ru;
+    Some(match r {
+        R::SetRules { silver_table, .. } => {
+            let table = medallion_protocol::TableName::silver(
+                medallion_protocol::Layer::Silver.unqualified(silver_table),
+            );
+            if ru { format!("Правка правил {table}") } else { format!("The rule edit of {table}") }
+        }
+        R::SetGoldSql { model, .. } => {
+            let table = medallion_protocol::TableName::gold(model);
+            if ru { format!("Правка SQL {table}") } else { format!("The SQL edit of {table}") }
+        }
+        R::Restore { table, version } => {
+            if ru { format!("Восстановление {table} до версии {version}") } else { format!("The restore of {table} to version {version}") }
+        }
+        R::Run { .. } => (if ru { "Запуск" } else { "The run" }).to_string(),
+        R::Replay => (if ru { "Replay" } else { "The replay" }).to_string(),
+        R::SetRunMode { .. } => (if ru { "Смена режима запуска" } else { "The change of run mode" }).to_string(),
+        R::Reingest { .. } => (if ru { "Повторное чтение файла" } else { "Reading a file again" }).to_string(),
+        R::KafkaProduce { .. } => (if ru { "Отправка сообщений Kafka" } else { "Producing Kafka messages" }).to_string(),
+        R::KafkaPoll { .. } => (if ru { "Чтение из Kafka" } else { "The Kafka poll" }).to_string(),
+        R::Forget { .. } => (if ru { "Удаление по праву на забвение" } else { "The right-to-be-forgotten erasure" }).to_string(),
+        R::SetAntiPatterns { .. } => (if ru { "Переключение антипаттерна" } else { "The anti-pattern switch" }).to_string(),
+        R::LoadExample { .. } | R::LoadPipeline { .. } => (if ru { "Загрузка сценария" } else { "Loading the scenario" }).to_string(),
+        _ => return None,
+    })
 }
 
 /// "checkpoint(s)" with the right plural form.

@@ -189,6 +189,14 @@ impl State {
         if self.page_refetch(&v).is_none() {
             self.page = None;
         }
+        // A plan holds for the state it was made on only.
+        if self
+            .erasure_plan
+            .as_ref()
+            .is_some_and(|pl| pl.state != v.state)
+        {
+            self.erasure_plan = None;
+        }
         self.travel = self.kept_travel(&v);
         self.selected = selected;
         self.view = Some(v);

@@ -72,3 +72,9 @@ pub fn remember_lang(lang: Lang) {
         }
     }
 }
+
+/// A batch or event id as the page shows it: its first 8 characters (the
+/// whole id in the element's title), the same in every panel.
+pub fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}

@@ -924,7 +924,7 @@ async fn batch_log_records_checksum_format_dialect_and_counts() {
     );
     assert!(
         note.ends_with(
-            "(x.tsv): appended again; bronze keeps duplicates, silver has to remove them"
+            "(x.tsv): appended again; bronze keeps duplicates, and only a silver table merged by a key (MERGE ON) removes them"
         ),
         "{note}"
     );
@@ -1396,6 +1396,7 @@ async fn right_to_be_forgotten_erases_rows_from_every_version_and_is_logged() {
         predicate: predicate.into(),
         reason: reason.into(),
         expected_rows: None,
+        plan_state: None,
     };
     for (req, msg) in [
         (forget("raw_payload LIKE '%C-17%'", " "), "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted"),
@@ -1646,6 +1647,7 @@ async fn forgetting_also_erases_matching_messages_still_in_the_kafka_topic() {
             predicate: "raw_payload LIKE '%C-17%'".into(),
             reason: "GDPR #7".into(),
             expected_rows: None,
+            plan_state: None,
         },
     )
     .await;
@@ -1703,6 +1705,7 @@ async fn a_poll_that_reaches_only_erased_messages_writes_no_batch_and_says_so() 
             predicate: "raw_payload LIKE '%C-17%'".into(),
             reason: "GDPR #8".into(),
             expected_rows: None,
+            plan_state: None,
         },
     )
     .await;

@@ -94,12 +94,7 @@ async fn a_failure_between_the_data_file_and_the_log_entry_leaves_the_previous_v
 
 #[tokio::test]
 async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_what_is_left() {
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .unwrap();
-    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    let mut p = taxi().await;
     let Response::Snapshot(_) = p.handle(ingest("first.csv")).await else {
         panic!()
     };
@@ -109,6 +104,7 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
             predicate: "_source_file = 'first.csv' AND raw_payload LIKE '2,%'".into(),
             reason: "erasure request 17".into(),
             expected_rows: Some(1),
+            plan_state: None,
         })
         .await;
     let Response::Snapshot(v) = r else {
@@ -130,12 +126,7 @@ async fn a_right_to_be_forgotten_delete_is_a_delete_commit_and_the_log_counts_wh
 #[tokio::test]
 async fn the_batch_log_is_read_from_the_bronze_log_alone_read_again_and_erasures_included() {
     use medallion_engine::bronze::batch_log;
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .unwrap();
-    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    let mut p = taxi().await;
     let Response::Snapshot(v) = p.handle(ingest("first.csv")).await else {
         panic!()
     };
@@ -157,6 +148,7 @@ async fn the_batch_log_is_read_from_the_bronze_log_alone_read_again_and_erasures
             predicate: "_source_file = 'first.csv' AND raw_payload LIKE '2,%'".into(),
             reason: "erasure request 18".into(),
             expected_rows: None,
+            plan_state: None,
         })
         .await;
     let Response::Snapshot(v) = r else {
@@ -198,6 +190,107 @@ async fn the_batch_log_is_read_from_the_bronze_log_alone_read_again_and_erasures
         new.notes.iter().filter(|n| n.starts_with("reads the file of batch")).count(),
         1
     );
+}
+
+#[tokio::test]
+async fn an_erasure_plan_holds_for_the_state_it_was_made_on_only() {
+    let mut p = taxi().await;
+    let Response::Snapshot(v) = p.handle(ingest("first.csv")).await else {
+        panic!()
+    };
+    let predicate = "_source_file = 'first.csv' AND raw_payload LIKE '2,%'";
+    let plan_request = || Request::PlanForget {
+        table: "nyc_taxi_yellow".into(),
+        predicate: predicate.into(),
+    };
+    let forget = |plan: &medallion_engine::playground::ErasurePlan| Request::Forget {
+        table: "nyc_taxi_yellow".into(),
+        predicate: predicate.into(),
+        reason: "request 19".into(),
+        expected_rows: Some(plan.rows),
+        plan_state: Some(plan.state.clone()),
+    };
+    let Response::ErasurePlan(first) = p.handle(plan_request()).await else {
+        panic!()
+    };
+    assert_eq!(first.rows, 1);
+    assert_eq!(first.state, v.state);
+    // A file that the condition does not match: the same rows, another gold.
+    let mut other = ingest("second.csv");
+    if let Request::Ingest { bytes, .. } = &mut other {
+        *bytes = CSV.replace("2,2020-07-01 00:05:00", "1,2020-07-01 00:05:00").into_bytes();
+    }
+    let Response::Snapshot(after) = p.handle(other).await else {
+        panic!()
+    };
+    assert_ne!(after.state, first.state);
+    let r = p.handle(forget(&first)).await;
+    assert_eq!(
+        r,
+        Response::Error {
+            message: "the session changed since the plan was made (a file, a rule, a version or a Kafka message), so it may no longer show what this delete does; look at the plan again. Nothing was deleted.".into()
+        }
+    );
+    let Response::Snapshot(unchanged) = p.handle(Request::Snapshot).await else {
+        panic!()
+    };
+    assert_eq!(unchanged.erasures.len(), 0);
+    assert_eq!(unchanged.table("bronze.nyc_taxi_yellow").unwrap().row_count, 270);
+    // A plan made now holds, and the erasure does what it showed.
+    let Response::ErasurePlan(second) = p.handle(plan_request()).await else {
+        panic!()
+    };
+    assert_eq!(second.state, unchanged.state);
+    let Response::Snapshot(done) = p.handle(forget(&second)).await else {
+        panic!()
+    };
+    assert_eq!(done.erasures.len(), 1);
+    assert_eq!(done.table("bronze.nyc_taxi_yellow").unwrap().row_count, 269);
+}
+
+#[tokio::test]
+async fn the_state_token_moves_with_every_change_and_marks_a_replay_as_older() {
+    let mut p = taxi().await;
+    let Response::Snapshot(replayed) = p.handle(Request::Replay).await else {
+        panic!()
+    };
+    let report = replayed.replay.clone().unwrap();
+    assert!(report.identical);
+    assert_eq!(report.state, replayed.state);
+    // A run that changes nothing keeps the state (and the replay current).
+    let Response::Snapshot(same) = p.handle(Request::Run { full_refresh: false }).await else {
+        panic!()
+    };
+    assert_eq!(same.state, replayed.state);
+    // A rule edit, an ingest, a run mode: each gives another state.
+    let v = set_f2(&mut p, "total_amount > 50").await;
+    assert_ne!(v.state, replayed.state);
+    assert_eq!(v.replay.unwrap().state, replayed.state, "the report says which state it compared");
+    let Response::Snapshot(w) = p.handle(ingest("first.csv")).await else {
+        panic!()
+    };
+    assert_ne!(w.state, v.state);
+    let Response::Snapshot(m) = p
+        .handle(Request::SetRunMode {
+            mode: medallion_engine::api::RunMode::Incremental,
+        })
+        .await
+    else {
+        panic!()
+    };
+    assert_ne!(m.state, w.state);
+    assert_eq!(m.state.len(), 16);
+}
+
+/// The NYC taxi example in an in-memory lake, with a fixed clock.
+async fn taxi() -> Playground {
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .unwrap();
+    p.load_example("nyc_taxi_silver", Lang::En).await.unwrap();
+    p
 }
 
 /// A playground over a [`FailingLogStore`] (its fault switch and store).
@@ -332,6 +425,7 @@ async fn an_erasure_whose_log_entry_fails_erases_nothing_and_leaves_no_file_behi
         predicate: "_source_file = 'first.csv' AND raw_payload LIKE '2,%'".into(),
         reason: "erasure request 18".into(),
         expected_rows: Some(1),
+        plan_state: None,
     };
     fail_logs(&fail, true);
     let r = p.handle(forget()).await;

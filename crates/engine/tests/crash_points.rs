@@ -1475,6 +1475,7 @@ fn forget(predicate: &str) -> Request {
         predicate: predicate.into(),
         reason: "erasure request 19".into(),
         expected_rows: Some(1),
+        plan_state: None,
     }
 }
 

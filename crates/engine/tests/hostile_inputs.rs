@@ -2497,6 +2497,7 @@ async fn k1_plan_forget_with_a_window_after_merge_brings_back_the_older_state() 
             predicate: predicate.into(),
             reason: "r".into(),
             expected_rows: Some(1),
+            plan_state: None,
         },
     )
     .await;

@@ -633,6 +633,7 @@ async fn resolve_one(tab: &mut Tab, op: &Op, step: usize) -> Option<Request> {
                 predicate: format!("{column} = '{}'", key.replace('\'', "''")),
                 reason: format!("request {step}"),
                 expected_rows: None,
+                plan_state: None,
             }
         }
         Op::IngestBundled { pick } => {

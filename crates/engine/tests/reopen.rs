@@ -321,6 +321,7 @@ async fn an_ingest_a_reread_and_an_erasure_open_again_exactly() {
                 predicate: "true".into(),
                 reason: "test".into(),
                 expected_rows: Some(plan.rows),
+                plan_state: None,
             },
         )
         .await;
@@ -487,6 +488,7 @@ async fn an_erasure_whose_rebuild_fails_on_a_rule_shows_what_the_lake_holds_and_
                 predicate: "raw_payload LIKE '%bad_data%'".into(),
                 reason: "request 7".into(),
                 expected_rows: None,
+                plan_state: None,
             },
         )
         .await;

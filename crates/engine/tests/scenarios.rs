@@ -944,6 +944,7 @@ async fn forgetting_a_record_removes_it_from_the_quarantine_history_too() {
             predicate: "raw_payload LIKE '%1003%'".into(),
             reason: "GDPR request 12".into(),
             expected_rows: None,
+            plan_state: None,
         },
     )
     .await;

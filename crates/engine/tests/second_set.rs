@@ -330,6 +330,7 @@ async fn rw29_right_to_be_forgotten_plans_then_erases_exactly_the_two_p2_records
             predicate: predicate.into(),
             reason: "GDPR #29".into(),
             expected_rows: Some(3),
+            plan_state: None,
         },
     )
     .await;
@@ -344,6 +345,7 @@ async fn rw29_right_to_be_forgotten_plans_then_erases_exactly_the_two_p2_records
             predicate: predicate.into(),
             reason: "GDPR #29".into(),
             expected_rows: Some(2),
+            plan_state: None,
         },
     )
     .await;

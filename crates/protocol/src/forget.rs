@@ -30,6 +30,10 @@ pub struct ErasurePlan {
     /// (the bronze part of the plan still holds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebuild_error: Option<String>,
+    /// The session state the plan was made on ([`crate::PipelineView::state`]);
+    /// a plan whose state is no longer the view's does not hold.
+    #[serde(default)]
+    pub state: String,
 }
 
 /// How one table changes in an [`ErasurePlan`].

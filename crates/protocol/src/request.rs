@@ -88,6 +88,11 @@ pub enum Request {
         /// the delete is refused if the condition now matches another number.
         #[serde(default)]
         expected_rows: Option<usize>,
+        /// The session state the plan was made on ([`crate::ErasurePlan::state`]):
+        /// the delete is refused if anything changed since (a file, a rule,
+        /// a version, a Kafka message), so it never does other than the plan showed.
+        #[serde(default)]
+        plan_state: Option<String>,
     },
     /// What a [`Request::Forget`] with this condition would erase, per table
     /// with a sample of the rows (a dry run; nothing changes). Answered with

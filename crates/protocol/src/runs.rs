@@ -95,4 +95,8 @@ pub struct ReplayReport {
     pub tables: Vec<ReplayTable>,
     /// Why the replay could not build something.
     pub error: Option<String>,
+    /// The session state it compared ([`crate::PipelineView::state`]): a
+    /// replay whose state is not the view's is older than the last change.
+    #[serde(default)]
+    pub state: String,
 }

@@ -103,6 +103,12 @@ pub struct PipelineView {
     pub batches: Vec<BatchInfo>,
     /// Every table's versions, oldest first, by qualified name.
     pub history: BTreeMap<TableName, Vec<VersionInfo>>,
+    /// A token of the session's state (16 hex digits): every table's newest
+    /// version, the pipeline definition, the Kafka topics and the run mode.
+    /// It changes with any of them, so a plan or a replay made on another
+    /// state is known to be stale.
+    #[serde(default)]
+    pub state: String,
     /// Result of the last replay, if one was asked for.
     pub replay: Option<ReplayReport>,
     pub run_mode: RunMode,

@@ -47,6 +47,7 @@ fn dialect_text(lang: Lang, d: &medallion_protocol::CsvDialect) -> String {
     s
 }
 
+
 fn short(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
@@ -74,11 +75,11 @@ pub fn batch_log(p: &LogProps) -> Html {
                         html! {
                             <tr class="batch-row">
                                 <td>{ b.version }</td>
-                                <td class="mono" title={b.batch_id.clone()}>{ short(&b.batch_id, 8) }</td>
+                                <td class="mono" title={b.batch_id.clone()}>{ crate::ui::short_id(&b.batch_id) }</td>
                                 <td class="batch-file" title={b.header_text.clone().unwrap_or_default()}>
                                     { &b.file_name }
                                     if let Some(by) = &b.superseded_by {
-                                        { " " }<span class="muted superseded" title={by.clone()}>{ format!("{} {}", t(lang, "superseded_by"), short(by, 8)) }</span>
+                                        { " " }<span class="muted superseded" title={by.clone()}>{ format!("{} {}", t(lang, "superseded_by"), crate::ui::short_id(by)) }</span>
                                     } else if b.landing_path.is_none() && b.erased_records > 0 {
                                         { " " }<span class="muted" title={t(lang, "landed_erased_hint")}>{ t(lang, "landed_erased") }</span>
                                     } else if b.landing_path.is_some() {

@@ -1,8 +1,9 @@
 //! Right to be forgotten (seed 000 §7): the one logged way to delete bronze
 //! rows. Deliberately tucked away and demanding a reason. The engine plans
 //! first (the exact rows per table, with a sample) and the learner confirms
-//! that plan; the delete carries the planned row count, so it is refused if
-//! bronze changed in between.
+//! that plan; the delete carries the session state the plan was made on, so
+//! it is refused if anything changed in between (and the page drops a plan
+//! once the state it was made on is gone).
 
 use medallion_protocol::{Erasure, ErasurePlan, Lang, TableName};
 use yew::prelude::*;
@@ -19,8 +20,9 @@ pub struct Props {
     pub plan: Option<ErasurePlan>,
     /// Ask for the plan of (condition).
     pub on_plan: Callback<String>,
-    /// Carry out the shown plan: (condition, reason, planned bronze rows).
-    pub on_forget: Callback<(String, String, usize)>,
+    /// Carry out the shown plan: (condition, reason, planned bronze rows,
+    /// the session state it was made on).
+    pub on_forget: Callback<(String, String, usize, String)>,
     /// Drop the shown plan.
     pub on_cancel: Callback<()>,
 }
@@ -53,7 +55,15 @@ pub fn forget_panel(p: &Props) -> Html {
     let confirm = {
         let (cb, predicate, reason) = (p.on_forget.clone(), predicate.clone(), reason.clone());
         let rows = plan.map(|pl| pl.rows).unwrap_or_default();
-        Callback::from(move |_| cb.emit(((*predicate).clone(), (*reason).clone(), rows)))
+        let state = plan.map(|pl| pl.state.clone()).unwrap_or_default();
+        Callback::from(move |_| {
+            cb.emit((
+                (*predicate).clone(),
+                (*reason).clone(),
+                rows,
+                state.clone(),
+            ))
+        })
     };
     let cancel = {
         let cb = p.on_cancel.clone();

@@ -141,7 +141,7 @@ pub fn rules_panel(p: &Props) -> Html {
                 .rposition(|r| r.kind == kind)
                 .map(|i| i + 1)
                 .unwrap_or(rules.len());
-            let rule = new_rule(&rules, kind, lang, &columns);
+            let rule = new_rule(&rules, kind, &columns);
             rules.insert(at, rule);
             cb.emit(rules);
         })
@@ -309,7 +309,7 @@ pub fn rules_panel(p: &Props) -> Html {
 
 /// A new, switched-off rule of `kind` with the next free id (F5, N6, X2, ...)
 /// and a working expression over the silver table's first columns to start from.
-fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang, columns: &[(String, String)]) -> Rule {
+fn new_rule(existing: &[Rule], kind: RuleKind, columns: &[(String, String)]) -> Rule {
     let prefix = match kind {
         RuleKind::Filter => "F",
         RuleKind::Normalize => "N",
@@ -349,7 +349,7 @@ fn new_rule(existing: &[Rule], kind: RuleKind, lang: Lang, columns: &[(String, S
         params: vec![],
         lookup: None,
         enabled: false,
-        rationale: t(lang, "new_rationale").into(),
+        rationale: String::new(),
         action: None,
         cast: None,
     }

@@ -13,6 +13,9 @@ pub struct Props {
     pub checkpoints: Vec<Checkpoint>,
     /// The last replay check, if any.
     pub replay: Option<ReplayReport>,
+    /// The session's state now ([`medallion_protocol::PipelineView::state`]):
+    /// a replay made on another one is marked as older than the last change.
+    pub state: String,
     pub lang: Lang,
     pub on_mode: Callback<RunMode>,
     /// `true`: a full refresh.
@@ -46,6 +49,8 @@ pub fn run_bar(p: &Props) -> Html {
     let incremental = p.run_mode == RunMode::Incremental;
     // The newest checkpoint per bronze table is its watermark.
     let marks = watermarks(&p.checkpoints);
+    // A replay compared the tables of another state: say it is older than the last change.
+    let stale = p.replay.as_ref().is_some_and(|r| r.state != p.state);
     let replay_text = p.replay.as_ref().map(|r| {
         if r.identical {
             (true, t(lang, "replay_identical").to_string())
@@ -87,7 +92,10 @@ pub fn run_bar(p: &Props) -> Html {
             }
             <button class="small" id="replay" disabled={locked} title={hint} onclick={replay}>{ t(lang, "replay") }</button>
             if let Some((ok, text)) = replay_text {
-                <span id="replay-result" class={classes!("replay-result", if ok { "ok" } else { "bad" })}>{ text }</span>
+                <span id="replay-result" class={classes!("replay-result", if stale { "stale" } else if ok { "ok" } else { "bad" })}
+                    title={stale.then(|| t(lang, "replay_stale_hint"))}>
+                    { if stale { format!("{} {text}", t(lang, "replay_stale")) } else { text } }
+                </span>
             }
             <span class="spacer"></span>
             <details id="watermark">

@@ -43,7 +43,7 @@ pub struct Props {
     pub on_poll: Callback<bool>,
     pub erasures: Vec<Erasure>,
     /// (condition, reason, planned rows) for a right-to-be-forgotten delete.
-    pub on_forget: Callback<(String, String, usize)>,
+    pub on_forget: Callback<(String, String, usize, String)>,
     /// Ask for the erasure plan of a condition.
     pub on_plan_forget: Callback<String>,
     pub on_cancel_forget: Callback<()>,
@@ -171,7 +171,7 @@ pub fn table_panel(p: &Props) -> Html {
                 <BatchLog batches={batches} lang={lang} on_reread={p.on_reread.clone()} />
             }
             if tv.layer == Layer::Bronze && p.viewing.is_none() {
-                <ForgetPanel table={tv.name.clone()} erasures={p.erasures.clone()} lang={lang} on_forget={p.on_forget.clone()}
+                <ForgetPanel key={tv.name.to_string()} table={tv.name.clone()} erasures={p.erasures.clone()} lang={lang} on_forget={p.on_forget.clone()}
                     plan={p.erasure_plan.clone()} on_plan={p.on_plan_forget.clone()} on_cancel={p.on_cancel_forget.clone()} />
             }
         </div>

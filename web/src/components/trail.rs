@@ -62,11 +62,11 @@ pub fn trail_dialog(p: &Props) -> Html {
                         <div class="trail-head">
                             <span class={classes!("role", r.role.clone())}>{ t(lang, &format!("role_{}", r.role)) }</span>
                             <span class="mono">{ &r.source_file }</span>
-                            <span class="muted">{ format!("{} {}", t(lang, "batch"), short(&r.batch_id)) }</span>
+                            <span class="muted" title={r.batch_id.clone()}>{ format!("{} {}", t(lang, "batch"), crate::ui::short_id(&r.batch_id)) }</span>
                             if let Some(ts) = r.ingest_ts_micros {
                                 <span class="muted">{ fmt_ts(ts) }</span>
                             }
-                            <span class="muted mono">{ format!("{} {}", t(lang, "event"), short(&r.event_id)) }</span>
+                            <span class="muted mono" title={r.event_id.clone()}>{ format!("{} {}", t(lang, "event"), crate::ui::short_id(&r.event_id)) }</span>
                         </div>
                         <div class="mono raw" title={r.raw_payload.clone()}>{ &r.raw_payload }</div>
                         <ol class="steps">
@@ -92,7 +92,3 @@ pub fn trail_dialog(p: &Props) -> Html {
     }
 }
 
-/// The last block of a UUID (enough to tell records apart on screen).
-fn short(id: &str) -> &str {
-    id.rsplit('-').next().unwrap_or(id)
-}

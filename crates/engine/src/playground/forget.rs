@@ -197,6 +197,7 @@ impl Playground {
             files,
             tables,
             rebuild_error,
+            state: self.state_token(),
         })
     }
 
@@ -262,7 +263,9 @@ impl Playground {
     /// older snapshots expire. The delete is logged with `reason` and is a
     /// `DELETE` version. With `expected_rows` (the count a
     /// [`Playground::plan_forget`] showed), refused when the condition now
-    /// matches another number of rows. Refused, changing nothing, without a
+    /// matches another number of rows; with `plan_state` (the plan's
+    /// [`ErasurePlan::state`]), refused when the session changed since.
+    /// Refused, changing nothing, without a
     /// reason, when no row matches, or when the condition cannot be computed
     /// for some row.
     pub async fn forget(
@@ -271,11 +274,18 @@ impl Playground {
         predicate: &str,
         reason: &str,
         expected_rows: Option<usize>,
+        plan_state: Option<&str>,
     ) -> Result<Erasure> {
         let name = Layer::Bronze.unqualified(table).to_string();
         if reason.trim().is_empty() {
             return Err(EngineError::Request(
                 "a right-to-be-forgotten delete needs a reason (the request it answers); nothing was deleted".into(),
+            ));
+        }
+        // The plan showed what this state gives; on another state it may not hold.
+        if plan_state.is_some_and(|s| s != self.state_token()) {
+            return Err(EngineError::Request(
+                "the session changed since the plan was made (a file, a rule, a version or a Kafka message), so it may no longer show what this delete does; look at the plan again. Nothing was deleted.".into(),
             ));
         }
         let m = self.match_rows(&name, predicate).await?;

@@ -271,7 +271,7 @@ impl Playground {
                 .find(|b| b.table == table && b.sha256 == sha && !bytes.is_empty()),
         ) {
             all_notes.push(format!(
-                "same content (SHA-256) as batch {} ({}): appended again; bronze keeps duplicates, silver has to remove them",
+                "same content (SHA-256) as batch {} ({}): appended again; bronze keeps duplicates, and only a silver table merged by a key (MERGE ON) removes them",
                 same.batch_id.chars().take(8).collect::<String>(),
                 same.file_name
             ));

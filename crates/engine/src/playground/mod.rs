@@ -303,8 +303,9 @@ impl Playground {
                 predicate,
                 reason,
                 expected_rows,
+                plan_state,
             } => self
-                .forget(&table, &predicate, &reason, expected_rows)
+                .forget(&table, &predicate, &reason, expected_rows, plan_state.as_deref())
                 .await
                 .map(|_| self.snapshot()),
             Request::SetRunMode { mode } => {

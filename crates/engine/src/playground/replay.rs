@@ -39,6 +39,7 @@ impl Playground {
                 identical: false,
                 tables: vec![],
                 error: Some(error.to_string()),
+                state: self.state_token(),
             },
             Ok(out) => {
                 let mut tables = Vec::new();
@@ -78,6 +79,7 @@ impl Playground {
                             .all(|t| t.only_current == 0 && t.only_replayed == 0),
                     tables,
                     error,
+                    state: self.state_token(),
                 }
             }
         };

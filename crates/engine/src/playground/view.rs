@@ -125,6 +125,7 @@ impl Playground {
                 .map_or(0, |r| r.null_count()),
             batches: self.batches.clone(),
             history: self.history.all(),
+            state: self.state_token(),
             replay: self.replay.clone(),
             run_mode: self.mode,
             bronze_mode: self.def.bronze.first().map(|b| b.mode).unwrap_or_default(),
@@ -166,6 +167,21 @@ impl Playground {
             notice: self.notice.clone(),
             run: self.run_info.clone(),
         }
+    }
+
+    /// [`PipelineView::state`]: the first 16 hex digits of the SHA-256 of
+    /// every table's newest version, the definition, the Kafka topics
+    /// (messages and offsets) and the run mode, as JSON.
+    pub fn state_token(&self) -> String {
+        let versions: BTreeMap<String, u64> = self
+            .history
+            .all()
+            .into_iter()
+            .filter_map(|(t, v)| Some((t.to_string(), v.last()?.version)))
+            .collect();
+        let text = serde_json::to_string(&(&versions, &self.def, &self.topics, self.mode))
+            .unwrap_or_default();
+        crate::bronze::sha256_hex(text.as_bytes())[..16].to_string()
     }
 
     pub(super) fn table_batch(&self, name: &TableName) -> Option<RecordBatch> {
