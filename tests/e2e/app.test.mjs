@@ -127,6 +127,8 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     assert.match(await page.locator('#replay-result').innerText(), /silver\.nyc_taxi_yellow: 0 rows only in the current table \/ 2 only in the rebuild/);
     await page.click('#run-now');
     await waitForCount(page, 'silver.nyc_taxi_yellow', 262);
+    // The tables changed since that replay: its result says so.
+    await page.waitForFunction(() => /^before the last change: silver and gold rebuilt from bronze differ/.test(document.querySelector('#replay-result')?.textContent ?? ''), null, { timeout: 30_000 });
     await page.click('#replay');
     await page.waitForFunction(() => /identical/.test(document.querySelector('#replay-result')?.textContent ?? ''), null, { timeout: 60_000 });
 
