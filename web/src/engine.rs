@@ -38,6 +38,9 @@ fn session_seed() -> u128 {
     })
 }
 
+/// How long after a save the storage used is asked for again (ms).
+const USED_SETTLE_MS: u32 = 2_000;
+
 /// What the engine is doing, for the page's status line and progress bar.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineStatus {
@@ -402,20 +405,29 @@ impl Engine {
         });
     }
 
-    /// Asks the browser how much storage the site uses, for the session line.
+    /// Asks the browser how much storage the site uses, for the session
+    /// line; and once more a moment later (the browser's estimate lags
+    /// behind files just deleted, e.g. the lake a load replaced).
     fn refresh_used(&self) {
         let this = self.clone();
-        wasm_bindgen_futures::spawn_local(async move {
-            let used = crate::session::used_bytes().await;
-            let now = this.0.borrow().session.clone();
-            match now {
-                SessionState::Saved { .. } => this.set_session(SessionState::Saved { used }),
-                SessionState::Erased { lake_kept, .. } => {
-                    this.set_session(SessionState::Erased { lake_kept, used })
-                }
-                _ => {}
+        wasm_bindgen_futures::spawn_local(async move { this.show_used().await });
+        let this = self.clone();
+        gloo::timers::callback::Timeout::new(USED_SETTLE_MS, move || {
+            wasm_bindgen_futures::spawn_local(async move { this.show_used().await })
+        })
+        .forget();
+    }
+
+    async fn show_used(&self) {
+        let used = crate::session::used_bytes().await;
+        let now = self.0.borrow().session.clone();
+        match now {
+            SessionState::Saved { .. } => self.set_session(SessionState::Saved { used }),
+            SessionState::Erased { lake_kept, .. } => {
+                self.set_session(SessionState::Erased { lake_kept, used })
             }
-        });
+            _ => {}
+        }
     }
 
     /// From now on `listener` hears every change of [`SessionState`] (the
