@@ -15,7 +15,8 @@
 //!   table whatever the order of the rows;
 //! - no SCD2 version has `valid_from = valid_to`;
 //! - every tie group with different contents is reported ambiguous, and
-//!   only those rows are;
+//!   only those rows are; its reason says truly whether the key keeps an
+//!   earlier state or has none;
 //! - rows in = rows out + removed + ambiguous;
 //! - merging in two steps (the rows after a cut merged into the result of
 //!   the rows before it) gives the same table as one merge of all rows, and
@@ -157,6 +158,35 @@ fn lines(b: &RecordBatch, lineage: bool) -> Vec<String> {
 /// (k1, k2, seq): the rows of one key at one sequence value.
 type Group = (Option<&'static str>, Option<i64>, i64);
 
+/// For each row of an ambiguous tie group (change sets, not snapshots):
+/// does its key have a state before the group? Groups apply in sequence
+/// order: an ambiguous one changes nothing, a delete ends the state, any
+/// other gives one.
+fn had_state_before(rows: &[(usize, Row)]) -> BTreeMap<String, bool> {
+    let mut groups: BTreeMap<Group, Vec<&(usize, Row)>> = BTreeMap::new();
+    for r in rows {
+        groups.entry((r.1.k1, r.1.k2, r.1.seq)).or_default().push(r);
+    }
+    let mut state: BTreeMap<(Option<&str>, Option<i64>), bool> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    // BTreeMap order: by key, then by sequence value.
+    for ((k1, k2, _), g) in &groups {
+        let contents: BTreeSet<Option<(i64, &str)>> = g
+            .iter()
+            .map(|(_, r)| (!r.delete).then_some((r.v, r.src)))
+            .collect();
+        let has = state.entry((*k1, *k2)).or_insert(false);
+        if contents.len() > 1 {
+            for (i, _) in g {
+                out.insert(format!("e{i:03}"), *has);
+            }
+        } else {
+            *has = contents.iter().all(Option::is_some);
+        }
+    }
+    out
+}
+
 /// Event ids of the rows in tie groups with different contents.
 fn expected_ambiguous(rows: &[(usize, Row)]) -> BTreeSet<String> {
     let mut groups: BTreeMap<Group, Vec<&(usize, Row)>> = BTreeMap::new();
@@ -247,6 +277,16 @@ proptest! {
 
         // Every tie group with different contents is ambiguous, and only those.
         prop_assert_eq!(ambiguous_ids(&a), expected_ambiguous(&rows));
+        // Its reason says truly whether the key keeps an earlier state.
+        if !snapshots {
+            let had = had_state_before(&rows);
+            for r in &a.ambiguous {
+                let keeps = r.reason.ends_with("and the key keeps its earlier state");
+                let none = r.reason.ends_with("the key had no state before them, so it is not in silver unless a later row gives it one");
+                prop_assert!(keeps != none, "{}", r.reason);
+                prop_assert_eq!(keeps, had[&r.event_id], "{}: {}", r.event_id, r.reason);
+            }
+        }
         // Rows in = rows out + removed + ambiguous.
         prop_assert_eq!(rows.len(), a.batch.num_rows() + a.removed.len() + a.ambiguous.len());
         // No row is both removed and ambiguous or in the table.

@@ -19,7 +19,8 @@
 //!   event); all delete events count as one content, since a delete stores
 //!   none of its values. A group with two different contents is
 //!   **ambiguous**: nothing tells which came last, so none of its rows is
-//!   applied, the key keeps its earlier state, and every row of the group is
+//!   applied, the key keeps its earlier state (or, without one, stays out of
+//!   silver unless a later row gives it one; the reason says which), and every row of the group is
 //!   reported in [`Merged::ambiguous`] (the pipeline quarantines them, naming
 //!   the key, the sequence value and the columns that differ). That holds
 //!   for rows differing only in a `track_history_except` column too (`src` =
@@ -729,6 +730,7 @@ pub fn merge(input: MergeInput<'_>) -> std::result::Result<Merged, MergeError> {
                     group,
                     &deleting,
                     &batch_of(group[0]),
+                    current.is_some(),
                 );
                 // In order of their contents (deletes first), not of arrival.
                 let mut by_value = group.to_vec();
@@ -934,7 +936,9 @@ fn held(
 
 /// The quarantine reason of an ambiguous tie group (same text for each row,
 /// whatever order its rows arrived in). `stored`: the names and values of
-/// every column but lineage.
+/// every column but lineage; `had_state`: the key had a state before this
+/// group (else none of its rows gives it one).
+#[allow(clippy::too_many_arguments)]
 fn tie_reason(
     spec: &MergeSpec,
     keys: &[ArrayRef],
@@ -943,6 +947,7 @@ fn tie_reason(
     group: &[usize],
     deleting: &[bool],
     batch: &str,
+    had_state: bool,
 ) -> String {
     let at = match (&spec.sequence_by, seq) {
         (Some(name), Some(s)) => format!("{name}={}", show(s, group[0])),
@@ -980,8 +985,13 @@ fn tie_reason(
         };
         what.push(format!("they differ in {}{note}", differ.join(", ")));
     }
+    let then = if had_state {
+        "the key keeps its earlier state"
+    } else {
+        "the key had no state before them, so it is not in silver unless a later row gives it one"
+    };
     format!(
-        "merge: ambiguous tie: {n} rows have {key} and {at}, and {what}; none of them is applied (nothing says which came last) and the key keeps its earlier state",
+        "merge: ambiguous tie: {n} rows have {key} and {at}, and {what}; none of them is applied (nothing says which came last) and {then}",
         n = group.len(),
         key = describe_key(&spec.keys, keys, group[0]),
         what = what.join("; ")
@@ -1288,7 +1298,7 @@ mod tests {
             assert_eq!(reasons(&a), reasons(&b));
             assert_eq!(
                 a.ambiguous[0].reason,
-                "merge: ambiguous tie: 2 rows have k=a and seq=1, and they differ in v (1, 2) (in track_history_except, so no new version, but silver stores one value of it); none of them is applied (nothing says which came last) and the key keeps its earlier state"
+                "merge: ambiguous tie: 2 rows have k=a and seq=1, and they differ in v (1, 2) (in track_history_except, so no new version, but silver stores one value of it); none of them is applied (nothing says which came last) and the key had no state before them, so it is not in silver unless a later row gives it one"
             );
             // Listed by value (v=1 first), whichever arrived first.
             let ids = |m: &Merged| {
