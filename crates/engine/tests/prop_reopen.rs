@@ -10,7 +10,7 @@
 //!
 //! - a playground opened (`Playground::open`) from a copy of the lake (what
 //!   the browser keeps across a reload) shows the same page: the whole
-//!   `PipelineView` (the one-time `notice` aside, which is not saved) and
+//!   `PipelineView` (the last request's `notice` included) and
 //!   every table's rows at every version of its history;
 //! - opening does not change the lake (nothing is rolled back in a lake
 //!   whose last request finished saving), the SQL working copies

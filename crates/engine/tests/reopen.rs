@@ -57,7 +57,7 @@ async fn copy_of(store: Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore> {
     copy
 }
 
-/// Everything the page shows, without the one-time notice.
+/// Everything the page shows, the last request's notice included.
 async fn page(tab: &mut Tab) -> serde_json::Value {
     shown::page(&mut tab.p).await
 }

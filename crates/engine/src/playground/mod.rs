@@ -229,7 +229,9 @@ impl Playground {
     /// the notice (the session goes on; opening the lake gives the state
     /// before that request).
     pub async fn handle(&mut self, request: Request) -> Response {
-        if !matches!(request, Request::GetTable { .. } | Request::Snapshot) {
+        // The notice is about the last change (and saved with it): reading
+        // requests leave it as it is.
+        if request.changes_state() {
             self.notice = None;
         }
         let save = request.changes_state().then(|| request.kind());

@@ -86,6 +86,7 @@ impl Playground {
         pg.run_info = state.run_info;
         pg.run_history = state.run_history;
         pg.replay = state.replay;
+        pg.notice = state.notice;
         pg.history = History::open(&pg.lake, state.tables.keys()).await?;
         if let Some(rows) = pg.history.current_data(&crate::lake::checkpoints::table()) {
             pg.checkpoints = crate::lake::checkpoints::from_batch(rows)?;

@@ -56,6 +56,11 @@ pub struct SavedState {
     pub run_info: RunInfo,
     pub run_history: Vec<RunRecord>,
     pub replay: Option<ReplayReport>,
+    /// What the last request said about its consequences (a table rebuilt
+    /// by an incremental run, a restore behind the watermark), so a reload
+    /// shows it as the page did.
+    #[serde(default)]
+    pub notice: Option<String>,
     /// Where the id generator is (see [`crate::env::IdGenerator::position`]).
     pub ids_at: u64,
     /// The newest version of every table this state goes with.
@@ -126,6 +131,7 @@ impl Playground {
             run_info: self.run_info.clone(),
             run_history: self.run_history.clone(),
             replay: self.replay.clone(),
+            notice: self.notice.clone(),
             ids_at: self.ids.position(),
             tables: self
                 .history

@@ -42,7 +42,7 @@ impl Tab {
     }
 }
 
-/// Everything the page shows: the view (without the one-time notice) and
+/// Everything the page shows: the view (the last request's notice too) and
 /// every table's rows at every version of its history.
 pub async fn page(p: &mut Playground) -> serde_json::Value {
     let Response::Snapshot(view) = p.handle(Request::Snapshot).await else {
@@ -73,7 +73,6 @@ pub async fn page(p: &mut Playground) -> serde_json::Value {
             );
         }
     }
-    let mut v = serde_json::to_value(&view).unwrap();
-    v["notice"] = serde_json::Value::Null;
+    let v = serde_json::to_value(&view).unwrap();
     serde_json::json!({ "view": v, "tables": tables })
 }
