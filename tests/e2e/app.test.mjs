@@ -224,6 +224,16 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await waitForCount(page, 'silver.order_history', 5);
     assert.equal(await count(page, 'silver.order_current'), 1);
     assert.match(await page.locator('#card-silver-order_history').innerText(), /SCD2 · SEQUENCE BY updated_at/);
+    // A reload in another bronze mode that is refused changes nothing, and
+    // the switch goes on showing the mode the tables are in.
+    await page.selectOption('#example-picker', 'ecommerce');
+    await waitForCount(page, 'bronze.orders', 8);
+    const modeBefore = await page.locator('#bronze-mode').inputValue();
+    await page.selectOption('#bronze-mode', 'FAILFAST');
+    await page.waitForFunction(() => /FAILFAST: line \d+ of customers\.json/.test(document.body.innerText), null, { timeout: 60_000 });
+    assert.equal(await page.locator('#bronze-mode').inputValue(), modeBefore);
+    await page.selectOption('#example-picker', 'cdc_order');
+    await waitForCount(page, 'silver.order_history', 5);
 
     // 12. Russian
     await page.click('#lang-switch');

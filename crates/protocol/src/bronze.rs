@@ -139,6 +139,10 @@ impl CsvDialect {
         if self.decimal_separator != '.' {
             s.push_str(&format!(", decimal '{}'", self.decimal_separator));
         }
+        if self.null_tokens != [String::new()] {
+            let tokens: Vec<String> = self.null_tokens.iter().map(|n| format!("'{n}'")).collect();
+            s.push_str(&format!(", read as NULL {}", tokens.join(" ")));
+        }
         s
     }
 }

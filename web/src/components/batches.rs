@@ -44,6 +44,11 @@ fn dialect_text(lang: Lang, d: &medallion_protocol::CsvDialect) -> String {
             d.decimal_separator
         ));
     }
+    // Only an empty field reads as NULL unless the learner said otherwise.
+    if d.null_tokens != [String::new()] {
+        let tokens: Vec<String> = d.null_tokens.iter().map(|n| format!("'{n}'")).collect();
+        s.push_str(&format!(", {} {}", t(lang, "null_tokens"), tokens.join(" ")));
+    }
     s
 }
 

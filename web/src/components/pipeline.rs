@@ -270,32 +270,42 @@ pub fn pipeline_strip(p: &Props) -> Html {
         })
         .collect();
 
+    let mixed = p.bronze_modes.iter().any(|(_, m)| *m != p.bronze_mode);
+    // The select shows the mode bronze is in: until a reload in another mode
+    // succeeds (a refused one changes nothing), and after it.
+    let shown = if mixed { "" } else { p.bronze_mode.label() };
+    let mode_select = use_node_ref();
+    {
+        let mode_select = mode_select.clone();
+        use_effect_with(shown, move |shown| {
+            if let Some(el) = mode_select.cast::<web_sys::HtmlSelectElement>() {
+                el.set_value(shown);
+            }
+        });
+    }
     let on_mode = {
-        let (cb, current) = (p.on_bronze_mode.clone(), p.bronze_mode);
+        let cb = p.on_bronze_mode.clone();
         Callback::from(move |e: Event| {
             let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            if !crate::ui::confirm(t(lang, "confirm_reload")) {
-                // Cancelled: show the mode bronze is really in.
-                el.set_value(current.label());
-                return;
-            }
             let mode = match el.value().as_str() {
                 "PERMISSIVE" => BronzeMode::Permissive,
                 "FAILFAST" => BronzeMode::FailFast,
                 "DROPMALFORMED" => BronzeMode::DropMalformed,
                 _ => BronzeMode::Raw,
             };
-            cb.emit(mode);
+            el.set_value(shown);
+            if crate::ui::confirm(t(lang, "confirm_reload")) {
+                cb.emit(mode);
+            }
         })
     };
-    let mixed = p.bronze_modes.iter().any(|(_, m)| *m != p.bronze_mode);
     html! {
         <div class="strip" id="pipeline">
             <div class="layer">
                 <h3>{ "Bronze" }<small>{ t(lang, "bronze_hint") }</small></h3>
                 <label class="bronze-mode" title={t(lang, "bronze_mode_hint")}>
                     { t(lang, "bronze_mode") }
-                    <select id="bronze-mode" disabled={locked} title={hint.clone()} onchange={on_mode}>
+                    <select id="bronze-mode" ref={mode_select} disabled={locked} title={hint.clone()} onchange={on_mode}>
                         // Tables stored in different ways (as the scenario defines them).
                         if mixed {
                             <option value="" selected=true disabled=true>{ t(lang, "mode_mixed") }</option>

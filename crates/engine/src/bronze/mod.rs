@@ -665,6 +665,15 @@ mod tests {
             d.describe(),
             "delimiter ',', quote '\"', header line, escape '\\'"
         );
+        // NULL tokens other than the empty field are part of the dialect.
+        let nulls = IngestOptions {
+            null_tokens: Some(vec!["NA".into(), String::new()]),
+            ..Default::default()
+        };
+        assert_eq!(
+            split_file(body, &nulls).unwrap().dialect.unwrap().describe(),
+            "delimiter ',', quote '\"', header line, read as NULL 'NA' ''"
+        );
         let same = IngestOptions {
             escape: Some('"'),
             ..Default::default()
