@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
 use medallion_protocol::{
-    AntiPatterns, BatchInfo, BronzeMode, IngestOptions, KafkaMessage, Lang, PipelineView, Request,
-    Response, Rule, RunMode, TableName, DEFAULT_EXAMPLE, PREVIEW_ROWS,
+    AntiPattern, AntiPatterns, BatchInfo, BronzeMode, IngestOptions, KafkaMessage, LabEvent, Lang,
+    PipelineView, Request, Response, Rule, RunMode, TableName, DEFAULT_EXAMPLE, PREVIEW_ROWS,
 };
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -19,6 +19,7 @@ use crate::components::batches::ReingestDialog;
 use crate::components::checks::ChecksPanel;
 use crate::components::export::ExportDialog;
 use crate::components::kafka;
+use crate::components::lab::LabPanel;
 use crate::components::pipeline::PipelineStrip;
 use crate::components::rules::RulesPanel;
 use crate::components::runbar::RunBar;
@@ -472,22 +473,24 @@ fn playground(p: &PlaygroundProps) -> Html {
             fresh,
             selected_text.clone(),
         );
-        Callback::from(move |(predicate, reason, rows, state): (String, String, usize, String)| {
-            dispatch.dispatch(Action::CloseErasurePlan);
-            let done = noting(fresh.clone(), dispatch.clone(), move |v| {
-                v.erasures
-                    .last()
-                    .map(|e| format!("{}: {}: {}", e.table, t(lang, "forgotten"), e.rows))
-            });
-            let request = Request::Forget {
-                table: table.clone(),
-                predicate,
-                reason,
-                expected_rows: Some(rows),
-                plan_state: Some(state),
-            };
-            engine.send(request, done);
-        })
+        Callback::from(
+            move |(predicate, reason, rows, state): (String, String, usize, String)| {
+                dispatch.dispatch(Action::CloseErasurePlan);
+                let done = noting(fresh.clone(), dispatch.clone(), move |v| {
+                    v.erasures
+                        .last()
+                        .map(|e| format!("{}: {}: {}", e.table, t(lang, "forgotten"), e.rows))
+                });
+                let request = Request::Forget {
+                    table: table.clone(),
+                    predicate,
+                    reason,
+                    expected_rows: Some(rows),
+                    plan_state: Some(state),
+                };
+                engine.send(request, done);
+            },
+        )
     };
     let on_export = match state.active_silver() {
         Some(s) => {
@@ -507,6 +510,13 @@ fn playground(p: &PlaygroundProps) -> Html {
             engine.send(Request::SetAntiPatterns { anti_patterns }, answer.clone());
         })
     };
+
+    let on_lab = sending(&engine, &answer(false), |on: Vec<AntiPattern>| {
+        Request::SetLab { on }
+    });
+    let on_lab_event = sending(&engine, &answer(false), |event: LabEvent| {
+        Request::LabEvent { event }
+    });
 
     let top_bar = html! {
         <TopBar lang={lang} engine={(*engine).clone()}
@@ -566,6 +576,7 @@ fn playground(p: &PlaygroundProps) -> Html {
             <RunNotices lang={lang} notice={v.notice.clone()} stale={Stale::of(v)} />
             <main class="workspace">
                 <section class="left">
+                    <LabPanel lab={v.lab.clone()} lang={lang} on_set={on_lab} on_event={on_lab_event} />
                     <RunBar run_mode={v.run_mode} checkpoints={v.checkpoints.clone()} replay={v.replay.clone()} state={v.state.clone()}
                         lang={lang} on_mode={on_mode} on_run={on_run} on_replay={on_replay} />
                     <PipelineStrip tables={v.tables.clone()} silver={v.silver.clone()} gold={v.gold.clone()}
@@ -598,7 +609,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                             on_cancel_forget={on_cancel_forget}
                             erasure_plan={state.erasure_plan.clone()}
                             on_trail={on_trail}
-                            anti_patterns={v.anti_patterns}
+                            anti_patterns={v.anti_patterns.clone()}
                             on_anti_patterns={on_anti_patterns}
                         />
                     }

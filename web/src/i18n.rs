@@ -40,6 +40,41 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "reads_bronze" => ("reads bronze (anti-pattern)", "читает bronze (анти-паттерн)"),
         "rule_runs" => ("failed / checked in the last runs, newest first:", "не прошли / проверено в последних запусках, новые сверху:"),
         "released_rows" => ("more in history (closed by later runs)", "ещё в истории (закрыты последующими запусками)"),
+        "lab_title" => ("Anti-patterns lab", "Лаборатория антипаттернов"),
+        "lab_intro" => (
+            "Switch an anti-pattern of the course on: the same bronze input is run twice, correctly (this session) and with the anti-pattern (a twin that is never saved), and the difference is shown below. Then fire an event a real pipeline meets.",
+            "Включите антипаттерн из курса: тот же вход bronze прогоняется дважды — правильно (эта сессия) и с антипаттерном (двойник, который не сохраняется), — а разница показана ниже. Затем запустите событие, которое встречает настоящий пайплайн.",
+        ),
+        "lab_dedup" => ("dropDuplicates at ingest", "dropDuplicates при загрузке"),
+        "lab_dedup_hint" => (
+            "Bronze keeps only the first record of each business key. The Kafka re-delivery and the CDC history of a key are gone before silver sees them; nobody can tell what the source sent.",
+            "Bronze хранит только первую запись каждого бизнес-ключа. Повторная доставка Kafka и CDC-история ключа исчезают до silver; что прислал источник, уже не узнать.",
+        ),
+        "lab_filter" => ("Business filter at ingest", "Бизнес-фильтр при загрузке"),
+        "lab_filter_hint" => (
+            "Bronze stores only the records silver's rules would pass (WHERE status = 'OK'). The rejected ones exist nowhere: no quarantine, no audit, no replay after a rule changes.",
+            "Bronze сохраняет только записи, которые пропустили бы правила silver (WHERE status = 'OK'). Отброшенных нет нигде: ни карантина, ни аудита, ни replay после смены правила.",
+        ),
+        "lab_insert" => ("INSERT instead of MERGE", "INSERT вместо MERGE"),
+        "lab_insert_hint" => (
+            "Silver appends each run's rows instead of merging them by key. One run looks right; when the orchestrator re-runs the job, silver holds every row twice and gold revenue doubles.",
+            "Silver дописывает строки каждого запуска вместо MERGE по ключу. Один запуск выглядит верно; когда оркестратор перезапускает джобу, в silver каждая строка дважды, а выручка в gold удваивается.",
+        ),
+        "lab_events" => ("Events", "События"),
+        "lab_rerun" => ("The orchestrator re-runs the job", "Оркестратор перезапускает джобу"),
+        "lab_rerun_hint" => (
+            "At-least-once: the same job runs again on the same input, in this session and in the twin",
+            "At-least-once: та же джоба снова запускается на том же входе — в этой сессии и в двойнике",
+        ),
+        "lab_rerun_done" => ("The orchestrator re-ran the job", "Оркестратор перезапустил джобу"),
+        "lab_reset" => ("Reset to the correct pipeline", "Вернуть правильный пайплайн"),
+        "lab_correct" => ("Correct", "Правильно"),
+        "lab_anti" => ("With the anti-pattern", "С антипаттерном"),
+        "lab_table" => ("Table (rows)", "Таблица (строк)"),
+        "lab_checks" => ("Checks that differ", "Проверки, которые расходятся"),
+        "lab_changed_rows" => ("rows differ", "строк различаются"),
+        "lab_no_row" => ("(no such row)", "(нет такой строки)"),
+        "lab_timeline" => ("Timeline", "Хронология"),
         "shortcut_switch" => ("Anti-pattern: let gold read bronze (the shortcut)", "Анти-паттерн: разрешить gold читать bronze (shortcut)"),
         "shortcut_hint" => (
             "Instructors: switch on to show what goes wrong when gold skips silver: duplicates and rejected records count in business figures, and every model repeats silver's logic.",
@@ -443,24 +478,83 @@ pub fn request_label(lang: Lang, r: &medallion_protocol::Request) -> Option<Stri
             let table = medallion_protocol::TableName::silver(
                 medallion_protocol::Layer::Silver.unqualified(silver_table),
             );
-            if ru { format!("Правка правил {table}") } else { format!("The rule edit of {table}") }
+            if ru {
+                format!("Правка правил {table}")
+            } else {
+                format!("The rule edit of {table}")
+            }
         }
         R::SetGoldSql { model, .. } => {
             let table = medallion_protocol::TableName::gold(model);
-            if ru { format!("Правка SQL {table}") } else { format!("The SQL edit of {table}") }
+            if ru {
+                format!("Правка SQL {table}")
+            } else {
+                format!("The SQL edit of {table}")
+            }
         }
         R::Restore { table, version } => {
-            if ru { format!("Восстановление {table} до версии {version}") } else { format!("The restore of {table} to version {version}") }
+            if ru {
+                format!("Восстановление {table} до версии {version}")
+            } else {
+                format!("The restore of {table} to version {version}")
+            }
         }
         R::Run { .. } => (if ru { "Запуск" } else { "The run" }).to_string(),
         R::Replay => (if ru { "Replay" } else { "The replay" }).to_string(),
-        R::SetRunMode { .. } => (if ru { "Смена режима запуска" } else { "The change of run mode" }).to_string(),
-        R::Reingest { .. } => (if ru { "Повторное чтение файла" } else { "Reading a file again" }).to_string(),
-        R::KafkaProduce { .. } => (if ru { "Отправка сообщений Kafka" } else { "Producing Kafka messages" }).to_string(),
-        R::KafkaPoll { .. } => (if ru { "Чтение из Kafka" } else { "The Kafka poll" }).to_string(),
-        R::Forget { .. } => (if ru { "Удаление по праву на забвение" } else { "The right-to-be-forgotten erasure" }).to_string(),
-        R::SetAntiPatterns { .. } => (if ru { "Переключение антипаттерна" } else { "The anti-pattern switch" }).to_string(),
-        R::LoadExample { .. } | R::LoadPipeline { .. } => (if ru { "Загрузка сценария" } else { "Loading the scenario" }).to_string(),
+        R::SetRunMode { .. } => (if ru {
+            "Смена режима запуска"
+        } else {
+            "The change of run mode"
+        })
+        .to_string(),
+        R::Reingest { .. } => (if ru {
+            "Повторное чтение файла"
+        } else {
+            "Reading a file again"
+        })
+        .to_string(),
+        R::KafkaProduce { .. } => (if ru {
+            "Отправка сообщений Kafka"
+        } else {
+            "Producing Kafka messages"
+        })
+        .to_string(),
+        R::KafkaPoll { .. } => (if ru {
+            "Чтение из Kafka"
+        } else {
+            "The Kafka poll"
+        })
+        .to_string(),
+        R::Forget { .. } => (if ru {
+            "Удаление по праву на забвение"
+        } else {
+            "The right-to-be-forgotten erasure"
+        })
+        .to_string(),
+        R::SetAntiPatterns { .. } => (if ru {
+            "Переключение антипаттерна"
+        } else {
+            "The anti-pattern switch"
+        })
+        .to_string(),
+        R::SetLab { .. } => (if ru {
+            "Переключение лаборатории антипаттернов"
+        } else {
+            "The lab's anti-pattern switch"
+        })
+        .to_string(),
+        R::LabEvent { .. } => (if ru {
+            "Событие лаборатории"
+        } else {
+            "The lab's event"
+        })
+        .to_string(),
+        R::LoadExample { .. } | R::LoadPipeline { .. } => (if ru {
+            "Загрузка сценария"
+        } else {
+            "Loading the scenario"
+        })
+        .to_string(),
         _ => return None,
     })
 }

@@ -21,6 +21,8 @@
 //! - [`output`] (what a run reads and produces), [`gold`] (SQL models),
 //!   [`pipeline`] (one run: silver then gold), [`checks`] (row, schema and
 //!   aggregate checks, seed 002 §8), [`trail`] (row lineage back to bronze).
+//! - [`lab`]: the instructor's lab: the twin's bronze and its comparison
+//!   with the session (anti-patterns, seed 000 §6, seed 003 §6).
 //! - [`examples`]: the bundled examples and scenarios.
 //! - [`playground`]: the [`Playground`] facade, one file per operation.
 //!
@@ -36,6 +38,7 @@ pub mod env;
 pub mod error;
 pub mod examples;
 pub mod gold;
+pub mod lab;
 pub mod lake;
 pub mod model;
 pub mod output;

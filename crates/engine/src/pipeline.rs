@@ -372,6 +372,18 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 base_removed + rows_in.saturating_sub(m.batch.num_rows() + m.ambiguous.len()),
             );
             merge_log.insert(name.clone(), m.removed);
+            // INSERT INTO instead of MERGE INTO (the lab's anti-pattern): the
+            // run's rows, deduplicated by key among themselves, are appended
+            // to the table the last run left, so the same job run twice
+            // holds every row twice.
+            if def.anti_patterns.insert_into.contains(&s.name) {
+                if let Some(old) = input.previous.and_then(|p| p.table(&name)) {
+                    match append_rows(&name, old, &m.batch) {
+                        Ok(b) => break Ok((b, rejected)),
+                        Err(d) => break Err(vec![d]),
+                    }
+                }
+            }
             break Ok((m.batch, rejected));
         };
         if whole && incremental.is_some() {

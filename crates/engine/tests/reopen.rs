@@ -509,3 +509,43 @@ async fn an_erasure_whose_rebuild_fails_on_a_rule_shows_what_the_lake_holds_and_
     );
     same_page_after_reopen(&mut tab, "an erasure whose rebuild failed").await;
 }
+
+#[tokio::test]
+async fn the_lab_opens_again_with_its_switches_timeline_and_twin() {
+    use medallion_engine::lab::{AntiPattern, LabEvent};
+    let mut tab = Tab::new();
+    tab.ok(1, load("kafka_orders")).await;
+    tab.ok(
+        2,
+        Request::SetLab {
+            on: vec![AntiPattern::InsertInsteadOfMerge],
+        },
+    )
+    .await;
+    let view = tab
+        .ok(
+            3,
+            Request::LabEvent {
+                event: LabEvent::RerunJob,
+            },
+        )
+        .await;
+    let lab = view.lab.expect("lab");
+    assert_eq!(lab.timeline.len(), 1);
+    let mut other = same_page_after_reopen(&mut tab, "a lab re-run").await;
+    let reopened = page(&mut other).await;
+    assert_eq!(
+        reopened["view"]["lab"]["gold"][0]["measures"][0]["anti"],
+        serde_json::json!("199.98")
+    );
+    both_answer(
+        &mut tab,
+        &mut other,
+        4,
+        Request::LabEvent {
+            event: LabEvent::RerunJob,
+        },
+        "a second re-run",
+    )
+    .await;
+}

@@ -843,6 +843,7 @@ async fn gold_reading_bronze_is_an_anti_pattern_an_instructor_can_switch_on() {
         Request::SetAntiPatterns {
             anti_patterns: medallion_engine::model::AntiPatterns {
                 gold_reads_bronze: true,
+                ..Default::default()
             },
         },
     )

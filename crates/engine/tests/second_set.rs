@@ -3821,7 +3821,11 @@ async fn k3_a_tie_differing_only_in_an_untracked_column_is_ambiguous_in_either_o
                 "{scd}"
             );
             let kept = reason.replace("the key had no state before them, so it is not in silver unless a later row gives it one", "the key keeps its earlier state");
-            assert!(got.1.iter().all(|q| q.ends_with(&kept)), "{scd}: {:?}", got.1);
+            assert!(
+                got.1.iter().all(|q| q.ends_with(&kept)),
+                "{scd}: {:?}",
+                got.1
+            );
         }
         // The same src twice at one ts: a re-sent row, one stands for both.
         let got = merged_files(def(), &[crm, crm], &["id", "tier", "src"]).await;
@@ -4553,6 +4557,7 @@ async fn rw49_gold_reads_json_of_raw_bronze_only_with_the_anti_pattern() {
         Request::SetAntiPatterns {
             anti_patterns: medallion_engine::model::AntiPatterns {
                 gold_reads_bronze: true,
+                ..Default::default()
             },
         },
     )

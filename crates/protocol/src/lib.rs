@@ -21,6 +21,7 @@
 //! - [`kafka`], [`merge`], [`explode`]: topics, merge specs, exploded arrays.
 //! - [`history`]: table versions. [`lineage`]: row trails.
 //! - [`forget`]: right-to-be-forgotten plans and the erasure log.
+//! - [`lab`]: the instructor's lab (anti-patterns, events, the twin compared).
 //! - [`examples`]: the bundled examples' keys and titles.
 //! - [`wire`]: messages between the page and the engine's Web Worker
 //!   (request ids, progress reports).
@@ -32,6 +33,7 @@ pub mod explode;
 pub mod forget;
 pub mod history;
 pub mod kafka;
+pub mod lab;
 pub mod lineage;
 pub mod merge;
 pub mod pipeline_def;
@@ -53,6 +55,9 @@ pub use explode::{ExplodeSpec, ExplodeStats};
 pub use forget::{Erasure, ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 pub use history::VersionInfo;
 pub use kafka::{KafkaMessage, TopicView};
+pub use lab::{
+    AntiPattern, LabCheck, LabCount, LabEvent, LabEventRecord, LabGold, LabMeasure, LabRow, LabView,
+};
 pub use lineage::{RowTrail, TraceEntry, TrailRecord, TrailSilverRow};
 pub use merge::{MergeSpec, Scd};
 pub use pipeline_def::{

@@ -115,13 +115,21 @@ pub struct GoldModelDef {
 }
 
 /// Anti-patterns an instructor switches on to show what breaks (seed 003 §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct AntiPatterns {
     /// "The shortcut": gold models may read bronze tables (duplicates and
     /// rejected records then count in business figures).
     #[serde(default)]
     pub gold_reads_bronze: bool,
+    /// Silver tables (names without the layer) written by `INSERT INTO`
+    /// instead of `MERGE INTO` (seed 003 §6, anti-pattern 4): each run's
+    /// rows are deduplicated by the MERGE key among themselves, then
+    /// appended to the table the last run left, so running the same job
+    /// twice holds every row twice. The lab's twin sets it for
+    /// [`crate::lab::AntiPattern::InsertInsteadOfMerge`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub insert_into: Vec<String>,
 }
 
 /// A whole pipeline: what the playground runs.

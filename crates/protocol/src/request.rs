@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::bronze::IngestOptions;
 use crate::forget::ErasurePlan;
 use crate::kafka::KafkaMessage;
+use crate::lab::{AntiPattern, LabEvent};
 use crate::lineage::RowTrail;
 use crate::pipeline_def::{AntiPatterns, BronzeMode, PipelineDef};
 use crate::rules::Rule;
@@ -114,6 +115,14 @@ pub enum Request {
     SetGoldSql { model: String, sql: String },
     /// Switch anti-patterns on or off (seed 003 §6), then rerun.
     SetAntiPatterns { anti_patterns: AntiPatterns },
+    /// Switch the lab's anti-patterns (seed 000 §6, seed 003 §6): the twin
+    /// is built with all of `on` and compared with the session (see
+    /// [`crate::lab`]); the timeline goes on, except that empty switches
+    /// the lab off and clears it.
+    SetLab { on: Vec<AntiPattern> },
+    /// Inject an event a real pipeline meets into the session and, with the
+    /// lab on, its twin; logged on the lab's timeline.
+    LabEvent { event: LabEvent },
     /// Change the language of engine-written texts.
     SetLang { lang: Lang },
     /// A page of one table's rows.

@@ -11,6 +11,7 @@ use crate::explode::{ExplodeSpec, ExplodeStats};
 use crate::forget::Erasure;
 use crate::history::VersionInfo;
 use crate::kafka::TopicView;
+use crate::lab::LabView;
 use crate::merge::MergeSpec;
 use crate::pipeline_def::{AntiPatterns, BronzeMode, GoldModelDef};
 use crate::request::Lang;
@@ -138,6 +139,10 @@ pub struct PipelineView {
     /// "values": 5}]`); only columns with at least one such value.
     #[serde(default)]
     pub read_as_utc: Vec<ReadAsUtcView>,
+    /// The instructor's lab: `None` while no anti-pattern is on and no
+    /// event was injected (see [`crate::lab`]).
+    #[serde(default)]
+    pub lab: Option<LabView>,
 }
 
 /// A TIMESTAMP source column whose values had no offset and were read as UTC

@@ -14,7 +14,8 @@ pub struct Props {
     pub lang: Lang,
 }
 
-fn badge(s: CheckStatus) -> (&'static str, &'static str) {
+/// A status's badge: its label and CSS class.
+pub fn badge(s: CheckStatus) -> (&'static str, &'static str) {
     match s {
         CheckStatus::Pass => ("PASS", "pass"),
         CheckStatus::Warn => ("WARN", "warn"),

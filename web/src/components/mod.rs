@@ -6,6 +6,7 @@ pub mod export;
 pub mod forget;
 pub mod history;
 pub mod kafka;
+pub mod lab;
 pub mod pipeline;
 pub mod rules;
 pub mod runbar;

@@ -89,8 +89,8 @@ pub fn table_panel(p: &Props) -> Html {
                     <label class="anti-pattern" title={t(lang, "shortcut_hint")}>
                         <input type="checkbox" id="gold-reads-bronze" disabled={locked} checked={p.anti_patterns.gold_reads_bronze}
                             onchange={
-                                let (cb, ap) = (p.on_anti_patterns.clone(), p.anti_patterns);
-                                Callback::from(move |_| cb.emit(AntiPatterns { gold_reads_bronze: !ap.gold_reads_bronze }))
+                                let (cb, ap) = (p.on_anti_patterns.clone(), p.anti_patterns.clone());
+                                Callback::from(move |_| cb.emit(AntiPatterns { gold_reads_bronze: !ap.gold_reads_bronze, ..ap.clone() }))
                             } />
                         { t(lang, "shortcut_switch") }
                     </label>

@@ -239,3 +239,49 @@ mod tests {
         );
     }
 }
+
+/// The columns that name a row of gold model `g`: its `MERGE ON` columns;
+/// else the output columns of its GROUP BY (`report_date`, `country` of
+/// `SELECT CAST(created_at AS DATE) AS report_date, country, SUM(amount) …
+/// GROUP BY 1, 2`); empty when it has neither or does not plan (then every
+/// column names the row). The lab matches the two sides' rows on them.
+pub async fn key_columns(ctx: &SessionContext, g: &crate::model::GoldModelDef) -> Vec<String> {
+    use datafusion::logical_expr::Expr;
+    if !g.merge_on.is_empty() {
+        return g.merge_on.clone();
+    }
+    let Ok(df) = ctx.sql(&g.sql).await else {
+        return vec![];
+    };
+    let mut plan = df.logical_plan().clone();
+    loop {
+        plan = match &plan {
+            LogicalPlan::Sort(s) => s.input.as_ref().clone(),
+            LogicalPlan::Limit(l) => l.input.as_ref().clone(),
+            _ => break,
+        };
+    }
+    let LogicalPlan::Projection(proj) = &plan else {
+        return vec![];
+    };
+    let LogicalPlan::Aggregate(agg) = proj.input.as_ref() else {
+        return vec![];
+    };
+    let group_names: Vec<String> = (0..agg.group_expr.len())
+        .map(|i| agg.schema.qualified_field(i).1.name().clone())
+        .collect();
+    proj.expr
+        .iter()
+        .zip(proj.schema.fields())
+        .filter_map(|(e, f)| {
+            let inner = match e {
+                Expr::Alias(a) => a.expr.as_ref(),
+                other => other,
+            };
+            match inner {
+                Expr::Column(c) if group_names.contains(&c.name) => Some(f.name().clone()),
+                _ => None,
+            }
+        })
+        .collect()
+}

@@ -10,6 +10,7 @@ mod edit;
 mod forget;
 mod ingest;
 mod kafka;
+mod lab;
 mod load;
 mod open;
 mod reingest;
@@ -20,6 +21,7 @@ mod save;
 mod view;
 
 pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
+pub use lab::LabState;
 pub use medallion_protocol::view::PREVIEW_ROWS;
 pub use save::{SavedState, SESSION_DIR, SESSION_FORMAT};
 
@@ -91,6 +93,10 @@ pub struct Playground {
     progress: Option<Box<dyn Fn(crate::progress::Progress)>>,
     /// The `meta.session` version this session last saved (see `save.rs`).
     saved: save::Saved,
+    /// The instructor's lab: anti-patterns on and the events' timeline (saved).
+    lab: LabState,
+    /// The lab's last comparison with its twin (rebuilt, never saved).
+    lab_view: Option<crate::lab::LabView>,
 }
 
 /// A DataFusion session fit for the browser: one partition (nothing is
@@ -209,6 +215,8 @@ impl Playground {
             },
             progress: None,
             saved: Default::default(),
+            lab: LabState::default(),
+            lab_view: None,
         })
     }
 
@@ -235,7 +243,29 @@ impl Playground {
             self.notice = None;
         }
         let save = request.changes_state().then(|| request.kind());
+        // The lab's twin follows every change of the session but its own.
+        let lab_follows = request.changes_state()
+            && !matches!(request, Request::SetLab { .. } | Request::LabEvent { .. });
+        let starts_over = request.starts_over();
+        let lab_before = self.lab.clone();
         let mut response = self.carry_out(request).await;
+        if starts_over {
+            // A new scenario keeps the lab's switches; its timeline starts over.
+            self.lab = LabState {
+                on: lab_before.on,
+                timeline: vec![],
+            };
+        } else if lab_follows {
+            // Only the lab's requests change it (a language switch that
+            // reloads an untouched example keeps it too).
+            self.lab = lab_before;
+        }
+        if lab_follows && self.lab.active() {
+            self.refresh_lab().await;
+            if matches!(response, Response::Snapshot(_)) {
+                response = self.snapshot();
+            }
+        }
         if let Some(kind) = save {
             if let Err(e) = self.save_session(&kind).await {
                 let note = format!("The session could not be saved ({e}): a reload would give the state before this change.");
@@ -307,7 +337,13 @@ impl Playground {
                 expected_rows,
                 plan_state,
             } => self
-                .forget(&table, &predicate, &reason, expected_rows, plan_state.as_deref())
+                .forget(
+                    &table,
+                    &predicate,
+                    &reason,
+                    expected_rows,
+                    plan_state.as_deref(),
+                )
                 .await
                 .map(|_| self.snapshot()),
             Request::SetRunMode { mode } => {
@@ -340,6 +376,8 @@ impl Playground {
                 self.run().await;
                 Ok(self.snapshot())
             }
+            Request::SetLab { on } => self.set_lab(on).await.map(|_| self.snapshot()),
+            Request::LabEvent { event } => self.lab_event(event).await.map(|_| self.snapshot()),
             Request::SetLang { lang } => self.set_lang(lang).await.map(|_| self.snapshot()),
             Request::GetTable {
                 table,

@@ -87,6 +87,7 @@ impl Playground {
         pg.run_history = state.run_history;
         pg.replay = state.replay;
         pg.notice = state.notice;
+        pg.lab = state.lab;
         pg.history = History::open(&pg.lake, state.tables.keys()).await?;
         if let Some(rows) = pg.history.current_data(&crate::lake::checkpoints::table()) {
             pg.checkpoints = crate::lake::checkpoints::from_batch(rows)?;
@@ -112,6 +113,8 @@ impl Playground {
             version: Some(version),
             files,
         };
+        // The lab's twin is never saved: it is built again from this state.
+        pg.refresh_lab().await;
         Ok(Some(pg))
     }
 

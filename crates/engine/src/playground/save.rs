@@ -61,6 +61,9 @@ pub struct SavedState {
     /// shows it as the page did.
     #[serde(default)]
     pub notice: Option<String>,
+    /// The instructor's lab: its switches and timeline (the twin is rebuilt on open).
+    #[serde(default)]
+    pub lab: super::LabState,
     /// Where the id generator is (see [`crate::env::IdGenerator::position`]).
     pub ids_at: u64,
     /// The newest version of every table this state goes with.
@@ -132,6 +135,7 @@ impl Playground {
             run_history: self.run_history.clone(),
             replay: self.replay.clone(),
             notice: self.notice.clone(),
+            lab: self.lab.clone(),
             ids_at: self.ids.position(),
             tables: self
                 .history

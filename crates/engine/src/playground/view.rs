@@ -108,6 +108,7 @@ impl Playground {
             })
             .collect();
         PipelineView {
+            lab: self.lab_view.clone(),
             example: self.example.clone(),
             title: self.def.title.clone(),
             lang: self.lang,
@@ -116,7 +117,7 @@ impl Playground {
             gold,
             checks: self.checks.clone(),
             run_history: self.run_history.clone(),
-            anti_patterns: self.def.anti_patterns,
+            anti_patterns: self.def.anti_patterns.clone(),
             quarantine_open: self
                 .last_good
                 .as_ref()

@@ -1,0 +1,329 @@
+//! The instructor's lab (seed 000 §6, seed 003 §6): each anti-pattern in the
+//! twin, on the bundled scenarios, with the damage pinned: counts, gold
+//! side by side, the measures' ratio, the checks that differ, the findings,
+//! and the orchestrator's re-run. Runs natively and in headless Chromium.
+
+mod support;
+
+use std::sync::Arc;
+
+use medallion_engine::api::{Lang, PipelineView, Request, Response};
+use medallion_engine::checks::CheckStatus;
+use medallion_engine::env::{FixedClock, SequentialIds};
+use medallion_engine::lab::{AntiPattern, LabCount, LabEvent, LabView};
+use medallion_engine::{Playground, TableName};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+async fn scenario(name: &str, lang: Lang) -> Playground {
+    support::yield_to_browser().await;
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .expect("playground");
+    p.load_example(name, lang).await.expect("scenario loads");
+    p
+}
+
+async fn send(p: &mut Playground, request: Request) -> PipelineView {
+    support::yield_to_browser().await;
+    match p.handle(request).await {
+        Response::Snapshot(v) => v,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn lab(v: &PipelineView) -> &LabView {
+    let lab = v.lab.as_ref().expect("the lab is on");
+    assert_eq!(lab.error, None);
+    lab
+}
+
+/// `(correct, anti)` rows of `table`.
+fn count(lab: &LabView, table: &str) -> (Option<usize>, Option<usize>) {
+    let t: TableName = table.parse().unwrap();
+    let c: &LabCount = lab.counts.iter().find(|c| c.table == t).expect(table);
+    (c.correct, c.anti)
+}
+
+/// `(correct, anti, ratio)` of a gold model's measure.
+fn measure(lab: &LabView, model: &str, column: &str) -> (String, String, Option<f64>) {
+    let g = lab
+        .gold
+        .iter()
+        .find(|g| g.model == TableName::gold(model))
+        .expect(model);
+    let m = g
+        .measures
+        .iter()
+        .find(|m| m.column == column)
+        .expect(column);
+    (m.correct.clone(), m.anti.clone(), m.ratio)
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn insert_instead_of_merge_doubles_revenue_on_a_rerun_while_merge_changes_nothing() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::InsertInsteadOfMerge],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(l.on, vec![AntiPattern::InsertInsteadOfMerge]);
+    // One run: INSERT of the run's rows deduplicated by key equals the MERGE.
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(2)));
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(4)));
+    assert_eq!(
+        measure(l, "revenue_daily", "revenue"),
+        ("99.99".into(), "99.99".into(), Some(1.0))
+    );
+    let g = &l.gold[0];
+    assert_eq!(g.key, vec!["report_date", "country"]);
+    assert_eq!(g.changed_rows, 0);
+    assert!(l.checks.is_empty(), "{:?}", l.checks);
+    assert!(l.findings[0].starts_with("One run of the job gives the same silver with INSERT INTO (silver.orders) as with MERGE."), "{:?}", l.findings);
+    let versions = v.history.clone();
+
+    // The orchestrator re-runs the job.
+    let v = send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::RerunJob,
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(4)));
+    assert_eq!(
+        measure(l, "revenue_daily", "revenue"),
+        ("99.99".into(), "199.98".into(), Some(2.0))
+    );
+    assert_eq!(
+        measure(l, "revenue_daily", "orders_count"),
+        ("1".into(), "2".into(), Some(2.0))
+    );
+    let g = &l.gold[0];
+    assert_eq!(g.changed_rows, 1);
+    let row = &g.rows[0];
+    assert_eq!(row.correct[2].as_deref(), Some("99.99"));
+    assert_eq!(row.anti[2].as_deref(), Some("199.98"));
+    assert_eq!(row.changed, vec![2, 3]);
+    // The unique check on order_id exposes it.
+    let r3 = l.checks.iter().find(|c| c.id == "R3").expect("R3 differs");
+    assert_eq!(
+        (r3.correct, r3.anti),
+        (CheckStatus::Pass, CheckStatus::Fail)
+    );
+    assert_eq!(l.timeline.len(), 1);
+    let e = &l.timeline[0];
+    assert_eq!(
+        e.correct,
+        "no table changed: the job wrote the same rows again (MERGE and a full refresh are idempotent), so no new version"
+    );
+    assert!(e.anti.contains("silver.orders: 2 → 4 rows"), "{}", e.anti);
+    // MERGE: the re-run added no version to any silver or gold table.
+    for (t, vs) in &v.history {
+        if t.is_silver_table() || t.is_gold() {
+            assert_eq!(vs.len(), versions[t].len(), "{t} got a new version");
+        }
+    }
+    assert!(l
+        .findings
+        .iter()
+        .any(|f| f == "gold.revenue_daily: total revenue is 99.99 in the correct pipeline and 199.98 (×2) with the anti-pattern."), "{:?}", l.findings);
+
+    // A second re-run: three runs of the same job, three times the rows.
+    let v = send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::RerunJob,
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(6)));
+    assert_eq!(measure(l, "revenue_daily", "revenue").2, Some(3.0));
+
+    // A change of the session rebuilds the twin with its re-runs.
+    let v = send(
+        &mut p,
+        Request::Run {
+            full_refresh: false,
+        },
+    )
+    .await;
+    assert_eq!(count(lab(&v), "silver.orders"), (Some(2), Some(6)));
+
+    // Another switch keeps the timeline: the twin still replays both re-runs.
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![
+                AntiPattern::InsertInsteadOfMerge,
+                AntiPattern::DedupAtIngest,
+            ],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(l.timeline.len(), 2);
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(6)));
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(3)));
+
+    // Switched off: the lab and its timeline are gone from the view.
+    let v = send(&mut p, Request::SetLab { on: vec![] }).await;
+    assert_eq!(v.lab, None);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn dedup_at_ingest_loses_the_kafka_redelivery_and_the_cdc_history() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::DedupAtIngest],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(3)));
+    // MERGE already removed the duplicate: silver and gold agree.
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(2)));
+    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 3. The 1 dropped (re-deliveries, earlier changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
+
+    let mut p = scenario("cdc_order", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::DedupAtIngest],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    // Five change events of one order: dropDuplicates(order_id) keeps the first.
+    assert_eq!(count(l, "bronze.order_cdc"), (Some(5), Some(1)));
+    assert_eq!(count(l, "silver.order_history"), (Some(5), Some(1)));
+    assert_eq!(count(l, "silver.order_current"), (Some(1), Some(1)));
+    let g = &l.gold[0];
+    assert_eq!(g.model, TableName::gold("time_in_status"));
+    assert_eq!(g.key, vec!["status"]);
+    assert_eq!(
+        measure(l, "time_in_status", "versions"),
+        ("5".into(), "1".into(), Some(0.2))
+    );
+    // The order is PAID now; the deduplicated bronze never saw it paid.
+    let paid = g
+        .rows
+        .iter()
+        .find(|r| r.correct.first() == Some(&Some("PAID".into())))
+        .expect("PAID row");
+    assert!(paid.anti.is_empty());
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_business_filter_at_ingest_leaves_nothing_to_audit() {
+    let mut p = scenario("kafka_orders", Lang::Ru).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::FilterAtIngest],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(3)));
+    assert_eq!(count(l, "silver.quarantine"), (Some(1), Some(0)));
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(2)));
+    assert_eq!(l.findings, vec![
+        "bronze.orders: 1 из 4 присланных записей не прошли бизнес-правило и не записаны. Аудит-запрос к bronze находит 0 строк (в правильном bronze: 1); ослабленное позже правило не вернёт их через replay.".to_string(),
+        "silver.quarantine: 1 открытых строк в правильном пайплайне, 0 с фильтром при загрузке: никто не видит, что отброшено и почему.".to_string(),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn the_lab_survives_a_new_scenario_and_is_refused_without_one() {
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .unwrap();
+    match p
+        .handle(Request::LabEvent {
+            event: LabEvent::RerunJob,
+        })
+        .await
+    {
+        Response::Error { message } => {
+            assert_eq!(
+                message,
+                "load a scenario first: there is no job to run again"
+            )
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![
+                AntiPattern::InsertInsteadOfMerge,
+                AntiPattern::DedupAtIngest,
+            ],
+        },
+    )
+    .await;
+    // Ordered as the panel lists them.
+    assert_eq!(
+        v.lab.unwrap().on,
+        vec![
+            AntiPattern::DedupAtIngest,
+            AntiPattern::InsertInsteadOfMerge
+        ]
+    );
+    let v = send(
+        &mut p,
+        Request::LoadExample {
+            example: "kafka_orders".into(),
+            lang: Lang::En,
+            bronze_mode: None,
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(
+        l.on,
+        vec![
+            AntiPattern::DedupAtIngest,
+            AntiPattern::InsertInsteadOfMerge
+        ]
+    );
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(3)));
+    assert!(l.timeline.is_empty());
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_language_switch_keeps_the_lab_and_translates_its_findings() {
+    let mut p = scenario("cdc_order", Lang::En).await;
+    send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::DedupAtIngest],
+        },
+    )
+    .await;
+    let v = send(&mut p, Request::SetLang { lang: Lang::Ru }).await;
+    let l = lab(&v);
+    assert_eq!(l.on, vec![AntiPattern::DedupAtIngest]);
+    assert!(
+        l.findings[0].starts_with(
+            "bronze.order_cdc: источник прислал 5 записей, bronze с dropDuplicates хранит 1."
+        ),
+        "{:?}",
+        l.findings
+    );
+}

@@ -1,0 +1,176 @@
+//! The instructor's lab: anti-patterns of the course switched on in a twin of
+//! the session, the twin run on the same bronze input, and the two compared
+//! (seed `000_87b8dd7200a8cd99.txt` §6, seed `003_d5c9e63b9bc06e62.txt` §6).
+//!
+//! The session itself stays the correct pipeline. With one or more
+//! [`AntiPattern`]s on, the engine builds a *twin* after every change: the
+//! same bronze input (every batch the session holds, in order) taken in
+//! with the anti-patterns, the same rules and gold SQL, run the same way,
+//! and [`LabEvent`]s (the orchestrator re-running the job) replayed on both.
+//! [`LabView`] shows the difference: row counts per table, gold side by side
+//! with the changed cells, each gold measure's total and ratio, the checks
+//! whose status differs, and what exposes the damage.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checks::CheckStatus;
+use crate::table::TableName;
+
+/// An anti-pattern the lab can switch on (one switch each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AntiPattern {
+    /// `dropDuplicates` by business key at ingest (seed 000 §6, §3 on CDC):
+    /// the twin's bronze keeps only the first record of each key of the
+    /// silver table's MERGE (the whole record when it has none), so a Kafka
+    /// re-delivery and a CDC history are gone before silver sees them.
+    DedupAtIngest,
+    /// A business filter at ingest (`WHERE status = 'OK'`, seed 000 §6,
+    /// seed 003 §6 anti-pattern 2): the twin's bronze keeps only the records
+    /// silver's rules pass, so nothing is quarantined and the records an
+    /// audit asks for later exist nowhere.
+    FilterAtIngest,
+    /// `INSERT INTO` instead of `MERGE INTO` in silver (seed 003 §6
+    /// anti-pattern 4): the twin's silver tables with a MERGE key append
+    /// each run's rows (deduplicated within the run) instead of merging
+    /// them, so an orchestrator's re-run ([`LabEvent::RerunJob`]) doubles them.
+    InsertInsteadOfMerge,
+}
+
+impl AntiPattern {
+    /// Every anti-pattern, in the order the panel lists them.
+    pub const ALL: &'static [AntiPattern] = &[
+        AntiPattern::DedupAtIngest,
+        AntiPattern::FilterAtIngest,
+        AntiPattern::InsertInsteadOfMerge,
+    ];
+
+    /// The snake_case key (as in JSON): `insert_instead_of_merge`.
+    pub fn key(self) -> &'static str {
+        match self {
+            AntiPattern::DedupAtIngest => "dedup_at_ingest",
+            AntiPattern::FilterAtIngest => "filter_at_ingest",
+            AntiPattern::InsertInsteadOfMerge => "insert_instead_of_merge",
+        }
+    }
+
+    /// The course section it comes from (`seed 000 §6`).
+    pub fn seed(self) -> &'static str {
+        match self {
+            AntiPattern::DedupAtIngest | AntiPattern::FilterAtIngest => "seed 000 §6",
+            AntiPattern::InsertInsteadOfMerge => "seed 003 §6",
+        }
+    }
+
+    /// The layer it breaks (`bronze` or `silver`).
+    pub fn layer(self) -> &'static str {
+        match self {
+            AntiPattern::DedupAtIngest | AntiPattern::FilterAtIngest => "bronze",
+            AntiPattern::InsertInsteadOfMerge => "silver",
+        }
+    }
+}
+
+/// Something a real pipeline meets, injected into the session and its twin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabEvent {
+    /// The orchestrator runs the job again after a transient failure
+    /// (at-least-once): the same input, processed a second time.
+    RerunJob,
+}
+
+/// One event on the lab's timeline, with what it did on each side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabEventRecord {
+    /// 1 for the first event since the lab was switched on.
+    pub n: u32,
+    pub event: LabEvent,
+    /// What it did to the correct session (`no table changed`).
+    pub correct: String,
+    /// What it did to the twin (`silver.orders: 2 → 4 rows`).
+    pub anti: String,
+}
+
+/// A table's row count on both sides (`None`: the side has no such table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabCount {
+    pub table: TableName,
+    pub correct: Option<usize>,
+    pub anti: Option<usize>,
+}
+
+/// One gold row as the two sides hold it: cells as text, `None` for NULL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabRow {
+    /// The correct side's cells; empty when only the twin has the row.
+    pub correct: Vec<Option<String>>,
+    /// The twin's cells; empty when only the correct side has the row.
+    pub anti: Vec<Option<String>>,
+    /// Indexes of the cells that differ (every cell when one side lacks the row).
+    pub changed: Vec<usize>,
+}
+
+/// A numeric gold column summed on both sides (exact for integers and decimals).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabMeasure {
+    pub column: String,
+    pub correct: String,
+    pub anti: String,
+    /// `anti / correct` (`2.0`: exactly doubled); `None` when the correct
+    /// total is 0 or NULL.
+    pub ratio: Option<f64>,
+}
+
+/// One gold model compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabGold {
+    pub model: TableName,
+    pub columns: Vec<String>,
+    /// The columns rows are matched on (the model's GROUP BY or MERGE ON
+    /// columns; every column when it has neither).
+    pub key: Vec<String>,
+    /// Rows in the correct side's order, then rows only the twin has.
+    pub rows: Vec<LabRow>,
+    /// Rows with at least one changed cell.
+    pub changed_rows: usize,
+    pub measures: Vec<LabMeasure>,
+    /// The model failed on this side (its message), so no rows are compared.
+    pub error: Option<String>,
+}
+
+/// A check whose status differs between the two sides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabCheck {
+    pub id: String,
+    pub description: String,
+    pub correct: CheckStatus,
+    pub anti: CheckStatus,
+    /// The twin's observation (what failed there).
+    pub observation: String,
+}
+
+/// The lab's state and its comparison (in [`crate::PipelineView::lab`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct LabView {
+    /// Anti-patterns switched on (the twin has them all).
+    pub on: Vec<AntiPattern>,
+    /// Why the twin could not be built or run; the comparison is then empty.
+    pub error: Option<String>,
+    /// Bronze, silver, the quarantine's open rows and gold, per table.
+    pub counts: Vec<LabCount>,
+    pub gold: Vec<LabGold>,
+    pub checks: Vec<LabCheck>,
+    /// What exposes the damage, one sentence each, in the session's
+    /// language (a count bronze can no longer explain, an audit query that
+    /// finds nothing, a re-run that changed a table).
+    pub findings: Vec<String>,
+    /// Events since the lab was switched on, oldest first.
+    pub timeline: Vec<LabEventRecord>,
+}
+
+/// A ratio as the lab prints it: `2` for exactly 2, else up to 3 decimals (`1.333`).
+pub fn ratio_text(r: f64) -> String {
+    let s = format!("{r:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}

@@ -1,0 +1,76 @@
+// End to end: the instructor's anti-patterns lab on the bundled scenarios,
+// driven as an instructor would, with the consequence asserted on the page.
+// Screenshots of the lab at 1280×800 and 1920×1080 go to
+// $ARTIFACTS (default target/e2e-artifacts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
+
+const ARTIFACTS = process.env.ARTIFACTS ?? 'target/e2e-artifacts';
+
+const text = (page, sel) => page.locator(sel).innerText();
+const countsRow = (page, table) => text(page, `#lab-counts tr[data-table="${table}"]`);
+const until = (page, fn, arg) => page.waitForFunction(fn, arg, { timeout: 120_000 });
+
+test('each anti-pattern runs in a twin beside the correct pipeline and its damage is shown', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.selectOption('#example-picker', 'kafka_orders');
+  await waitForCount(page, 'silver.orders', 2);
+
+  // INSERT instead of MERGE: one run looks right...
+  await page.click('#lab > summary');
+  await page.click('#lab-insert_instead_of_merge input');
+  await page.waitForSelector('#lab-counts');
+  assert.equal(await countsRow(page, 'silver.orders'), 'silver.orders\t2\t2');
+  assert.match(await text(page, '#lab-findings'), /One run of the job gives the same silver with INSERT INTO \(silver\.orders\) as with MERGE/);
+  assert.match(await text(page, '#lab-gold-revenue_daily .lab-measure[data-column="revenue"]'), /Σ revenue: 99\.99 → 99\.99 \(×1\)/);
+
+  // ...until the orchestrator re-runs the job: revenue exactly doubled, MERGE unchanged.
+  const versionsBefore = await page.locator('#card-silver-orders').innerText();
+  await page.click('#lab-rerun');
+  await until(page, () => /\(×2\)/.test(document.querySelector('#lab-gold-revenue_daily .lab-measure[data-column="revenue"]')?.textContent ?? ''));
+  assert.equal(await text(page, '#lab-gold-revenue_daily .lab-measure[data-column="revenue"]'), 'Σ revenue: 99.99 → 199.98 (×2)');
+  assert.equal(await countsRow(page, 'silver.orders'), 'silver.orders\t2\t4');
+  assert.equal(await count(page, 'silver.orders'), 2);
+  assert.equal(await page.locator('#card-silver-orders').innerText(), versionsBefore);
+  assert.match(await text(page, '#lab-checks [data-check="R3"]'), /R3\s*PASS\s*→\s*FAIL/);
+  // The changed cells are marked on the twin's side only.
+  assert.equal(await page.locator('#lab-gold-revenue_daily [data-side="anti"] td.changed').first().innerText(), '199.98');
+  assert.equal(await page.locator('#lab-gold-revenue_daily [data-side="correct"] td.changed').first().innerText(), '99.99');
+  assert.match(await text(page, '#lab-timeline'), /The orchestrator re-ran the job[\s\S]*Correct: no table changed[\s\S]*With the anti-pattern: silver\.orders: 2 → 4 rows/);
+
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.locator('#lab').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${ARTIFACTS}/lab-1280x800.png` });
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await page.screenshot({ path: `${ARTIFACTS}/lab-1920x1080.png` });
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // A business filter at ingest: the rejected record exists nowhere.
+  await page.click('#lab-insert_instead_of_merge input');
+  await page.click('#lab-filter_at_ingest input');
+  await until(page, () => document.querySelector('#lab-counts tr[data-table="silver.quarantine"]')?.innerText === 'silver.quarantine\t1\t0');
+  assert.equal(await countsRow(page, 'bronze.orders'), 'bronze.orders\t4\t3');
+  assert.match(await text(page, '#lab-findings'), /An audit query over bronze for them finds 0 rows/);
+
+  // dropDuplicates at ingest on the CDC scenario: the history is gone.
+  await page.click('#lab-filter_at_ingest input');
+  await page.click('#lab-dedup_at_ingest input');
+  await until(page, () => document.querySelector('#lab-counts tr[data-table="bronze.orders"]')?.innerText === 'bronze.orders\t4\t3');
+  await page.selectOption('#example-picker', 'cdc_order');
+  await waitForCount(page, 'silver.order_history', 5);
+  await until(page, () => document.querySelector('#lab-counts tr[data-table="silver.order_history"]')?.innerText === 'silver.order_history\t5\t1');
+  assert.match(await text(page, '#lab-gold-time_in_status .lab-measure[data-column="versions"]'), /Σ versions: 5 → 1 \(×0\.2\)/);
+  assert.equal(await page.locator('#lab-gold-time_in_status [data-side="anti"] tr.lab-absent').count(), 1);
+
+  // Russian, then back to the correct pipeline.
+  await page.click('#lang-switch');
+  await until(page, () => document.querySelector('#lab > summary h2')?.textContent === 'Лаборатория антипаттернов');
+  await until(page, () => /источник прислал 5 записей, bronze с dropDuplicates хранит 1/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
+  await page.click('#lab-reset');
+  await page.waitForSelector('#lab-counts', { state: 'detached', timeout: 60_000 });
+  assert.equal(await page.locator('#lab-dedup_at_ingest input').isChecked(), false);
+  assert.deepEqual(problems, []);
+}));

@@ -1,0 +1,231 @@
+//! The instructor's lab: one switch per anti-pattern of the course (with
+//! its two-line explanation and the seed section it comes from), the events
+//! a real pipeline meets, and, while one is on, the session and its twin
+//! compared: row counts, gold side by side with the changed cells marked,
+//! each measure's total and ratio, the checks that differ, what exposes the
+//! damage, and the events' timeline. The engine builds the twin
+//! (`medallion_protocol::lab`); this panel only draws it.
+
+use medallion_protocol::{AntiPattern, LabEvent, LabGold, LabView, Lang};
+use yew::prelude::*;
+
+use super::checks::badge as status;
+use super::use_locked;
+use crate::i18n::t;
+
+#[derive(Properties, PartialEq, Clone)]
+pub struct Props {
+    pub lab: Option<LabView>,
+    pub lang: Lang,
+    /// Switch the lab to exactly these anti-patterns.
+    pub on_set: Callback<Vec<AntiPattern>>,
+    pub on_event: Callback<LabEvent>,
+}
+
+/// The i18n keys of an anti-pattern's title and explanation.
+fn keys(a: AntiPattern) -> (&'static str, &'static str) {
+    match a {
+        AntiPattern::DedupAtIngest => ("lab_dedup", "lab_dedup_hint"),
+        AntiPattern::FilterAtIngest => ("lab_filter", "lab_filter_hint"),
+        AntiPattern::InsertInsteadOfMerge => ("lab_insert", "lab_insert_hint"),
+    }
+}
+
+fn cell(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "NULL".into())
+}
+
+/// One side of a gold model: its rows aligned with the other side's (an
+/// empty row where this side lacks one), changed cells marked.
+fn side(g: &LabGold, anti: bool, lang: Lang) -> Html {
+    html! {
+        <div class="lab-side">
+            <h5>{ t(lang, if anti { "lab_anti" } else { "lab_correct" }) }</h5>
+            <table class="lab-gold-table" data-side={if anti { "anti" } else { "correct" }}>
+                <thead><tr>{ for g.columns.iter().map(|c| html! { <th>{ c }</th> }) }</tr></thead>
+                <tbody>
+                    { for g.rows.iter().map(|r| {
+                        let cells = if anti { &r.anti } else { &r.correct };
+                        if cells.is_empty() {
+                            html! { <tr class="lab-absent"><td colspan={g.columns.len().to_string()}>{ t(lang, "lab_no_row") }</td></tr> }
+                        } else {
+                            html! { <tr>{ for cells.iter().enumerate().map(|(i, v)| html! {
+                                <td class={classes!(r.changed.contains(&i).then_some("changed"))}>{ cell(v) }</td>
+                            }) }</tr> }
+                        }
+                    }) }
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[function_component(LabPanel)]
+pub fn lab_panel(p: &Props) -> Html {
+    let lang = p.lang;
+    let (locked, hint) = use_locked(lang);
+    let on: Vec<AntiPattern> = p.lab.as_ref().map(|l| l.on.clone()).unwrap_or_default();
+    // Open while the lab is active (after a reload too); otherwise as the
+    // instructor leaves it.
+    let open = use_state(|| p.lab.is_some());
+    {
+        let open = open.clone();
+        use_effect_with(p.lab.is_some(), move |active| {
+            if *active {
+                open.set(true);
+            }
+        });
+    }
+    let ontoggle = {
+        let open = open.clone();
+        Callback::from(move |e: Event| {
+            if let Some(d) = e.target_dyn_into::<web_sys::HtmlDetailsElement>() {
+                open.set(d.open());
+            }
+        })
+    };
+    html! {
+        <details class="panel lab" id="lab" open={*open} ontoggle={ontoggle}>
+            <summary><h2>{ t(lang, "lab_title") }</h2></summary>
+            <p class="hint">{ t(lang, "lab_intro") }</p>
+            <div class="lab-switches">
+                { for AntiPattern::ALL.iter().map(|a| {
+                    let (title, explain) = keys(*a);
+                    let checked = on.contains(a);
+                    let onchange = {
+                        let (cb, on, a) = (p.on_set.clone(), on.clone(), *a);
+                        Callback::from(move |_| {
+                            let mut next: Vec<AntiPattern> = on.iter().copied().filter(|x| *x != a).collect();
+                            if !checked {
+                                next.push(a);
+                            }
+                            cb.emit(next)
+                        })
+                    };
+                    html! {
+                        <label class={classes!("lab-switch", checked.then_some("on"))} id={format!("lab-{}", a.key())} title={hint.clone()}>
+                            <input type="checkbox" checked={checked} disabled={locked} onchange={onchange} />
+                            <span class="lab-switch-text">
+                                <strong>{ t(lang, title) }</strong>
+                                <span class="chip">{ format!("{} · {}", a.layer(), a.seed()) }</span>
+                                <span class="lab-explain">{ t(lang, explain) }</span>
+                            </span>
+                        </label>
+                    }
+                }) }
+            </div>
+            <div class="lab-events">
+                <h4>{ t(lang, "lab_events") }</h4>
+                <button id="lab-rerun" disabled={locked} title={hint.clone().unwrap_or_else(|| t(lang, "lab_rerun_hint").into())}
+                    onclick={{ let cb = p.on_event.clone(); Callback::from(move |_| cb.emit(LabEvent::RerunJob)) }}>
+                    { t(lang, "lab_rerun") }
+                </button>
+                if !on.is_empty() {
+                    <button id="lab-reset" class="secondary" disabled={locked}
+                        onclick={{ let cb = p.on_set.clone(); Callback::from(move |_| cb.emit(vec![])) }}>
+                        { t(lang, "lab_reset") }
+                    </button>
+                }
+            </div>
+            if let Some(l) = &p.lab {
+                { comparison(l, lang) }
+            }
+        </details>
+    }
+}
+
+fn comparison(l: &LabView, lang: Lang) -> Html {
+    html! {
+        <div class="lab-compare">
+            if let Some(e) = &l.error {
+                <div class="banner error" id="lab-error">{ e }</div>
+            }
+            if !l.findings.is_empty() {
+                <ul class="lab-findings" id="lab-findings">
+                    { for l.findings.iter().map(|f| html! { <li>{ f }</li> }) }
+                </ul>
+            }
+            if !l.on.is_empty() && l.error.is_none() {
+                <table class="lab-counts" id="lab-counts">
+                    <thead><tr>
+                        <th>{ t(lang, "lab_table") }</th>
+                        <th>{ t(lang, "lab_correct") }</th>
+                        <th>{ t(lang, "lab_anti") }</th>
+                    </tr></thead>
+                    <tbody>
+                        { for l.counts.iter().map(|c| {
+                            let n = |x: Option<usize>| x.map_or("-".to_string(), |n| n.to_string());
+                            html! {
+                                <tr class={classes!((c.correct != c.anti).then_some("changed"))} data-table={c.table.to_string()}>
+                                    <td>{ c.table.to_string() }</td>
+                                    <td class="num">{ n(c.correct) }</td>
+                                    <td class="num">{ n(c.anti) }</td>
+                                </tr>
+                            }
+                        }) }
+                    </tbody>
+                </table>
+                if !l.checks.is_empty() {
+                    <div class="lab-checks" id="lab-checks">
+                        <h4>{ t(lang, "lab_checks") }</h4>
+                        { for l.checks.iter().map(|c| {
+                            let ((cl, cc), (al, ac)) = (status(c.correct), status(c.anti));
+                            html! {
+                                <div class="lab-check" data-check={c.id.clone()}>
+                                    <span class="check-id">{ &c.id }</span>
+                                    <span class={classes!("badge", cc)}>{ cl }</span>
+                                    { " → " }
+                                    <span class={classes!("badge", ac)}>{ al }</span>
+                                    <span class="check-desc">{ format!(" {} — {}", c.description, c.observation) }</span>
+                                </div>
+                            }
+                        }) }
+                    </div>
+                }
+                { for l.gold.iter().map(|g| html! {
+                    <div class="lab-gold" id={format!("lab-gold-{}", g.model.name())}>
+                        <h4>
+                            { g.model.to_string() }
+                            <span class="hint">{ format!(" · {} {}", g.changed_rows, t(lang, "lab_changed_rows")) }</span>
+                        </h4>
+                        if let Some(e) = &g.error {
+                            <div class="banner error">{ e }</div>
+                        }
+                        if !g.measures.is_empty() {
+                            <div class="lab-measures">
+                                { for g.measures.iter().map(|m| html! {
+                                    <span class={classes!("lab-measure", (m.correct != m.anti).then_some("changed"))} data-column={m.column.clone()}>
+                                        { format!("Σ {}: {} → {}", m.column, m.correct, m.anti) }
+                                        if let Some(r) = m.ratio {
+                                            <strong>{ format!(" (×{})", medallion_protocol::lab::ratio_text(r)) }</strong>
+                                        }
+                                    </span>
+                                }) }
+                            </div>
+                        }
+                        <div class="lab-sides">
+                            { side(g, false, lang) }
+                            { side(g, true, lang) }
+                        </div>
+                    </div>
+                }) }
+            }
+            if !l.timeline.is_empty() {
+                <div class="lab-timeline">
+                    <h4>{ t(lang, "lab_timeline") }</h4>
+                    <ol id="lab-timeline">
+                        { for l.timeline.iter().map(|e| html! {
+                            <li>
+                                <strong>{ t(lang, match e.event { LabEvent::RerunJob => "lab_rerun_done" }) }</strong>
+                                <div>{ format!("{}: {}", t(lang, "lab_correct"), e.correct) }</div>
+                                if !e.anti.is_empty() {
+                                    <div>{ format!("{}: {}", t(lang, "lab_anti"), e.anti) }</div>
+                                }
+                            </li>
+                        }) }
+                    </ol>
+                </div>
+            }
+        </div>
+    }
+}
