@@ -55,10 +55,17 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
   assert.equal(await countsRow(page, 'bronze.orders'), 'bronze.orders\t4\t3');
   assert.match(await text(page, '#lab-findings'), /An audit query over bronze for them finds 0 rows/);
 
-  // dropDuplicates at ingest on the CDC scenario: the history is gone.
+  // OVERWRITE of the day's partition on the landing-zone retry: the first file is gone.
   await page.click('#lab-filter_at_ingest input');
+  await page.click('#lab-overwrite_partition input');
+  await page.selectOption('#example-picker', 'landing_retry');
+  await until(page, () => document.querySelector('#lab-counts tr[data-table="silver.orders"]')?.innerText === 'silver.orders\t2\t1');
+  assert.equal(await countsRow(page, 'bronze.orders'), 'bronze.orders\t4\t2');
+  assert.match(await text(page, '#lab-findings'), /1 of its 2 batches were overwritten by a later batch of the same day/);
+
+  // dropDuplicates at ingest on the CDC scenario: the history is gone.
+  await page.click('#lab-overwrite_partition input');
   await page.click('#lab-dedup_at_ingest input');
-  await until(page, () => document.querySelector('#lab-counts tr[data-table="bronze.orders"]')?.innerText === 'bronze.orders\t4\t3');
   await page.selectOption('#example-picker', 'cdc_order');
   await waitForCount(page, 'silver.order_history', 5);
   await until(page, () => document.querySelector('#lab-counts tr[data-table="silver.order_history"]')?.innerText === 'silver.order_history\t5\t1');

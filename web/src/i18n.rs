@@ -55,6 +55,16 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Bronze stores only the records silver's rules would pass (WHERE status = 'OK'). The rejected ones exist nowhere: no quarantine, no audit, no replay after a rule changes.",
             "Bronze сохраняет только записи, которые пропустили бы правила silver (WHERE status = 'OK'). Отброшенных нет нигде: ни карантина, ни аудита, ни replay после смены правила.",
         ),
+        "lab_overwrite" => ("OVERWRITE of a partition", "OVERWRITE партиции"),
+        "lab_overwrite_hint" => (
+            "A new batch replaces the day's earlier batches (mode(\"overwrite\")). Their records are gone, and so are time travel to their versions and the replay of that day.",
+            "Новый батч заменяет более ранние батчи того же дня (mode(\"overwrite\")). Их записей больше нет, как и time travel к их версиям и replay этого дня.",
+        ),
+        "lab_dropmalformed" => ("DROPMALFORMED at ingest", "DROPMALFORMED при загрузке"),
+        "lab_dropmalformed_hint" => (
+            "Records that do not fit the declared schema are dropped instead of kept with their reason. Silver looks clean because the evidence never landed.",
+            "Записи, не подходящие к объявленной схеме, отбрасываются, а не сохраняются с причиной. Silver выглядит чистым, потому что улики так и не попали в bronze.",
+        ),
         "lab_insert" => ("INSERT instead of MERGE", "INSERT вместо MERGE"),
         "lab_insert_hint" => (
             "Silver appends each run's rows instead of merging them by key. One run looks right; when the orchestrator re-runs the job, silver holds every row twice and gold revenue doubles.",

@@ -327,3 +327,64 @@ async fn a_language_switch_keeps_the_lab_and_translates_its_findings() {
         l.findings
     );
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn overwrite_of_the_days_partition_loses_the_first_file_and_its_order() {
+    let mut p = scenario("landing_retry", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::OverwritePartition],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    // The retry file overwrote the day's first file: order_2 was only in that one.
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(2)));
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(1)));
+    assert_eq!(l.findings[0], "bronze.orders: 1 of its 2 batches were overwritten by a later batch of the same day; their 2 records are gone (4 → 2). Time travel to the versions they made and a replay of that day can only show the last batch.");
+    assert_eq!(
+        measure(l, "orders_by_status", "amount"),
+        ("350.00".into(), "100.00".into(), Some(100.0 / 350.0))
+    );
+
+    // One file a day: nothing to overwrite yet, and the lab says what to do.
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::OverwritePartition],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(4)));
+    assert!(
+        l.findings[0].starts_with("Every bronze table has one batch a day so far"),
+        "{:?}",
+        l.findings
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn dropmalformed_at_ingest_empties_the_quarantine_of_what_did_not_fit() {
+    let mut p = scenario("ecommerce", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::DropMalformed],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(count(l, "bronze.customers"), (Some(6), Some(5)));
+    assert_eq!(count(l, "bronze.orders"), (Some(8), Some(5)));
+    assert_eq!(count(l, "silver.quarantine"), (Some(4), Some(0)));
+    // The same silver and gold: the damage is in what bronze no longer holds.
+    assert_eq!(count(l, "silver.orders"), (Some(5), Some(5)));
+    assert_eq!(l.gold[0].changed_rows, 0);
+    assert_eq!(l.findings, vec![
+        "bronze.customers: DROPMALFORMED dropped 1 of 6 records that did not fit the declared schema; bronze holds 5. With PERMISSIVE they stay, with their reason, and reach the quarantine.".to_string(),
+        "bronze.orders: DROPMALFORMED dropped 3 of 8 records that did not fit the declared schema; bronze holds 5. With PERMISSIVE they stay, with their reason, and reach the quarantine.".to_string(),
+    ]);
+}

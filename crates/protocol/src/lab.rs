@@ -35,6 +35,16 @@ pub enum AntiPattern {
     /// each run's rows (deduplicated within the run) instead of merging
     /// them, so an orchestrator's re-run ([`LabEvent::RerunJob`]) doubles them.
     InsertInsteadOfMerge,
+    /// `mode("overwrite")` of a partition at ingest (seed 000 §6, §1): a
+    /// batch replaces the earlier batches of its bronze table that landed
+    /// the same day (the `_ingest_ts` partition), so their records, their
+    /// versions for time travel and the replay of that day are gone.
+    OverwritePartition,
+    /// Spark's DROPMALFORMED read at ingest (seed 001, PERMISSIVE vs the
+    /// other modes): a record that does
+    /// not fit the declared schema is dropped instead of kept with its
+    /// reason, so bronze no longer holds what the source sent.
+    DropMalformed,
 }
 
 impl AntiPattern {
@@ -42,6 +52,8 @@ impl AntiPattern {
     pub const ALL: &'static [AntiPattern] = &[
         AntiPattern::DedupAtIngest,
         AntiPattern::FilterAtIngest,
+        AntiPattern::OverwritePartition,
+        AntiPattern::DropMalformed,
         AntiPattern::InsertInsteadOfMerge,
     ];
 
@@ -51,13 +63,18 @@ impl AntiPattern {
             AntiPattern::DedupAtIngest => "dedup_at_ingest",
             AntiPattern::FilterAtIngest => "filter_at_ingest",
             AntiPattern::InsertInsteadOfMerge => "insert_instead_of_merge",
+            AntiPattern::OverwritePartition => "overwrite_partition",
+            AntiPattern::DropMalformed => "drop_malformed",
         }
     }
 
     /// The course section it comes from (`seed 000 §6`).
     pub fn seed(self) -> &'static str {
         match self {
-            AntiPattern::DedupAtIngest | AntiPattern::FilterAtIngest => "seed 000 §6",
+            AntiPattern::DedupAtIngest
+            | AntiPattern::FilterAtIngest
+            | AntiPattern::OverwritePartition => "seed 000 §6",
+            AntiPattern::DropMalformed => "seed 001",
             AntiPattern::InsertInsteadOfMerge => "seed 003 §6",
         }
     }
@@ -65,8 +82,8 @@ impl AntiPattern {
     /// The layer it breaks (`bronze` or `silver`).
     pub fn layer(self) -> &'static str {
         match self {
-            AntiPattern::DedupAtIngest | AntiPattern::FilterAtIngest => "bronze",
             AntiPattern::InsertInsteadOfMerge => "silver",
+            _ => "bronze",
         }
     }
 }

@@ -28,6 +28,8 @@ fn keys(a: AntiPattern) -> (&'static str, &'static str) {
         AntiPattern::DedupAtIngest => ("lab_dedup", "lab_dedup_hint"),
         AntiPattern::FilterAtIngest => ("lab_filter", "lab_filter_hint"),
         AntiPattern::InsertInsteadOfMerge => ("lab_insert", "lab_insert_hint"),
+        AntiPattern::OverwritePartition => ("lab_overwrite", "lab_overwrite_hint"),
+        AntiPattern::DropMalformed => ("lab_dropmalformed", "lab_dropmalformed_hint"),
     }
 }
 

@@ -150,3 +150,40 @@ pub(crate) fn column_text(rows: &RecordBatch, name: &str) -> Result<Vec<Option<S
         .map(|i| (!col.is_null(i)).then(|| f.value(i).to_string()))
         .collect())
 }
+
+/// `mode("overwrite")` of the day's partition: per bronze table, each
+/// batch replaces the earlier live batches that landed the same UTC day
+/// (`_ingest_ts`), so only the last batch of each day is left. Returns the
+/// batches kept and, per table, the records overwritten; the overwritten
+/// batches' ids are in the third value (their versions are gone).
+pub fn overwrite_partitions(
+    bronze: &BronzeBatches,
+) -> (BronzeBatches, BTreeMap<String, usize>, Vec<String>) {
+    const DAY: i64 = 86_400_000_000;
+    let mut out = BronzeBatches::new();
+    let mut left_out = BTreeMap::new();
+    let mut gone = Vec::new();
+    for (table, batches) in bronze {
+        let last_of_day: BTreeMap<i64, &str> = batches
+            .iter()
+            .filter(|(i, _)| i.superseded_by.is_none())
+            .map(|(i, _)| (i.ingest_ts_micros.div_euclid(DAY), i.batch_id.as_str()))
+            .collect();
+        let mut n = 0;
+        let mut kept = Vec::new();
+        for (info, rows) in batches {
+            let day = info.ingest_ts_micros.div_euclid(DAY);
+            if info.superseded_by.is_none()
+                && last_of_day.get(&day) != Some(&info.batch_id.as_str())
+            {
+                n += rows.num_rows();
+                gone.push(info.batch_id.clone());
+            } else {
+                kept.push((info.clone(), rows.clone()));
+            }
+        }
+        left_out.insert(table.clone(), n);
+        out.insert(table.clone(), kept);
+    }
+    (out, left_out, gone)
+}

@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::{FixedClock, SeededIds};
 use crate::lab::compare::{compare_checks, compare_gold};
-use crate::lab::twin_bronze::{drop_duplicates, keep_passed};
+use crate::lab::twin_bronze::{drop_duplicates, keep_passed, overwrite_partitions};
 use crate::lab::{AntiPattern, LabCount, LabEvent, LabEventRecord, LabView};
+use crate::silver::source::PARSE_RULE_ID;
 
 use super::*;
 
@@ -259,8 +260,18 @@ impl Playground {
             bronze = b;
             add(n);
         }
+        if self.lab.has(AntiPattern::DropMalformed) {
+            let (b, n) = keep_passed(&bronze, &self.rejected_events(Some(PARSE_RULE_ID)))?;
+            bronze = b;
+            add(n);
+        }
         if self.lab.has(AntiPattern::FilterAtIngest) {
-            let (b, n) = keep_passed(&bronze, &self.rejected_events())?;
+            let (b, n) = keep_passed(&bronze, &self.rejected_events(None))?;
+            bronze = b;
+            add(n);
+        }
+        if self.lab.has(AntiPattern::OverwritePartition) {
+            let (b, n, _) = overwrite_partitions(&bronze);
             bronze = b;
             add(n);
         }
@@ -327,8 +338,9 @@ impl Playground {
     }
 
     /// `_event_id`s of the bronze records the last run's rules kept out of
-    /// silver (open quarantine rows; ambiguous merge ties aside).
-    fn rejected_events(&self) -> HashSet<String> {
+    /// silver (open quarantine rows; ambiguous merge ties aside), or only
+    /// those of rule `only` (`parse`: records that do not fit the schema).
+    fn rejected_events(&self, only: Option<&str>) -> HashSet<String> {
         let Some(q) = self
             .last_good
             .as_ref()
@@ -346,6 +358,7 @@ impl Playground {
         let closed = q.column_by_name("closed_in_run");
         (0..q.num_rows())
             .filter(|&i| closed.is_none_or(|c| c.is_null(i)) && rules.value(i) != "merge")
+            .filter(|&i| only.is_none_or(|r| rules.value(i) == r))
             .map(|i| ids.value(i).to_string())
             .collect()
     }
@@ -399,7 +412,7 @@ impl Playground {
             )?);
         }
         view.checks = compare_checks(&self.checks, &twin.checks);
-        view.findings = self.findings(view, left_out, lang);
+        view.findings = self.findings(view, left_out, twin, lang);
         Ok(())
     }
 
@@ -408,12 +421,52 @@ impl Playground {
         &self,
         view: &LabView,
         left_out: &BTreeMap<String, usize>,
+        twin: &Playground,
         lang: Lang,
     ) -> Vec<String> {
         let mut out = Vec::new();
         let count = |t: &TableName| view.counts.iter().find(|c| &c.table == t);
         for a in &view.on {
             match a {
+                AntiPattern::OverwritePartition | AntiPattern::DropMalformed => {
+                    for b in &self.def.bronze {
+                        let t = TableName::bronze(&b.name);
+                        let n = left_out.get(&b.name).copied().unwrap_or(0);
+                        let Some(c) = count(&t) else { continue };
+                        let (sent, kept) = (c.correct.unwrap_or(0), c.anti.unwrap_or(0));
+                        if *a == AntiPattern::DropMalformed {
+                            if n > 0 {
+                                out.push(tr(
+                                    lang,
+                                    format!("{t}: DROPMALFORMED dropped {n} of {sent} records that did not fit the declared schema; bronze holds {kept}. With PERMISSIVE they stay, with their reason, and reach the quarantine."),
+                                    format!("{t}: DROPMALFORMED отбросил {n} из {sent} записей, не подошедших к объявленной схеме; в bronze {kept}. С PERMISSIVE они остаются вместе с причиной и попадают в карантин."),
+                                ));
+                            }
+                            continue;
+                        }
+                        let batches =
+                            |p: &Playground| p.batches.iter().filter(|i| i.table == b.name).count();
+                        let (mine, theirs) = (batches(self), batches(twin));
+                        if mine > theirs {
+                            out.push(tr(
+                                lang,
+                                format!("{t}: {} of its {mine} batches were overwritten by a later batch of the same day; their {n} records are gone ({sent} → {kept}). Time travel to the versions they made and a replay of that day can only show the last batch.", mine - theirs),
+                                format!("{t}: {} из {mine} батчей перезаписаны более поздним батчем того же дня; их {n} записей больше нет ({sent} → {kept}). Time travel к их версиям и replay этого дня покажут только последний батч.", mine - theirs),
+                            ));
+                        }
+                    }
+                    if *a == AntiPattern::OverwritePartition
+                        && !out
+                            .iter()
+                            .any(|f| f.contains("overwritten") || f.contains("перезаписаны"))
+                    {
+                        out.push(tr(
+                            lang,
+                            "Every bronze table has one batch a day so far, so nothing is overwritten yet: drop a second file on a bronze table (or load the landing-zone retry scenario).".into(),
+                            "Пока у каждой таблицы bronze один батч в день, перезаписывать нечего: добавьте второй файл в таблицу bronze (или загрузите сценарий с повторной выгрузкой).".into(),
+                        ));
+                    }
+                }
                 AntiPattern::DedupAtIngest | AntiPattern::FilterAtIngest => {
                     for b in &self.def.bronze {
                         let n = left_out.get(&b.name).copied().unwrap_or(0);
