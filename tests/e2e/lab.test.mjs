@@ -41,6 +41,13 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
   assert.equal(await page.locator('#lab-gold-revenue_daily [data-side="correct"] td.changed').first().innerText(), '99.99');
   assert.match(await text(page, '#lab-timeline'), /The orchestrator re-ran the job[\s\S]*Correct: no table changed[\s\S]*With the anti-pattern: silver\.orders: 2 → 4 rows/);
 
+  // The health panel: the re-run turned one sign red, on the twin only.
+  const colours = () => page.$$eval('#lab-health tbody tr', (rows) => rows.map((r) => `${r.dataset.sign}:${r.dataset.correct}/${r.dataset.anti}`));
+  assert.deepEqual(await colours(), [
+    'bronze_keeps_everything:green/green', 'nothing_reads_bronze:green/green', 'gold_speaks_business:green/green',
+    'gold_rebuildable:green/red', 'lineage_known:green/green',
+  ]);
+
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.locator('#lab').scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${ARTIFACTS}/lab-1280x800.png` });
@@ -54,6 +61,8 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
   await until(page, () => document.querySelector('#lab-counts tr[data-table="silver.quarantine"]')?.innerText === 'silver.quarantine\t1\t0');
   assert.equal(await countsRow(page, 'bronze.orders'), 'bronze.orders\t4\t3');
   assert.match(await text(page, '#lab-findings'), /An audit query over bronze for them finds 0 rows/);
+  assert.equal((await colours())[0], 'bronze_keeps_everything:green/red');
+  assert.match(await text(page, '#lab-health tr[data-sign="bronze_keeps_everything"]'), /1 records the source sent are not in bronze: bronze\.orders: 1 \(filter_at_ingest\)/);
 
   // OVERWRITE of the day's partition on the landing-zone retry: the first file is gone.
   await page.click('#lab-filter_at_ingest input');

@@ -55,6 +55,12 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Bronze stores only the records silver's rules would pass (WHERE status = 'OK'). The rejected ones exist nowhere: no quarantine, no audit, no replay after a rule changes.",
             "Bronze сохраняет только записи, которые пропустили бы правила silver (WHERE status = 'OK'). Отброшенных нет нигде: ни карантина, ни аудита, ни replay после смены правила.",
         ),
+        "health_title" => ("Five signs of a healthy medallion (seed 003 §8)", "Пять признаков здорового медальона (seed 003 §8)"),
+        "health_bronze_keeps_everything" => ("Bronze never loses data", "Bronze никогда не теряет данные"),
+        "health_nothing_reads_bronze" => ("Nothing reads bronze for analytics", "Никто не читает bronze для аналитики"),
+        "health_gold_speaks_business" => ("Gold speaks business language", "Gold говорит на языке бизнеса"),
+        "health_gold_rebuildable" => ("Every gold can be rebuilt by replay", "Любой gold пересобирается через replay"),
+        "health_lineage_known" => ("Lineage is known for every table", "Lineage известен для каждой таблицы"),
         "lab_overwrite" => ("OVERWRITE of a partition", "OVERWRITE партиции"),
         "lab_overwrite_hint" => (
             "A new batch replaces the day's earlier batches (mode(\"overwrite\")). Their records are gone, and so are time travel to their versions and the replay of that day.",

@@ -388,3 +388,109 @@ async fn dropmalformed_at_ingest_empties_the_quarantine_of_what_did_not_fit() {
         "bronze.orders: DROPMALFORMED dropped 3 of 8 records that did not fit the declared schema; bronze holds 5. With PERMISSIVE they stay, with their reason, and reach the quarantine.".to_string(),
     ]);
 }
+
+/// The health panel's colours: `(correct, anti)` per sign, `G` green, `R`
+/// red, `-` no twin; in the seed's order (bronze keeps everything, nothing
+/// reads bronze, gold speaks business, gold rebuildable, lineage known).
+fn colours(v: &PipelineView) -> Vec<String> {
+    lab(v)
+        .health
+        .iter()
+        .map(|h| {
+            let c = |ok: bool| if ok { 'G' } else { 'R' };
+            format!(
+                "{}{}",
+                c(h.correct.ok),
+                h.anti.as_ref().map_or('-', |a| c(a.ok))
+            )
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn each_switch_turns_the_right_sign_of_health_red() {
+    let all_green = ["GG", "GG", "GG", "GG", "GG"];
+    let bronze_red = ["GR", "GG", "GG", "GG", "GG"];
+    for (scenario_name, a, expected) in [
+        ("kafka_orders", AntiPattern::DedupAtIngest, bronze_red),
+        ("kafka_orders", AntiPattern::FilterAtIngest, bronze_red),
+        ("landing_retry", AntiPattern::OverwritePartition, bronze_red),
+        ("ecommerce", AntiPattern::DropMalformed, bronze_red),
+        ("kafka_orders", AntiPattern::InsertInsteadOfMerge, all_green),
+    ] {
+        let mut p = scenario(scenario_name, Lang::En).await;
+        let v = send(&mut p, Request::SetLab { on: vec![a] }).await;
+        assert_eq!(
+            colours(&v),
+            expected,
+            "{scenario_name} {a:?}: {:?}",
+            lab(&v).health
+        );
+    }
+    // INSERT: the damage shows at the re-run, and a replay exposes it.
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::InsertInsteadOfMerge],
+        },
+    )
+    .await;
+    let v = send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::RerunJob,
+        },
+    )
+    .await;
+    assert_eq!(colours(&v), ["GG", "GG", "GG", "GR", "GG"]);
+    let h = &lab(&v).health[3];
+    assert_eq!(
+        h.correct.reason,
+        "every run rebuilds silver and gold from all of bronze, so a replay gives the same gold"
+    );
+    assert!(
+        h.anti.as_ref().unwrap().reason.starts_with(
+            "a replay from bronze gives another gold (rows that differ): gold.revenue_daily ("
+        ),
+        "{:?}",
+        h.anti
+    );
+    let h = &lab(&v).health[0];
+    assert_eq!(
+        h.correct.reason,
+        "bronze holds every record the source sent: 6 with duplicates and rejects"
+    );
+
+    // The session's own shortcut and a technical gold column turn its signs red.
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    send(
+        &mut p,
+        Request::SetAntiPatterns {
+            anti_patterns: medallion_engine::model::AntiPatterns {
+                gold_reads_bronze: true,
+                ..Default::default()
+            },
+        },
+    )
+    .await;
+    send(&mut p, Request::SetGoldSql { model: "user_kpi".into(), sql: "SELECT user_id AS user_id_fk, COUNT(*) AS orders, MIN(_event_id) AS _event_id FROM silver.orders GROUP BY user_id".into() }).await;
+    send(&mut p, Request::SetGoldSql { model: "revenue_daily".into(), sql: "SELECT _source_system AS source, COUNT(*) AS records FROM bronze.orders GROUP BY _source_system".into() }).await;
+    let v = send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::RerunJob,
+        },
+    )
+    .await;
+    assert_eq!(colours(&v), ["G-", "R-", "R-", "G-", "G-"]);
+    let h = &lab(&v).health;
+    assert_eq!(
+        h[1].correct.reason,
+        "gold reads bronze: gold.revenue_daily ← bronze.orders"
+    );
+    assert_eq!(
+        h[2].correct.reason,
+        "technical column names in gold: gold.user_kpi.user_id_fk, gold.user_kpi._event_id"
+    );
+}

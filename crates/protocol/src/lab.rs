@@ -167,6 +167,62 @@ pub struct LabCheck {
     pub observation: String,
 }
 
+/// The five signs of a healthy medallion (seed 003 §8), evaluated live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthSign {
+    /// Bronze never loses data: duplicates, errors and "garbage" included.
+    BronzeKeepsEverything,
+    /// Silver is the single source of truth: nothing reads bronze for analytics.
+    NothingReadsBronze,
+    /// Gold speaks business language: no technical column names (`_fk`,
+    /// `_id` on a measure, audit and lineage columns).
+    GoldSpeaksBusiness,
+    /// Any gold can be rebuilt from scratch: a replay from bronze through
+    /// silver gives the same gold.
+    GoldRebuildable,
+    /// Lineage is known for every table: its inputs and its commit log.
+    LineageKnown,
+}
+
+impl HealthSign {
+    /// The five, in the seed's order.
+    pub const ALL: [HealthSign; 5] = [
+        HealthSign::BronzeKeepsEverything,
+        HealthSign::NothingReadsBronze,
+        HealthSign::GoldSpeaksBusiness,
+        HealthSign::GoldRebuildable,
+        HealthSign::LineageKnown,
+    ];
+
+    /// The snake_case key (as in JSON).
+    pub fn key(self) -> &'static str {
+        match self {
+            HealthSign::BronzeKeepsEverything => "bronze_keeps_everything",
+            HealthSign::NothingReadsBronze => "nothing_reads_bronze",
+            HealthSign::GoldSpeaksBusiness => "gold_speaks_business",
+            HealthSign::GoldRebuildable => "gold_rebuildable",
+            HealthSign::LineageKnown => "lineage_known",
+        }
+    }
+}
+
+/// One sign on one side: green (`ok`) or red, with a one-line reason in
+/// the session's language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignState {
+    pub ok: bool,
+    pub reason: String,
+}
+
+/// One sign for the session and, with an anti-pattern on, for the twin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthCheck {
+    pub sign: HealthSign,
+    pub correct: SignState,
+    pub anti: Option<SignState>,
+}
+
 /// The lab's state and its comparison (in [`crate::PipelineView::lab`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct LabView {
@@ -184,6 +240,9 @@ pub struct LabView {
     pub findings: Vec<String>,
     /// Events since the lab was switched on, oldest first.
     pub timeline: Vec<LabEventRecord>,
+    /// The five signs of a healthy medallion, in [`HealthSign::ALL`]'s order.
+    #[serde(default)]
+    pub health: Vec<HealthCheck>,
 }
 
 /// A ratio as the lab prints it: `2` for exactly 2, else up to 3 decimals (`1.333`).

@@ -56,7 +56,8 @@ pub use forget::{Erasure, ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 pub use history::VersionInfo;
 pub use kafka::{KafkaMessage, TopicView};
 pub use lab::{
-    AntiPattern, LabCheck, LabCount, LabEvent, LabEventRecord, LabGold, LabMeasure, LabRow, LabView,
+    AntiPattern, HealthCheck, HealthSign, LabCheck, LabCount, LabEvent, LabEventRecord, LabGold,
+    LabMeasure, LabRow, LabView, SignState,
 };
 pub use lineage::{RowTrail, TraceEntry, TrailRecord, TrailSilverRow};
 pub use merge::{MergeSpec, Scd};

@@ -6,7 +6,7 @@
 //! damage, and the events' timeline. The engine builds the twin
 //! (`medallion_protocol::lab`); this panel only draws it.
 
-use medallion_protocol::{AntiPattern, LabEvent, LabGold, LabView, Lang};
+use medallion_protocol::{AntiPattern, LabEvent, LabGold, LabView, Lang, SignState};
 use yew::prelude::*;
 
 use super::checks::badge as status;
@@ -136,12 +136,48 @@ pub fn lab_panel(p: &Props) -> Html {
     }
 }
 
+/// The five signs of a healthy medallion: the session's and the twin's.
+fn health(l: &LabView, lang: Lang) -> Html {
+    let dot = |s: &SignState| {
+        html! {
+            <span class={classes!("sign", if s.ok { "ok" } else { "bad" })} title={s.reason.clone()}>
+                <span class="dot">{ "●" }</span>
+                { format!(" {}", s.reason) }
+            </span>
+        }
+    };
+    let twin = l.health.iter().any(|h| h.anti.is_some());
+    html! {
+        <div class="lab-health" id="lab-health">
+            <h4>{ t(lang, "health_title") }</h4>
+            <table>
+                <thead><tr>
+                    <th></th>
+                    <th>{ t(lang, "lab_correct") }</th>
+                    if twin { <th>{ t(lang, "lab_anti") }</th> }
+                </tr></thead>
+                <tbody>
+                    { for l.health.iter().map(|h| html! {
+                        <tr data-sign={h.sign.key()} data-correct={if h.correct.ok { "green" } else { "red" }}
+                            data-anti={h.anti.as_ref().map(|a| if a.ok { "green" } else { "red" }).unwrap_or("")}>
+                            <th>{ t(lang, &format!("health_{}", h.sign.key())) }</th>
+                            <td>{ dot(&h.correct) }</td>
+                            if let Some(a) = &h.anti { <td>{ dot(a) }</td> }
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
 fn comparison(l: &LabView, lang: Lang) -> Html {
     html! {
         <div class="lab-compare">
             if let Some(e) = &l.error {
                 <div class="banner error" id="lab-error">{ e }</div>
             }
+            { health(l, lang) }
             if !l.findings.is_empty() {
                 <ul class="lab-findings" id="lab-findings">
                     { for l.findings.iter().map(|f| html! { <li>{ f }</li> }) }

@@ -285,3 +285,24 @@ pub async fn key_columns(ctx: &SessionContext, g: &crate::model::GoldModelDef) -
         })
         .collect()
 }
+
+/// The tables gold model `sql` reads (`silver.orders`, …, sorted, each
+/// once, subqueries included), or why it does not plan.
+pub async fn inputs(ctx: &SessionContext, sql: &str) -> std::result::Result<Vec<String>, String> {
+    let df = ctx
+        .sql_with_options(sql, queries_only())
+        .await
+        .map_err(|e| clean_datafusion_message(&e.to_string()))?;
+    let mut tables = Vec::new();
+    df.logical_plan()
+        .apply_with_subqueries(|node| {
+            if let LogicalPlan::TableScan(scan) = node {
+                tables.push(scan.table_name.to_string());
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .map_err(|e| e.to_string())?;
+    tables.sort();
+    tables.dedup();
+    Ok(tables)
+}

@@ -9,6 +9,7 @@
 //!   two sides.
 
 pub mod compare;
+pub mod health;
 pub mod twin_bronze;
 
 pub use medallion_protocol::lab::*;

@@ -16,8 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::{FixedClock, SeededIds};
 use crate::lab::compare::{compare_checks, compare_gold};
+use crate::lab::health::{evaluate, HealthFacts};
 use crate::lab::twin_bronze::{drop_duplicates, keep_passed, overwrite_partitions};
-use crate::lab::{AntiPattern, LabCount, LabEvent, LabEventRecord, LabView};
+use crate::lab::{
+    AntiPattern, HealthCheck, HealthSign, LabCount, LabEvent, LabEventRecord, LabView, SignState,
+};
 use crate::silver::source::PARSE_RULE_ID;
 
 use super::*;
@@ -211,16 +214,31 @@ impl Playground {
             timeline: self.lab.timeline.clone(),
             ..Default::default()
         };
+        let mine = self.health(None, 0).await;
+        let mut theirs = None;
         if !self.lab.on.is_empty() {
             match self.build_twin().await {
                 Ok((twin, left_out)) => {
                     if let Err(e) = self.compare_twin(&twin, &left_out, &mut view).await {
                         view.error = Some(e.to_string());
                     }
+                    theirs = Some(
+                        twin.health(Some((&left_out, &self.lab.on)), self.lab.reruns())
+                            .await,
+                    );
                 }
                 Err(e) => view.error = Some(e.to_string()),
             }
         }
+        view.health = HealthSign::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, sign)| HealthCheck {
+                sign: *sign,
+                correct: mine[i].clone(),
+                anti: theirs.as_ref().map(|t| t[i].clone()),
+            })
+            .collect();
         self.lab_view = Some(view);
     }
 
@@ -236,18 +254,6 @@ impl Playground {
                 .map(|t| t.name().to_string())
                 .collect();
         }
-        let start = self
-            .batches
-            .iter()
-            .map(|b| b.ingest_ts_micros)
-            .max()
-            .unwrap_or(0)
-            + 1;
-        let mut twin = Playground::with_env(
-            Arc::new(FixedClock::new(start)),
-            Arc::new(SeededIds::new(0x1ab_7e1_u128)),
-        )?;
-        twin.reset(&self.example, def, self.lang).await?;
         let mut bronze = self.bronze.clone();
         let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
         let mut add = |n: BTreeMap<String, usize>| {
@@ -275,35 +281,191 @@ impl Playground {
             bronze = b;
             add(n);
         }
-        twin.batches = bronze.values().flatten().map(|(i, _)| i.clone()).collect();
-        twin.batches.sort_by_key(|b| {
-            self.batches
-                .iter()
-                .position(|o| o.batch_id == b.batch_id)
-                .unwrap_or(usize::MAX)
-        });
-        twin.bronze = bronze;
-        for b in self.def.bronze.clone() {
-            twin.register_bronze(&b.name).await?;
+        let twin = self
+            .run_copy(def, bronze, self.lab.reruns())
+            .await
+            .map_err(|why| {
+                EngineError::Request(format!(
+                    "the twin with the anti-pattern could not run: {why}"
+                ))
+            })?;
+        Ok((twin, left_out))
+    }
+
+    /// A throw-away playground in its own in-memory lake: `def` over
+    /// `bronze` (this session's batch order), run once, then `reruns` more
+    /// times. Errs with the run's errors when it produced no output.
+    async fn run_copy(
+        &self,
+        def: PipelineDef,
+        bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+        reruns: usize,
+    ) -> std::result::Result<Playground, String> {
+        let start = self
+            .batches
+            .iter()
+            .map(|b| b.ingest_ts_micros)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let built = async {
+            let mut copy = Playground::with_env(
+                Arc::new(FixedClock::new(start)),
+                Arc::new(SeededIds::new(0x1ab_7e1_u128)),
+            )?;
+            copy.reset(&self.example, def, self.lang).await?;
+            copy.batches = bronze.values().flatten().map(|(i, _)| i.clone()).collect();
+            copy.batches.sort_by_key(|b| {
+                self.batches
+                    .iter()
+                    .position(|o| o.batch_id == b.batch_id)
+                    .unwrap_or(usize::MAX)
+            });
+            copy.bronze = bronze;
+            for b in self.def.bronze.clone() {
+                copy.register_bronze(&b.name).await?;
+            }
+            copy.run().await;
+            for _ in 0..reruns {
+                copy.run().await;
+            }
+            Ok::<_, EngineError>(copy)
         }
-        twin.run().await;
-        let reruns = self.lab.reruns();
-        for _ in 0..reruns {
-            twin.run().await;
-        }
-        if twin.last_good.is_none() || !twin.run_info.ok {
-            let mut why: Vec<String> = twin.run_info.errors.clone();
+        .await;
+        let copy = built.map_err(|e| e.to_string())?;
+        if copy.last_good.is_none() || !copy.run_info.ok {
+            let mut why: Vec<String> = copy.run_info.errors.clone();
             why.extend(
-                twin.diagnostics
+                copy.diagnostics
                     .iter()
                     .map(|d| format!("{}: {}", d.id, d.message)),
             );
-            return Err(EngineError::Request(format!(
-                "the twin with the anti-pattern could not run: {}",
-                why.join("; ")
-            )));
+            return Err(why.join("; "));
         }
-        Ok((twin, left_out))
+        Ok(copy)
+    }
+
+    /// The five signs of a healthy medallion for this playground (the
+    /// session, or a twin: `twin` gives the records its ingest left out and
+    /// the anti-patterns that did it; it ran `reruns` times more than once).
+    async fn health(
+        &self,
+        twin: Option<(&BTreeMap<String, usize>, &[AntiPattern])>,
+        reruns: usize,
+    ) -> Vec<SignState> {
+        let lang = self.lang;
+        let out = self.last_good.as_ref();
+        let mut lost: Vec<(TableName, usize, String)> = Vec::new();
+        for b in &self.def.bronze {
+            let t = TableName::bronze(&b.name);
+            let dropped: usize = self
+                .batches
+                .iter()
+                .filter(|i| i.table == b.name)
+                .map(|i| i.dropped_records)
+                .sum();
+            if dropped > 0 {
+                lost.push((t.clone(), dropped, "DROPMALFORMED".into()));
+            }
+            if let Some((left_out, on)) = twin {
+                let n = left_out.get(&b.name).copied().unwrap_or(0);
+                if n > 0 {
+                    let how: Vec<&str> = on
+                        .iter()
+                        .filter(|a| a.layer() == "bronze")
+                        .map(|a| a.key())
+                        .collect();
+                    lost.push((t, n, how.join(", ")));
+                }
+            }
+        }
+        let mut gold = Vec::new();
+        let mut lineage = Vec::new();
+        for s in &self.def.silver {
+            let t = TableName::silver(&s.name);
+            let mut inputs = vec![TableName::bronze(&s.source).to_string()];
+            inputs.extend(
+                s.rules
+                    .rules
+                    .iter()
+                    .filter_map(|r| r.lookup.as_ref().map(|l| l.table.to_string())),
+            );
+            let known = if self.def.bronze_table(&s.source).is_some() {
+                Ok(inputs)
+            } else {
+                Err(tr(
+                    lang,
+                    format!(
+                        "reads {}, which does not exist",
+                        TableName::bronze(&s.source)
+                    ),
+                    format!("читает {}, которой нет", TableName::bronze(&s.source)),
+                ))
+            };
+            lineage.push((t.clone(), known, !self.history.versions(&t).is_empty()));
+        }
+        for g in &self.def.gold {
+            let t = TableName::gold(&g.name);
+            if let Some(b) = out.and_then(|o| o.table(&t)) {
+                gold.push((
+                    t.clone(),
+                    b.schema(),
+                    crate::gold::key_columns(&self.ctx, g).await,
+                ));
+            }
+            lineage.push((
+                t.clone(),
+                crate::gold::inputs(&self.ctx, &g.sql).await,
+                !self.history.versions(&t).is_empty(),
+            ));
+        }
+        let rebuild_differs = if self.mode == RunMode::Full
+            && reruns == 0
+            && self.def.gold.iter().all(|g| g.merge_on.is_empty())
+        {
+            None
+        } else {
+            match self
+                .run_copy(self.def.clone(), self.bronze.clone(), 0)
+                .await
+            {
+                Ok(fresh) => {
+                    let mut differs = Vec::new();
+                    for g in &self.def.gold {
+                        let t = TableName::gold(&g.name);
+                        let (a, b) = (
+                            out.and_then(|o| o.table(&t)),
+                            fresh.last_good.as_ref().and_then(|o| o.table(&t)),
+                        );
+                        if let (Some(a), Some(b)) = (a, b) {
+                            let n = crate::lake::versions::row_diff(a, b)
+                                .map(|(x, y)| x + y)
+                                .unwrap_or(usize::MAX);
+                            if n > 0 {
+                                differs.push((t, n));
+                            }
+                        }
+                    }
+                    Some(Ok(differs))
+                }
+                Err(why) => Some(Err(why)),
+            }
+        };
+        evaluate(&HealthFacts {
+            lang,
+            bronze_records: self
+                .bronze
+                .values()
+                .flatten()
+                .map(|(_, r)| r.num_rows())
+                .sum(),
+            lost,
+            erased: self.batches.iter().map(|b| b.erased_records).sum(),
+            reads_bronze: out.map(|o| o.gold_reads_bronze.clone()).unwrap_or_default(),
+            gold,
+            rebuild_differs,
+            lineage,
+        })
     }
 
     /// The silver tables the INSERT anti-pattern writes: those with a MERGE
