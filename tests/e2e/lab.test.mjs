@@ -29,7 +29,7 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
 
   // ...until the orchestrator re-runs the job: revenue exactly doubled, MERGE unchanged.
   const versionsBefore = await page.locator('#card-silver-orders').innerText();
-  await page.click('#lab-rerun');
+  await page.click('#lab-rerun-job');
   await until(page, () => /\(×2\)/.test(document.querySelector('#lab-gold-revenue_daily .lab-measure[data-column="revenue"]')?.textContent ?? ''));
   assert.equal(await text(page, '#lab-gold-revenue_daily .lab-measure[data-column="revenue"]'), 'Σ revenue: 99.99 → 199.98 (×2)');
   assert.equal(await countsRow(page, 'silver.orders'), 'silver.orders\t2\t4');
@@ -88,5 +88,36 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
   await page.click('#lab-reset');
   await page.waitForSelector('#lab-counts', { state: 'detached', timeout: 60_000 });
   assert.equal(await page.locator('#lab-dedup_at_ingest input').isChecked(), false);
+  assert.deepEqual(problems, []);
+}));
+
+test('events a real pipeline meets land in the session and on the timeline', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.selectOption('#example-picker', 'kafka_orders');
+  await waitForCount(page, 'silver.orders', 2);
+  await page.click('#lab > summary');
+
+  // A business error goes to the quarantine: the data owner fixes it.
+  await page.click('#lab-business-error');
+  await waitForCount(page, 'silver.quarantine', 2);
+  assert.equal(await count(page, 'bronze.orders'), 5);
+  assert.match(await text(page, '#lab-timeline'), /1\. A business error arrived[\s\S]*A record with amount = -100 arrived in bronze\.orders[\s\S]*the data owner fixes the record, from the quarantine/);
+
+  // The consumer crashes before commit: the last micro-batch comes again.
+  await page.click('#lab-kafka-redelivery');
+  await waitForCount(page, 'bronze.orders', 6);
+  assert.equal(await count(page, 'silver.orders'), 2);
+  assert.match(await text(page, '#lab-timeline'), /2\. The Kafka consumer crashed before commit[\s\S]*offsets 4–4/);
+
+  // The source re-sends its file: bronze keeps both, MERGE takes it once.
+  await page.click('#lab-resend-file');
+  await waitForCount(page, 'bronze.users', 4);
+  assert.equal(await count(page, 'silver.users'), 2);
+
+  // Schema drift: raw bronze takes it; silver reads the declared amount as missing.
+  await page.click('#lab-schema-drift');
+  await page.waitForFunction(() => /3\. The source re-sent its file[\s\S]*4\. The source changed its schema/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
+  assert.match(await text(page, '#lab-timeline'), /renamed amount to amount_v2 and added source_version/);
   assert.deepEqual(problems, []);
 }));

@@ -262,7 +262,7 @@ async fn the_lab_survives_a_new_scenario_and_is_refused_without_one() {
         Response::Error { message } => {
             assert_eq!(
                 message,
-                "load a scenario first: there is no job to run again"
+                "load a scenario first: there is no pipeline to send the event to"
             )
         }
         other => panic!("unexpected {other:?}"),
@@ -493,4 +493,97 @@ async fn each_switch_turns_the_right_sign_of_health_red() {
         h[2].correct.reason,
         "technical column names in gold: gold.user_kpi.user_id_fk, gold.user_kpi._event_id"
     );
+}
+
+async fn event(p: &mut Playground, e: LabEvent) -> PipelineView {
+    send(p, Request::LabEvent { event: e }).await
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::DedupAtIngest],
+        },
+    )
+    .await;
+    // The re-sent file: bronze keeps both copies, MERGE takes it once;
+    // dropDuplicates at ingest hides that it was ever sent again.
+    let v = event(&mut p, LabEvent::ResendFile).await;
+    let e = &lab(&v).timeline[0];
+    assert_eq!(e.correct, "The source re-sent users.csv: bronze.users keeps both copies (append-only), and MERGE takes it once. bronze.users: 2 → 4 rows");
+    assert_eq!(e.anti, "no table changed");
+    assert_eq!(count(lab(&v), "silver.users"), (Some(2), Some(2)));
+    // The consumer's crash before commit: the micro-batch comes again.
+    let v = event(&mut p, LabEvent::KafkaRedelivery).await;
+    let e = &lab(&v).timeline[1];
+    assert_eq!(e.correct, "The consumer of orders_raw crashed after writing offsets 0–3 to bronze and before committing them: on restart they were delivered again (at-least-once), and bronze keeps both deliveries. bronze.orders: 4 → 8 rows; silver.quarantine: 1 → 2 rows");
+    assert_eq!(count(lab(&v), "bronze.orders"), (Some(8), Some(3)));
+    assert_eq!(count(lab(&v), "silver.orders"), (Some(2), Some(2)));
+    // A business error goes to the quarantine, for the data owner.
+    let v = event(&mut p, LabEvent::BusinessError).await;
+    let e = &lab(&v).timeline[2];
+    assert!(e.correct.starts_with("A record with amount = -100 arrived in bronze.orders (new messages on orders_raw): a business error."), "{}", e.correct);
+    assert!(
+        e.correct
+            .ends_with("bronze.orders: 8 → 9 rows; silver.quarantine: 2 → 3 rows"),
+        "{}",
+        e.correct
+    );
+    assert_eq!(v.topics[0].end_offset, 5);
+    let Response::Table(t) = p
+        .handle(Request::GetTable {
+            table: TableName::bronze("orders"),
+            offset: 8,
+            limit: 1,
+            version: None,
+            corrupt_only: false,
+        })
+        .await
+    else {
+        panic!("bronze.orders")
+    };
+    let payload = t
+        .columns
+        .iter()
+        .position(|c| c.name == "raw_payload")
+        .unwrap();
+    assert_eq!(
+        t.rows[0][payload].as_deref(),
+        Some(
+            r#"{"amount":"-100","created_at":"2024-01-15T12:45:00","order_id":1003,"status":null,"user_id":42}"#
+        )
+    );
+
+    // Schema drift on a CSV source: the new file keeps the source's format.
+    let mut p = scenario("nyc_taxi_silver", Lang::En).await;
+    let v = event(&mut p, LabEvent::SchemaDrift).await;
+    let e = &lab(&v).timeline[0];
+    assert!(e.correct.starts_with("The source renamed fare_amount to fare_amount_v2 and added source_version (yellow_tripdata_sample_2020-07_v2.csv)"), "{}", e.correct);
+    let b = v.batches.last().unwrap();
+    assert_eq!(b.file_name, "yellow_tripdata_sample_2020-07_v2.csv");
+    assert_eq!(b.records, 266);
+    assert!(
+        b.header.contains(&"fare_amount_v2".to_string())
+            && b.header.last().map(String::as_str) == Some("source_version"),
+        "{:?}",
+        b.header
+    );
+    // The row check catches what silver read as NULL.
+    let r1 = v.checks.iter().find(|c| c.id == "R1").unwrap();
+    assert_eq!(
+        r1.observed,
+        "261 of 521 rows violate (261 because a value is NULL)"
+    );
+    assert_eq!(lab(&v).health.len(), 5);
+
+    // Without a topic, the Kafka event says what to load; nothing changes.
+    let mut p = scenario("cdc_order", Lang::En).await;
+    match p.handle(Request::LabEvent { event: LabEvent::KafkaRedelivery }).await {
+        Response::Error { message } => assert_eq!(message, "no Kafka topic has delivered a micro-batch in this scenario: load the Kafka orders scenario"),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(p.view().lab.is_none());
 }

@@ -95,6 +95,38 @@ pub enum LabEvent {
     /// The orchestrator runs the job again after a transient failure
     /// (at-least-once): the same input, processed a second time.
     RerunJob,
+    /// The source sends its newest file again (the same bytes, a new batch).
+    ResendFile,
+    /// The Kafka consumer crashes after writing its last micro-batch to
+    /// bronze and before committing the offsets: it is delivered again.
+    KafkaRedelivery,
+    /// The source renames a column (`amount` → `amount_v2`) and adds one
+    /// (`source_version`) in a new file, or new messages on a Kafka topic.
+    SchemaDrift,
+    /// A business error: the newest record again with its amount at -100.
+    BusinessError,
+}
+
+impl LabEvent {
+    /// Every event, in the order the panel lists them.
+    pub const ALL: &'static [LabEvent] = &[
+        LabEvent::RerunJob,
+        LabEvent::ResendFile,
+        LabEvent::KafkaRedelivery,
+        LabEvent::SchemaDrift,
+        LabEvent::BusinessError,
+    ];
+
+    /// The snake_case key (as in JSON): `resend_file`.
+    pub fn key(self) -> &'static str {
+        match self {
+            LabEvent::RerunJob => "rerun_job",
+            LabEvent::ResendFile => "resend_file",
+            LabEvent::KafkaRedelivery => "kafka_redelivery",
+            LabEvent::SchemaDrift => "schema_drift",
+            LabEvent::BusinessError => "business_error",
+        }
+    }
 }
 
 /// One event on the lab's timeline, with what it did on each side.

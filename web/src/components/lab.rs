@@ -118,10 +118,17 @@ pub fn lab_panel(p: &Props) -> Html {
             </div>
             <div class="lab-events">
                 <h4>{ t(lang, "lab_events") }</h4>
-                <button id="lab-rerun" disabled={locked} title={hint.clone().unwrap_or_else(|| t(lang, "lab_rerun_hint").into())}
-                    onclick={{ let cb = p.on_event.clone(); Callback::from(move |_| cb.emit(LabEvent::RerunJob)) }}>
-                    { t(lang, "lab_rerun") }
-                </button>
+                { for LabEvent::ALL.iter().map(|e| {
+                    let cb = p.on_event.clone();
+                    let e = *e;
+                    html! {
+                        <button id={format!("lab-{}", e.key().replace('_', "-"))} disabled={locked}
+                            title={hint.clone().unwrap_or_else(|| t(lang, &format!("lab_ev_{}_hint", e.key())).into())}
+                            onclick={Callback::from(move |_| cb.emit(e))}>
+                            { t(lang, &format!("lab_ev_{}", e.key())) }
+                        </button>
+                    }
+                }) }
                 if !on.is_empty() {
                     <button id="lab-reset" class="secondary" disabled={locked}
                         onclick={{ let cb = p.on_set.clone(); Callback::from(move |_| cb.emit(vec![])) }}>
@@ -254,7 +261,7 @@ fn comparison(l: &LabView, lang: Lang) -> Html {
                     <ol id="lab-timeline">
                         { for l.timeline.iter().map(|e| html! {
                             <li>
-                                <strong>{ t(lang, match e.event { LabEvent::RerunJob => "lab_rerun_done" }) }</strong>
+                                <strong>{ format!("{}. {}", e.n, t(lang, &format!("lab_ev_{}_done", e.event.key()))) }</strong>
                                 <div>{ format!("{}: {}", t(lang, "lab_correct"), e.correct) }</div>
                                 if !e.anti.is_empty() {
                                     <div>{ format!("{}: {}", t(lang, "lab_anti"), e.anti) }</div>

@@ -9,6 +9,7 @@
 //!   two sides.
 
 pub mod compare;
+pub mod events;
 pub mod health;
 pub mod twin_bronze;
 

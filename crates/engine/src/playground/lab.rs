@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use datafusion::arrow::array::{Array, StringArray};
 use serde::{Deserialize, Serialize};
 
+use crate::bronze::IngestOptions;
 use crate::env::{FixedClock, SeededIds};
 use crate::lab::compare::{compare_checks, compare_gold};
 use crate::lab::health::{evaluate, HealthFacts};
@@ -82,93 +83,336 @@ impl Playground {
     pub(super) async fn lab_event(&mut self, event: LabEvent) -> Result<()> {
         if self.def.bronze.is_empty() {
             return Err(EngineError::Request(
-                "load a scenario first: there is no job to run again".into(),
+                "load a scenario first: there is no pipeline to send the event to".into(),
             ));
         }
         let lang = self.lang;
-        match event {
+        let before = self.table_versions();
+        let rows_before = self.row_counts();
+        let twin_before = self.lab_view.as_ref().map(|v| v.counts.clone());
+        // Everything an event needs is read before it writes anything: a
+        // refusal (no file to re-send, no Kafka topic) changes nothing.
+        let lesson = match event {
             LabEvent::RerunJob => {
-                let before = self.table_versions();
-                let rows_before = self.row_counts();
                 self.run().await;
-                let after = self.table_versions();
-                let rows_after = self.row_counts();
-                let changed: Vec<String> = after
+                None
+            }
+            LabEvent::ResendFile => Some(self.resend_file().await?),
+            LabEvent::KafkaRedelivery => Some(self.kafka_redeliver().await?),
+            LabEvent::SchemaDrift | LabEvent::BusinessError => Some(self.send_edited(event).await?),
+        };
+        let after = self.table_versions();
+        let rows_after = self.row_counts();
+        let n = |m: &BTreeMap<TableName, usize>, t: &TableName| {
+            m.get(t).map_or("-".to_string(), |n| n.to_string())
+        };
+        let changed: Vec<String> = match event {
+            LabEvent::RerunJob => after
+                .iter()
+                .filter(|(t, v)| before.get(*t) != Some(*v))
+                .map(|(t, v)| {
+                    format!(
+                        "{t}: v{} → v{v} ({} → {} rows)",
+                        before.get(t).map_or("-".to_string(), |v| v.to_string()),
+                        n(&rows_before, t),
+                        n(&rows_after, t)
+                    )
+                })
+                .collect(),
+            _ => rows_after
+                .keys()
+                .filter(|t| rows_before.get(*t) != rows_after.get(*t))
+                .map(|t| format!("{t}: {} → {} rows", n(&rows_before, t), n(&rows_after, t)))
+                .collect(),
+        };
+        let outcome = if !self.run_info.ok {
+            tr(
+                lang,
+                format!("the run failed: {}", self.run_info.errors.join("; ")),
+                format!("запуск не удался: {}", self.run_info.errors.join("; ")),
+            )
+        } else if changed.is_empty() && event == LabEvent::RerunJob {
+            tr(
+                lang,
+                "no table changed: the job wrote the same rows again (MERGE and a full refresh are idempotent), so no new version".into(),
+                "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полная перезапись идемпотентны), новой версии нет".into(),
+            )
+        } else if changed.is_empty() {
+            tr(
+                lang,
+                "no table changed".into(),
+                "ни одна таблица не изменилась".into(),
+            )
+        } else {
+            changed.join("; ")
+        };
+        let correct = match lesson {
+            Some(l) => format!("{l} {outcome}"),
+            None => outcome,
+        };
+        self.lab.timeline.push(LabEventRecord {
+            n: self.lab.timeline.len() as u32 + 1,
+            event,
+            correct,
+            anti: String::new(),
+        });
+        self.refresh_lab().await;
+        let anti = match (&twin_before, &self.lab_view) {
+            _ if self.lab.on.is_empty() => String::new(),
+            (Some(b), Some(v)) if v.error.is_none() => {
+                let moved: Vec<String> = v
+                    .counts
                     .iter()
-                    .filter(|(t, v)| before.get(*t) != Some(*v))
-                    .map(|(t, v)| {
-                        let rows = |m: &BTreeMap<TableName, usize>| {
-                            m.get(t).map_or("-".to_string(), |n| n.to_string())
-                        };
-                        format!(
-                            "{t}: v{} → v{v} ({} → {} rows)",
-                            before.get(t).map_or("-".to_string(), |v| v.to_string()),
-                            rows(&rows_before),
-                            rows(&rows_after)
-                        )
+                    .filter(|c| event != LabEvent::RerunJob || !c.table.is_bronze())
+                    .filter_map(|c| {
+                        let was = b.iter().find(|o| o.table == c.table)?.anti;
+                        (was != c.anti).then(|| {
+                            let n = |x: Option<usize>| x.map_or("-".into(), |n| n.to_string());
+                            format!("{}: {} → {} rows", c.table, n(was), n(c.anti))
+                        })
                     })
                     .collect();
-                let correct = if !self.run_info.ok {
+                if moved.is_empty() {
                     tr(
                         lang,
-                        format!("the run failed: {}", self.run_info.errors.join("; ")),
-                        format!("запуск не удался: {}", self.run_info.errors.join("; ")),
-                    )
-                } else if changed.is_empty() {
-                    tr(
-                        lang,
-                        "no table changed: the job wrote the same rows again (MERGE and a full refresh are idempotent), so no new version".into(),
-                        "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полная перезапись идемпотентны), новой версии нет".into(),
+                        "no table changed".into(),
+                        "ни одна таблица не изменилась".into(),
                     )
                 } else {
-                    changed.join("; ")
-                };
-                let twin_before = self.lab_view.as_ref().map(|v| v.counts.clone());
-                self.lab.timeline.push(LabEventRecord {
-                    n: self.lab.timeline.len() as u32 + 1,
-                    event,
-                    correct,
-                    anti: String::new(),
-                });
-                self.refresh_lab().await;
-                let anti = match (&twin_before, &self.lab_view) {
-                    _ if self.lab.on.is_empty() => String::new(),
-                    (Some(b), Some(v)) if v.error.is_none() => {
-                        let moved: Vec<String> = v
-                            .counts
-                            .iter()
-                            .filter(|c| !c.table.is_bronze())
-                            .filter_map(|c| {
-                                let was = b.iter().find(|o| o.table == c.table)?.anti;
-                                (was != c.anti).then(|| {
-                                    let n =
-                                        |x: Option<usize>| x.map_or("-".into(), |n| n.to_string());
-                                    format!("{}: {} → {} rows", c.table, n(was), n(c.anti))
-                                })
-                            })
-                            .collect();
-                        if moved.is_empty() {
-                            tr(
-                                lang,
-                                "no table changed".into(),
-                                "ни одна таблица не изменилась".into(),
-                            )
-                        } else {
-                            moved.join("; ")
-                        }
-                    }
-                    (_, Some(v)) => v.error.clone().unwrap_or_default(),
-                    _ => String::new(),
-                };
-                if let Some(last) = self.lab.timeline.last_mut() {
-                    last.anti = anti.clone();
-                }
-                if let Some(v) = &mut self.lab_view {
-                    v.timeline = self.lab.timeline.clone();
+                    moved.join("; ")
                 }
             }
+            (_, Some(v)) => v.error.clone().unwrap_or_default(),
+            _ => String::new(),
+        };
+        if let Some(last) = self.lab.timeline.last_mut() {
+            last.anti = anti;
+        }
+        if let Some(v) = &mut self.lab_view {
+            v.timeline = self.lab.timeline.clone();
         }
         Ok(())
+    }
+
+    /// The newest batch that has a landed file (not a Kafka micro-batch).
+    fn newest_landed(&self, table: Option<&str>) -> Option<BatchInfo> {
+        self.batches
+            .iter()
+            .rev()
+            .find(|b| b.landing_path.is_some() && table.is_none_or(|t| b.table == t))
+            .cloned()
+    }
+
+    /// The source sends its newest file again: the same bytes as a new batch.
+    async fn resend_file(&mut self) -> Result<String> {
+        let b = self.newest_landed(None).ok_or_else(|| {
+            EngineError::Request(
+                "no file has landed yet, so there is none to re-send: drop one on a bronze table"
+                    .into(),
+            )
+        })?;
+        let bytes = self
+            .lake
+            .get_bytes(b.landing_path.as_deref().unwrap_or_default())
+            .await?;
+        self.append(&b.table, &b.file_name, &bytes, &IngestOptions::default())
+            .await?;
+        self.run().await;
+        let t = TableName::bronze(&b.table);
+        Ok(tr(
+            self.lang,
+            format!("The source re-sent {}: {t} keeps both copies (append-only), and MERGE takes it once.", b.file_name),
+            format!("Источник повторно прислал {}: {t} хранит обе копии (только добавление), а MERGE учитывает их один раз.", b.file_name),
+        ))
+    }
+
+    /// The Kafka consumer crashed after writing its last micro-batch and
+    /// before committing: the offsets go back and the micro-batch comes again.
+    async fn kafka_redeliver(&mut self) -> Result<String> {
+        let found = self.def.bronze.iter().find_map(|b| {
+            let topic = self.topics.get(&b.name)?;
+            let last =
+                self.batches.iter().rev().find(|i| {
+                    i.table == b.name && i.format == crate::bronze::SourceFormat::Kafka
+                })?;
+            (topic.committed > 0).then(|| {
+                (
+                    b.name.clone(),
+                    topic.name.clone(),
+                    last.records.min(topic.committed),
+                )
+            })
+        });
+        let (table, topic, n) = found.ok_or_else(|| {
+            EngineError::Request("no Kafka topic has delivered a micro-batch in this scenario: load the Kafka orders scenario".into())
+        })?;
+        let to = self.topics.get(&table).map_or(0, |t| t.committed);
+        let from = to - n;
+        if let Some(t) = self.topics.get_mut(&table) {
+            t.committed = from;
+        }
+        if let Err(e) = self.poll_into_bronze(&table, Some(n), false).await {
+            if let Some(t) = self.topics.get_mut(&table) {
+                t.committed = to;
+            }
+            return Err(e);
+        }
+        self.run().await;
+        Ok(tr(
+            self.lang,
+            format!("The consumer of {topic} crashed after writing offsets {from}–{} to bronze and before committing them: on restart they were delivered again (at-least-once), and bronze keeps both deliveries.", to - 1),
+            format!("Консьюмер {topic} упал после записи смещений {from}–{} в bronze и до их коммита: после рестарта они пришли снова (at-least-once), и bronze хранит обе доставки.", to - 1),
+        ))
+    }
+
+    /// Schema drift or a business error: the newest records of a source
+    /// edited as a real source would change them, sent as a new file (or
+    /// new messages on its Kafka topic), then a run.
+    async fn send_edited(&mut self, event: LabEvent) -> Result<String> {
+        let lang = self.lang;
+        let amount_of = |b: &crate::model::BronzeTableDef| {
+            let names: Vec<&str> = b.schema.columns.iter().map(|c| c.name.as_str()).collect();
+            names
+                .iter()
+                .find(|n| n.eq_ignore_ascii_case("amount"))
+                .or_else(|| {
+                    names
+                        .iter()
+                        .find(|n| n.to_ascii_lowercase().contains("amount"))
+                })
+                .map(|n| n.to_string())
+        };
+        let keys: HashSet<String> = self
+            .def
+            .silver
+            .iter()
+            .filter_map(|s| s.merge.as_ref())
+            .flat_map(|m| m.keys.clone())
+            .collect();
+        let target = self.def.bronze.iter().find_map(|b| {
+            let column = match event {
+                LabEvent::BusinessError => amount_of(b)?,
+                _ => amount_of(b).or_else(|| {
+                    b.schema
+                        .columns
+                        .iter()
+                        .rev()
+                        .map(|c| c.name.clone())
+                        .find(|n| !keys.contains(n))
+                })?,
+            };
+            let fed = self.topics.get(&b.name).is_some_and(|t| t.committed > 0)
+                || self.newest_landed(Some(&b.name)).is_some();
+            fed.then(|| (b.name.clone(), column))
+        });
+        let (table, column) = target.ok_or_else(|| {
+            EngineError::Request(match event {
+                LabEvent::BusinessError => {
+                    "no bronze table of this scenario has an amount column that has received data"
+                        .to_string()
+                }
+                _ => "no bronze table of this scenario has received data to change".to_string(),
+            })
+        })?;
+        let t = TableName::bronze(&table);
+        let kafka = self.topics.get(&table).filter(|t| t.committed > 0).cloned();
+        let (text, what) = if let Some(topic) = &kafka {
+            let live: Vec<String> = topic
+                .log
+                .iter()
+                .filter(|m| !m.erased)
+                .filter_map(|m| m.value.clone())
+                .collect();
+            let texts = match event {
+                LabEvent::BusinessError => live.last().cloned().into_iter().collect::<Vec<_>>(),
+                _ => live,
+            };
+            let format = crate::bronze::SourceFormat::JsonLines;
+            let (text, _) = match event {
+                LabEvent::BusinessError => {
+                    crate::lab::events::with_negative_amount(format, None, &[], &texts, &column)?
+                }
+                _ => crate::lab::events::drifted(format, None, &[], &texts, &column)?,
+            };
+            (
+                text,
+                tr(
+                    lang,
+                    format!("new messages on {}", topic.name),
+                    format!("новые сообщения в {}", topic.name),
+                ),
+            )
+        } else {
+            let b = self
+                .newest_landed(Some(&table))
+                .ok_or_else(|| EngineError::Internal("no landed file".into()))?;
+            let bytes = self
+                .lake
+                .get_bytes(b.landing_path.as_deref().unwrap_or_default())
+                .await?;
+            let options = self
+                .def
+                .bronze_table(&table)
+                .map(|d| d.ingest_options.clone())
+                .unwrap_or_default();
+            let split = crate::bronze::split_file(&bytes, &options)?;
+            let texts: Vec<String> = split.records.iter().map(|r| r.text.clone()).collect();
+            let (text, ext) = match event {
+                LabEvent::BusinessError => crate::lab::events::with_negative_amount(
+                    split.format,
+                    split.dialect.as_ref(),
+                    &split.header,
+                    &texts,
+                    &column,
+                )?,
+                _ => crate::lab::events::drifted(
+                    split.format,
+                    split.dialect.as_ref(),
+                    &split.header,
+                    &texts,
+                    &column,
+                )?,
+            };
+            let stem = b
+                .file_name
+                .rsplit_once('.')
+                .map_or(b.file_name.as_str(), |(s, _)| s)
+                .to_string();
+            let name = match event {
+                LabEvent::BusinessError => format!("{stem}_business_error.{ext}"),
+                _ => format!("{stem}_v2.{ext}"),
+            };
+            (text, name)
+        };
+        if kafka.is_some() {
+            let messages = text
+                .lines()
+                .map(|l| crate::bronze::kafka::KafkaMessage {
+                    key: None,
+                    value: Some(l.to_string()),
+                    producer_ts_micros: None,
+                    erased: false,
+                })
+                .collect();
+            self.kafka_produce(&table, messages)?;
+            self.poll_into_bronze(&table, None, false).await?;
+        } else {
+            self.append(&table, &what, text.as_bytes(), &IngestOptions::default())
+                .await?;
+        }
+        self.run().await;
+        Ok(match event {
+            LabEvent::BusinessError => tr(
+                lang,
+                format!("A record with {column} = -100 arrived in {t} ({what}): a business error. The pipeline did its job; the data owner fixes the record, from the quarantine (seed 000 §8)."),
+                format!("В {t} пришла запись с {column} = -100 ({what}): бизнес-ошибка. Пайплайн отработал как надо; запись исправляет владелец данных — из карантина (seed 000 §8)."),
+            ),
+            _ => tr(
+                lang,
+                format!("The source renamed {column} to {column}_v2 and added source_version ({what}): {t} took the records as they came; silver reads the declared {column} as missing in them (see the batch log and the schema checks)."),
+                format!("Источник переименовал {column} в {column}_v2 и добавил source_version ({what}): {t} принял записи как есть; silver не находит в них объявленную {column} (см. журнал батчей и проверки схемы)."),
+            ),
+        })
     }
 
     /// The newest version of every silver, quarantine and gold table.
