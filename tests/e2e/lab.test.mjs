@@ -53,6 +53,18 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
   await page.screenshot({ path: `${ARTIFACTS}/lab-1280x800.png` });
   await page.setViewportSize({ width: 1920, height: 1080 });
   await page.screenshot({ path: `${ARTIFACTS}/lab-1920x1080.png` });
+  // Instructor mode: larger type for the projector, kept across a visit.
+  await page.click('#instructor-mode');
+  await page.waitForSelector('.app.instructor');
+  assert.equal(await page.locator('#instructor-mode').getAttribute('aria-pressed'), 'true');
+  assert.equal(await page.evaluate(() => localStorage.getItem('medallion-playground-instructor')), '1');
+  await page.screenshot({ path: `${ARTIFACTS}/lab-instructor-1920x1080.png` });
+  // Everything by keyboard: focus the re-run button and press Enter.
+  await page.focus('#lab-rerun-job');
+  await page.keyboard.press('Enter');
+  await until(page, () => /\(×3\)/.test(document.querySelector('#lab-gold-revenue_daily .lab-measure[data-column="revenue"]')?.textContent ?? ''));
+  await page.click('#instructor-mode');
+  await page.waitForSelector('.app:not(.instructor)');
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // A business filter at ingest: the rejected record exists nowhere.
@@ -119,5 +131,9 @@ test('events a real pipeline meets land in the session and on the timeline', () 
   await page.click('#lab-schema-drift');
   await page.waitForFunction(() => /3\. The source re-sent its file[\s\S]*4\. The source changed its schema/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
   assert.match(await text(page, '#lab-timeline'), /renamed amount to amount_v2 and added source_version/);
+  // A technical failure: 503 halfway, nothing visible, the platform's retry lands it.
+  await page.click('#lab-technical-failure');
+  await page.waitForFunction(() => /5\. A technical failure, then the retry/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
+  assert.match(await text(page, '#lab-timeline'), /answered 503 after 1 of its writes[\s\S]*nothing became visible[\s\S]*the platform fixes it by retrying/);
   assert.deepEqual(problems, []);
 }));

@@ -518,8 +518,16 @@ fn playground(p: &PlaygroundProps) -> Html {
         Request::LabEvent { event }
     });
 
+    let instructor = use_state(crate::ui::instructor_mode);
+    let on_instructor = {
+        let instructor = instructor.clone();
+        Callback::from(move |()| {
+            crate::ui::remember_instructor(!*instructor);
+            instructor.set(!*instructor);
+        })
+    };
     let top_bar = html! {
-        <TopBar lang={lang} engine={(*engine).clone()}
+        <TopBar lang={lang} engine={(*engine).clone()} instructor={*instructor} on_instructor={on_instructor}
             loaded={state.view.as_ref().map(|v| Loaded { example: v.example.clone(), empty: v.tables.is_empty(), run: v.run.clone() })}
             on_example={on_example} on_reload={on_reload} on_lang={on_lang} />
     };
@@ -569,14 +577,14 @@ fn playground(p: &PlaygroundProps) -> Html {
         })
     };
     html! {
-        <div class="app" ondragover={ignore_drag} ondrop={stray_drop}>
+        <div class={classes!("app", instructor.then_some("instructor"))} ondragover={ignore_drag} ondrop={stray_drop}>
             { top_bar }
             { status_bar }
             { messages }
             <RunNotices lang={lang} notice={v.notice.clone()} stale={Stale::of(v)} />
             <main class="workspace">
                 <section class="left">
-                    <LabPanel lab={v.lab.clone()} lang={lang} on_set={on_lab} on_event={on_lab_event} />
+                    <LabPanel lab={v.lab.clone()} lang={lang} instructor={*instructor} on_set={on_lab} on_event={on_lab_event} />
                     <RunBar run_mode={v.run_mode} checkpoints={v.checkpoints.clone()} replay={v.replay.clone()} state={v.state.clone()}
                         lang={lang} on_mode={on_mode} on_run={on_run} on_replay={on_replay} />
                     <PipelineStrip tables={v.tables.clone()} silver={v.silver.clone()} gold={v.gold.clone()}

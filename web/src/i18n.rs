@@ -40,6 +40,11 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "reads_bronze" => ("reads bronze (anti-pattern)", "читает bronze (анти-паттерн)"),
         "rule_runs" => ("failed / checked in the last runs, newest first:", "не прошли / проверено в последних запусках, новые сверху:"),
         "released_rows" => ("more in history (closed by later runs)", "ещё в истории (закрыты последующими запусками)"),
+        "instructor" => ("Instructor mode", "Режим преподавателя"),
+        "instructor_hint" => (
+            "Larger type for a projector and the anti-patterns lab up front; everything works by keyboard (Tab, Space, Enter)",
+            "Крупный шрифт для проектора и лаборатория антипаттернов впереди; всё доступно с клавиатуры (Tab, пробел, Enter)",
+        ),
         "lab_title" => ("Anti-patterns lab", "Лаборатория антипаттернов"),
         "lab_intro" => (
             "Switch an anti-pattern of the course on: the same bronze input is run twice, correctly (this session) and with the anti-pattern (a twin that is never saved), and the difference is shown below. Then fire an event a real pipeline meets.",
@@ -95,6 +100,9 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "lab_ev_business_error" => ("A business error: amount = -100", "Бизнес-ошибка: amount = -100"),
         "lab_ev_business_error_hint" => ("The newest record again with its amount at -100: the data owner fixes it, from the quarantine", "Последняя запись снова, с суммой -100: исправляет владелец данных, из карантина"),
         "lab_ev_business_error_done" => ("A business error arrived", "Пришла бизнес-ошибка"),
+        "lab_ev_technical_failure" => ("A technical failure: 503 halfway", "Техническая ошибка: 503 на полпути"),
+        "lab_ev_technical_failure_hint" => ("The object store answers 503 while the newest file is written again: nothing becomes visible, and the platform's retry succeeds", "Хранилище отвечает 503 во время повторной записи последнего файла: ничего не становится видимым, а повтор платформы проходит"),
+        "lab_ev_technical_failure_done" => ("A technical failure, then the retry", "Техническая ошибка, затем повтор"),
         "lab_reset" => ("Reset to the correct pipeline", "Вернуть правильный пайплайн"),
         "lab_correct" => ("Correct", "Правильно"),
         "lab_anti" => ("With the anti-pattern", "С антипаттерном"),

@@ -78,3 +78,30 @@ pub fn remember_lang(lang: Lang) {
 pub fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
 }
+
+/// Where the instructor mode choice is kept in this browser.
+const INSTRUCTOR_KEY: &str = "medallion-playground-instructor";
+
+/// Is instructor mode on? `?instructor=1` (or `0`) in the address wins over
+/// the choice kept in this browser; off by default.
+pub fn instructor_mode() -> bool {
+    let w = gloo::utils::window();
+    let query = w.location().search().unwrap_or_default();
+    if let Ok(params) = web_sys::UrlSearchParams::new_with_str(&query) {
+        if let Some(v) = params.get("instructor") {
+            return v == "1";
+        }
+    }
+    w.local_storage()
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_item(INSTRUCTOR_KEY).ok().flatten())
+        .is_some_and(|v| v == "1")
+}
+
+/// Keeps the instructor mode choice for the next visit.
+pub fn remember_instructor(on: bool) {
+    if let Ok(Some(s)) = gloo::utils::window().local_storage() {
+        let _ = s.set_item(INSTRUCTOR_KEY, if on { "1" } else { "0" });
+    }
+}

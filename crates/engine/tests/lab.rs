@@ -579,6 +579,14 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
     );
     assert_eq!(lab(&v).health.len(), 5);
 
+    // A technical failure: 503 halfway, nothing visible, the retry lands it.
+    let mut p = scenario("landing_retry", Lang::En).await;
+    let v = event(&mut p, LabEvent::TechnicalFailure).await;
+    let e = &lab(&v).timeline[0];
+    assert_eq!(e.correct, "Attempt 1 of writing batch_2024_01_15_retry.json to bronze.orders: the object store answered 503 after 1 of its writes (storage: bronze/orders/part-000003.parquet: Generic lake error: 503 Service Unavailable (an outage the lab simulated)); nothing became visible, bronze.orders stayed at version 2. Attempt 2, the platform's retry, landed it as version 3. A technical failure: the platform fixes it by retrying, the data needs nobody. bronze.orders: 4 → 6 rows; silver.quarantine: 1 → 2 rows");
+    assert_eq!(v.batches.len(), 3);
+    assert_eq!(v.history[&TableName::bronze("orders")].len(), 4);
+
     // Without a topic, the Kafka event says what to load; nothing changes.
     let mut p = scenario("cdc_order", Lang::En).await;
     match p.handle(Request::LabEvent { event: LabEvent::KafkaRedelivery }).await {

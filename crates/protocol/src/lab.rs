@@ -105,6 +105,10 @@ pub enum LabEvent {
     SchemaDrift,
     /// A business error: the newest record again with its amount at -100.
     BusinessError,
+    /// A technical failure: the object store answers 503 halfway through
+    /// writing the source's newest file again (nothing becomes visible),
+    /// and the platform's retry succeeds.
+    TechnicalFailure,
 }
 
 impl LabEvent {
@@ -115,6 +119,7 @@ impl LabEvent {
         LabEvent::KafkaRedelivery,
         LabEvent::SchemaDrift,
         LabEvent::BusinessError,
+        LabEvent::TechnicalFailure,
     ];
 
     /// The snake_case key (as in JSON): `resend_file`.
@@ -125,6 +130,7 @@ impl LabEvent {
             LabEvent::KafkaRedelivery => "kafka_redelivery",
             LabEvent::SchemaDrift => "schema_drift",
             LabEvent::BusinessError => "business_error",
+            LabEvent::TechnicalFailure => "technical_failure",
         }
     }
 }

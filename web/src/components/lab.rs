@@ -20,6 +20,9 @@ pub struct Props {
     /// Switch the lab to exactly these anti-patterns.
     pub on_set: Callback<Vec<AntiPattern>>,
     pub on_event: Callback<LabEvent>,
+    /// Instructor mode: the panel opens by itself.
+    #[prop_or_default]
+    pub instructor: bool,
 }
 
 /// The i18n keys of an anti-pattern's title and explanation.
@@ -69,14 +72,17 @@ pub fn lab_panel(p: &Props) -> Html {
     let on: Vec<AntiPattern> = p.lab.as_ref().map(|l| l.on.clone()).unwrap_or_default();
     // Open while the lab is active (after a reload too); otherwise as the
     // instructor leaves it.
-    let open = use_state(|| p.lab.is_some());
+    let open = use_state(|| p.lab.is_some() || p.instructor);
     {
         let open = open.clone();
-        use_effect_with(p.lab.is_some(), move |active| {
-            if *active {
-                open.set(true);
-            }
-        });
+        use_effect_with(
+            (p.lab.is_some(), p.instructor),
+            move |(active, instructor)| {
+                if *active || *instructor {
+                    open.set(true);
+                }
+            },
+        );
     }
     let ontoggle = {
         let open = open.clone();

@@ -31,6 +31,9 @@ pub struct Props {
     /// Reload the current scenario, once confirmed.
     pub on_reload: Callback<()>,
     pub on_lang: Callback<()>,
+    /// Instructor mode (larger type for a projector, the lab up front).
+    pub instructor: bool,
+    pub on_instructor: Callback<()>,
 }
 
 #[function_component(TopBar)]
@@ -92,6 +95,9 @@ pub fn top_bar(p: &Props) -> Html {
             </span>
             <SessionBar engine={p.engine.clone()} lang={lang} />
             <button class="ghost" id="reload-scenario" disabled={locked} title={hint} onclick={on_reload}>{ t(lang, "reload") }</button>
+            <button class={classes!("ghost", p.instructor.then_some("on"))} id="instructor-mode"
+                aria-pressed={if p.instructor { "true" } else { "false" }} title={t(lang, "instructor_hint")}
+                onclick={p.on_instructor.reform(|_| ())}>{ t(lang, "instructor") }</button>
             <button class="ghost" id="lang-switch" onclick={on_lang}>{ t(lang, "lang_switch") }</button>
         </header>
     }

@@ -30,6 +30,7 @@ use crate::error::Result;
 
 pub mod checkpoints;
 pub mod log;
+pub mod outage;
 pub mod versions;
 
 /// URL under which the store is registered with DataFusion.
@@ -39,20 +40,30 @@ pub const LAKE_URL: &str = "memory://lake/";
 #[derive(Debug, Clone)]
 pub struct Lake {
     store: Arc<dyn ObjectStore>,
+    /// The same store, as the lab's outage switch (see [`outage`]).
+    outage: Arc<outage::Outage>,
 }
 
 impl Default for Lake {
     fn default() -> Self {
-        Self {
-            store: Arc::new(InMemory::new()),
-        }
+        Self::from_store(Arc::new(InMemory::new()))
     }
 }
 
 impl Lake {
-    /// Wraps a store already registered with DataFusion.
+    /// A lake over `store`, wrapped so the lab can make it answer 503
+    /// ([`Lake::outage`]); the wrapper is what DataFusion registers.
     pub fn from_store(store: Arc<dyn ObjectStore>) -> Self {
-        Self { store }
+        let outage = Arc::new(outage::Outage::new(store));
+        Self {
+            store: outage.clone(),
+            outage,
+        }
+    }
+
+    /// The switch of an object-store outage on this lake (the lab's technical failure).
+    pub fn outage(&self) -> &outage::Outage {
+        &self.outage
     }
 
     /// The store, for registration with a DataFusion runtime.

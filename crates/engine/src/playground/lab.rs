@@ -98,6 +98,7 @@ impl Playground {
                 None
             }
             LabEvent::ResendFile => Some(self.resend_file().await?),
+            LabEvent::TechnicalFailure => Some(self.technical_failure().await?),
             LabEvent::KafkaRedelivery => Some(self.kafka_redeliver().await?),
             LabEvent::SchemaDrift | LabEvent::BusinessError => Some(self.send_edited(event).await?),
         };
@@ -203,11 +204,11 @@ impl Playground {
             .cloned()
     }
 
-    /// The source sends its newest file again: the same bytes as a new batch.
-    async fn resend_file(&mut self) -> Result<String> {
+    /// The newest landed file's batch and bytes (what the source sends again).
+    async fn newest_file(&self) -> Result<(BatchInfo, Vec<u8>)> {
         let b = self.newest_landed(None).ok_or_else(|| {
             EngineError::Request(
-                "no file has landed yet, so there is none to re-send: drop one on a bronze table"
+                "no file has landed yet, so there is none to send again: drop one on a bronze table"
                     .into(),
             )
         })?;
@@ -215,6 +216,12 @@ impl Playground {
             .lake
             .get_bytes(b.landing_path.as_deref().unwrap_or_default())
             .await?;
+        Ok((b, bytes.to_vec()))
+    }
+
+    /// The source sends its newest file again: the same bytes as a new batch.
+    async fn resend_file(&mut self) -> Result<String> {
+        let (b, bytes) = self.newest_file().await?;
         self.append(&b.table, &b.file_name, &bytes, &IngestOptions::default())
             .await?;
         self.run().await;
@@ -223,6 +230,47 @@ impl Playground {
             self.lang,
             format!("The source re-sent {}: {t} keeps both copies (append-only), and MERGE takes it once.", b.file_name),
             format!("Источник повторно прислал {}: {t} хранит обе копии (только добавление), а MERGE учитывает их один раз.", b.file_name),
+        ))
+    }
+
+    /// A technical failure (seed 000 §8): the source's newest file arrives
+    /// again and the object store answers 503 after the first write of the
+    /// batch (the landed copy): nothing becomes visible, bronze stays at
+    /// its version. The platform retries, and the retry lands the batch.
+    async fn technical_failure(&mut self) -> Result<String> {
+        let lang = self.lang;
+        let (b, bytes) = self.newest_file().await?;
+        let t = TableName::bronze(&b.table);
+        let version = |p: &Playground| p.history.current(&t);
+        let (before, rows) = (version(self), self.bronze_rows(&b.table, None)?.num_rows());
+        self.lake.outage().arm(1);
+        let first = self
+            .append(&b.table, &b.file_name, &bytes, &IngestOptions::default())
+            .await;
+        let seen = self.lake.outage().disarm();
+        let failed = match first {
+            Err(e) => e.to_string(),
+            Ok(_) => {
+                return Err(EngineError::Internal(
+                    "the simulated outage did not stop the write (the batch landed on the first attempt)".into(),
+                ))
+            }
+        };
+        let untouched =
+            version(self) == before && self.bronze_rows(&b.table, None)?.num_rows() == rows;
+        if !untouched {
+            return Err(EngineError::Internal(format!(
+                "{t} changed although its write failed: {failed}"
+            )));
+        }
+        self.append(&b.table, &b.file_name, &bytes, &IngestOptions::default())
+            .await?;
+        self.run().await;
+        let v = |x: Option<u64>| x.map_or("-".to_string(), |v| v.to_string());
+        Ok(tr(
+            lang,
+            format!("Attempt 1 of writing {} to {t}: the object store answered 503 after {} of its writes ({failed}); nothing became visible, {t} stayed at version {}. Attempt 2, the platform's retry, landed it as version {}. A technical failure: the platform fixes it by retrying, the data needs nobody.", b.file_name, seen.written.len(), v(before), v(version(self))),
+            format!("Попытка 1 записать {} в {t}: хранилище ответило 503 после {} записей ({failed}); ничего не стало видимым, {t} осталась на версии {}. Попытка 2, повтор платформы, записала его версией {}. Техническая ошибка: её исправляет платформа повтором, данным никто не нужен.", b.file_name, seen.written.len(), v(before), v(version(self))),
         ))
     }
 

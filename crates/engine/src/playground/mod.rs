@@ -407,7 +407,8 @@ impl Playground {
     /// The object store of the current lake (tables' Parquet files and their
     /// `_delta_log`s, the landing zone), for reading the commit logs.
     pub fn lake_store(&self) -> Arc<dyn object_store::ObjectStore> {
-        self.lake.store()
+        // The store the factory made, not the lab's outage wrapper around it.
+        self.lake.outage().inner()
     }
 
     /// The newest `meta.session` version this session saved in its lake
