@@ -114,13 +114,13 @@ test('events a real pipeline meets land in the session and on the timeline', () 
   await page.click('#lab-business-error');
   await waitForCount(page, 'silver.quarantine', 2);
   assert.equal(await count(page, 'bronze.orders'), 5);
-  assert.match(await text(page, '#lab-timeline'), /1\. A business error arrived[\s\S]*A record with amount = -100 arrived in bronze\.orders[\s\S]*the data owner fixes the record, from the quarantine/);
+  assert.match(await text(page, '#lab-timeline'), /A business error arrived[\s\S]*A record with amount = -100 arrived in bronze\.orders[\s\S]*the data owner fixes the record, from the quarantine/);
 
   // The consumer crashes before commit: the last micro-batch comes again.
   await page.click('#lab-kafka-redelivery');
   await waitForCount(page, 'bronze.orders', 6);
   assert.equal(await count(page, 'silver.orders'), 2);
-  assert.match(await text(page, '#lab-timeline'), /2\. The Kafka consumer crashed before commit[\s\S]*offsets 4–4/);
+  assert.match(await text(page, '#lab-timeline'), /The Kafka consumer crashed before commit[\s\S]*offsets 4–4/);
 
   // The source re-sends its file: bronze keeps both, MERGE takes it once.
   await page.click('#lab-resend-file');
@@ -129,11 +129,22 @@ test('events a real pipeline meets land in the session and on the timeline', () 
 
   // Schema drift: raw bronze takes it; silver reads the declared amount as missing.
   await page.click('#lab-schema-drift');
-  await page.waitForFunction(() => /3\. The source re-sent its file[\s\S]*4\. The source changed its schema/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
+  await page.waitForFunction(() => /The source re-sent its file[\s\S]*The source changed its schema/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
   assert.match(await text(page, '#lab-timeline'), /renamed amount to amount_v2 and added source_version/);
+  // Rapid toggles build on each other, not on the view before the engine answered.
+  await page.click('#lab-dedup_at_ingest input');
+  await page.click('#lab-filter_at_ingest input');
+  await page.click('#lab-overwrite_partition input');
+  await page.waitForFunction(() => document.querySelectorAll('.lab-switch.on').length === 3 && document.querySelector('#lab-counts'), null, { timeout: 120_000 });
+  await page.waitForFunction(() => !document.querySelector('.busy, progress'), null, { timeout: 120_000 }).catch(() => {});
+  assert.deepEqual(await page.$$eval('.lab-switch.on', (ls) => ls.map((l) => l.id)),
+    ['lab-dedup_at_ingest', 'lab-filter_at_ingest', 'lab-overwrite_partition']);
+  await page.click('#lab-reset');
+  await page.waitForSelector('#lab-counts', { state: 'detached', timeout: 60_000 });
+
   // A technical failure: 503 halfway, nothing visible, the platform's retry lands it.
   await page.click('#lab-technical-failure');
-  await page.waitForFunction(() => /5\. A technical failure, then the retry/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
+  await page.waitForFunction(() => /A technical failure, then the retry/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
   assert.match(await text(page, '#lab-timeline'), /answered 503 after 1 of its writes[\s\S]*nothing became visible[\s\S]*the platform fixes it by retrying/);
   assert.deepEqual(problems, []);
 }));

@@ -57,8 +57,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         ),
         "lab_filter" => ("Business filter at ingest", "Бизнес-фильтр при загрузке"),
         "lab_filter_hint" => (
-            "Bronze stores only the records silver's rules would pass (WHERE status = 'OK'). The rejected ones exist nowhere: no quarantine, no audit, no replay after a rule changes.",
-            "Bronze сохраняет только записи, которые пропустили бы правила silver (WHERE status = 'OK'). Отброшенных нет нигде: ни карантина, ни аудита, ни replay после смены правила.",
+            "Bronze stores only the records silver's rules would pass, as a WHERE status = 'OK' at ingest would. The rejected ones exist nowhere: no quarantine, no audit, no replay after a rule changes.",
+            "Bronze сохраняет только записи, которые пропустили бы правила silver, как сделал бы WHERE status = 'OK' при загрузке. Отброшенных нет нигде: ни карантина, ни аудита, ни replay после смены правила.",
         ),
         "health_title" => ("Five signs of a healthy medallion (seed 003 §8)", "Пять признаков здорового медальона (seed 003 §8)"),
         "health_bronze_keeps_everything" => ("Bronze never loses data", "Bronze никогда не теряет данные"),
@@ -103,6 +103,10 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "lab_ev_technical_failure" => ("A technical failure: 503 halfway", "Техническая ошибка: 503 на полпути"),
         "lab_ev_technical_failure_hint" => ("The object store answers 503 while the newest file is written again: nothing becomes visible, and the platform's retry succeeds", "Хранилище отвечает 503 во время повторной записи последнего файла: ничего не становится видимым, а повтор платформы проходит"),
         "lab_ev_technical_failure_done" => ("A technical failure, then the retry", "Техническая ошибка, затем повтор"),
+        "lab_reset_hint" => (
+            "Switch every anti-pattern off and clear the timeline; what the events sent stays in your session (reload the scenario to start clean)",
+            "Выключить все антипаттерны и очистить хронологию; то, что прислали события, остаётся в сессии (перезагрузите сценарий, чтобы начать с чистого листа)",
+        ),
         "lab_reset" => ("Reset to the correct pipeline", "Вернуть правильный пайплайн"),
         "lab_correct" => ("Correct", "Правильно"),
         "lab_anti" => ("With the anti-pattern", "С антипаттерном"),

@@ -195,7 +195,7 @@ async fn dedup_at_ingest_loses_the_kafka_redelivery_and_the_cdc_history() {
     assert_eq!(count(l, "bronze.orders"), (Some(4), Some(3)));
     // MERGE already removed the duplicate: silver and gold agree.
     assert_eq!(count(l, "silver.orders"), (Some(2), Some(2)));
-    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 3. The 1 dropped (re-deliveries, earlier changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
+    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 3. The 1 dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
 
     let mut p = scenario("cdc_order", Lang::En).await;
     let v = send(
@@ -513,7 +513,7 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
     // dropDuplicates at ingest hides that it was ever sent again.
     let v = event(&mut p, LabEvent::ResendFile).await;
     let e = &lab(&v).timeline[0];
-    assert_eq!(e.correct, "The source re-sent users.csv: bronze.users keeps both copies (append-only), and MERGE takes it once. bronze.users: 2 → 4 rows");
+    assert_eq!(e.correct, "The source re-sent users.csv: bronze.users keeps both copies (append-only). MERGE takes it once in silver.users. bronze.users: 2 → 4 rows");
     assert_eq!(e.anti, "no table changed");
     assert_eq!(count(lab(&v), "silver.users"), (Some(2), Some(2)));
     // The consumer's crash before commit: the micro-batch comes again.
@@ -553,7 +553,7 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
     assert_eq!(
         t.rows[0][payload].as_deref(),
         Some(
-            r#"{"amount":"-100","created_at":"2024-01-15T12:45:00","order_id":1003,"status":null,"user_id":42}"#
+            r#"{"amount":"-100","created_at":"2024-01-15T12:45:00","order_id":901003,"status":null,"user_id":42}"#
         )
     );
 
@@ -594,4 +594,129 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
         other => panic!("unexpected {other:?}"),
     }
     assert!(p.view().lab.is_none());
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn what_the_fresh_instructor_found_stays_fixed() {
+    // A re-sent file into a silver table without a key: the text says it doubles.
+    let mut p = scenario("nyc_taxi_silver", Lang::En).await;
+    let v = event(&mut p, LabEvent::ResendFile).await;
+    let e = &lab(&v).timeline[0];
+    assert!(
+        e.correct.contains(
+            "silver.nyc_taxi_yellow has no key to merge on, so it now holds the file's rows twice"
+        ),
+        "{}",
+        e.correct
+    );
+    assert!(!e.correct.contains("MERGE takes it once"), "{}", e.correct);
+
+    // The CDC business error is a new order: the PAID state stays, and the
+    // text says no rule rejects -100.
+    let mut p = scenario("cdc_order", Lang::En).await;
+    let v = event(&mut p, LabEvent::BusinessError).await;
+    let e = &lab(&v).timeline[0];
+    assert!(
+        e.correct
+            .contains("no rule of silver rejects it, so it went through to silver and gold"),
+        "{}",
+        e.correct
+    );
+    assert_eq!(v.quarantine_open, 0);
+    let current = v.table(TableName::silver("order_current")).unwrap();
+    assert_eq!(current.row_count, 2);
+    let status = current
+        .columns
+        .iter()
+        .position(|c| c.name == "status")
+        .unwrap();
+    assert!(
+        current
+            .rows
+            .iter()
+            .any(|r| r[status].as_deref() == Some("PAID")),
+        "{:?}",
+        current.rows
+    );
+
+    // Averages are not summed; the combination counts each record once.
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::DedupAtIngest, AntiPattern::FilterAtIngest],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    let g = l
+        .gold
+        .iter()
+        .find(|g| g.model == TableName::gold("revenue_daily"))
+        .unwrap();
+    assert!(
+        g.measures.iter().all(|m| m.column != "avg_order"),
+        "{:?}",
+        g.measures
+    );
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(2)));
+    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 2. The 1 dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
+    assert!(
+        l.findings[1].starts_with(
+            "bronze.orders: 1 of the 4 records the source sent failed a business rule"
+        ),
+        "{:?}",
+        l.findings
+    );
+
+    // A switch with nothing to show says so.
+    let mut p = scenario("cdc_order", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::FilterAtIngest],
+        },
+    )
+    .await;
+    assert!(
+        lab(&v).findings[0].starts_with("The business filter at ingest changes nothing here"),
+        "{:?}",
+        lab(&v).findings
+    );
+
+    // Gold that reads bronze reads the twin's bronze too.
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    send(
+        &mut p,
+        Request::SetAntiPatterns {
+            anti_patterns: medallion_engine::model::AntiPatterns {
+                gold_reads_bronze: true,
+                ..Default::default()
+            },
+        },
+    )
+    .await;
+    send(
+        &mut p,
+        Request::SetGoldSql {
+            model: "revenue_daily".into(),
+            sql: "SELECT COUNT(*) AS records FROM bronze.orders".into(),
+        },
+    )
+    .await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::DedupAtIngest],
+        },
+    )
+    .await;
+    let g = lab(&v)
+        .gold
+        .iter()
+        .find(|g| g.model == TableName::gold("revenue_daily"))
+        .unwrap();
+    assert_eq!(g.error, None);
+    assert_eq!(g.rows[0].correct, vec![Some("4".to_string())]);
+    assert_eq!(g.rows[0].anti, vec![Some("3".to_string())]);
 }

@@ -69,7 +69,17 @@ fn side(g: &LabGold, anti: bool, lang: Lang) -> Html {
 pub fn lab_panel(p: &Props) -> Html {
     let lang = p.lang;
     let (locked, hint) = use_locked(lang);
-    let on: Vec<AntiPattern> = p.lab.as_ref().map(|l| l.on.clone()).unwrap_or_default();
+    let shown: Vec<AntiPattern> = p.lab.as_ref().map(|l| l.on.clone()).unwrap_or_default();
+    // The switches as last clicked: a click before the engine answered the
+    // previous one builds on it, not on the older view (rapid toggles).
+    let wanted = use_mut_ref(|| shown.clone());
+    {
+        let wanted = wanted.clone();
+        use_effect_with(shown.clone(), move |shown| {
+            *wanted.borrow_mut() = shown.clone();
+        });
+    }
+    let on = shown;
     // Open while the lab is active (after a reload too); otherwise as the
     // instructor leaves it.
     let open = use_state(|| p.lab.is_some() || p.instructor);
@@ -96,17 +106,28 @@ pub fn lab_panel(p: &Props) -> Html {
         <details class="panel lab" id="lab" open={*open} ontoggle={ontoggle}>
             <summary><h2>{ t(lang, "lab_title") }</h2></summary>
             <p class="hint">{ t(lang, "lab_intro") }</p>
+            if !on.is_empty() {
+                <div class="lab-reset-row">
+                    <button id="lab-reset" class="secondary" disabled={locked} title={t(lang, "lab_reset_hint")}
+                        onclick={{ let (cb, wanted) = (p.on_set.clone(), wanted.clone()); Callback::from(move |_| { wanted.borrow_mut().clear(); cb.emit(vec![]) }) }}>
+                        { t(lang, "lab_reset") }
+                    </button>
+                </div>
+            }
             <div class="lab-switches">
                 { for AntiPattern::ALL.iter().map(|a| {
                     let (title, explain) = keys(*a);
                     let checked = on.contains(a);
                     let onchange = {
-                        let (cb, on, a) = (p.on_set.clone(), on.clone(), *a);
+                        let (cb, wanted, a) = (p.on_set.clone(), wanted.clone(), *a);
                         Callback::from(move |_| {
-                            let mut next: Vec<AntiPattern> = on.iter().copied().filter(|x| *x != a).collect();
-                            if !checked {
+                            let mut next: Vec<AntiPattern> = wanted.borrow().clone();
+                            if next.contains(&a) {
+                                next.retain(|x| *x != a);
+                            } else {
                                 next.push(a);
                             }
+                            *wanted.borrow_mut() = next.clone();
                             cb.emit(next)
                         })
                     };
@@ -135,12 +156,6 @@ pub fn lab_panel(p: &Props) -> Html {
                         </button>
                     }
                 }) }
-                if !on.is_empty() {
-                    <button id="lab-reset" class="secondary" disabled={locked}
-                        onclick={{ let cb = p.on_set.clone(); Callback::from(move |_| cb.emit(vec![])) }}>
-                        { t(lang, "lab_reset") }
-                    </button>
-                }
             </div>
             if let Some(l) = &p.lab {
                 { comparison(l, lang) }
@@ -267,7 +282,7 @@ fn comparison(l: &LabView, lang: Lang) -> Html {
                     <ol id="lab-timeline">
                         { for l.timeline.iter().map(|e| html! {
                             <li>
-                                <strong>{ format!("{}. {}", e.n, t(lang, &format!("lab_ev_{}_done", e.event.key()))) }</strong>
+                                <strong>{ t(lang, &format!("lab_ev_{}_done", e.event.key())) }</strong>
                                 <div>{ format!("{}: {}", t(lang, "lab_correct"), e.correct) }</div>
                                 if !e.anti.is_empty() {
                                     <div>{ format!("{}: {}", t(lang, "lab_anti"), e.anti) }</div>

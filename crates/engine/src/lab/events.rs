@@ -89,19 +89,34 @@ fn write(
     Ok((lines.join("\n") + "\n", "jsonl"))
 }
 
-/// Schema drift: in every record, field `renamed` becomes `{renamed}_v2`
-/// and a new field `source_version` = 2 is added (the source's new release).
+/// Schema drift: in every record, the first of `candidates` the records
+/// have (`renamed`) becomes `{renamed}_v2` and a new field `source_version`
+/// = 2 is added (the source's new release). Returns the file and `renamed`.
 pub fn drifted(
     format: SourceFormat,
     dialect: Option<&CsvDialect>,
     header: &[String],
     texts: &[String],
-    renamed: &str,
-) -> Result<(String, &'static str)> {
-    let mut records = read(format, dialect, header, texts)?;
+    candidates: &[String],
+) -> Result<(String, &'static str, String)> {
+    // Records that are not objects (a line cut off in transit) are left out.
+    let mut records: Vec<Fields> = texts
+        .iter()
+        .filter_map(|t| read(format, dialect, header, std::slice::from_ref(t)).ok())
+        .flatten()
+        .collect();
+    let renamed = candidates
+        .iter()
+        .find(|c| records.iter().any(|r| r.iter().any(|(k, _)| k == *c)))
+        .cloned()
+        .ok_or_else(|| {
+            EngineError::Request(
+                "the newest records have none of the declared columns left to rename".into(),
+            )
+        })?;
     for r in &mut records {
         for (k, _) in r.iter_mut() {
-            if k == renamed {
+            if *k == renamed {
                 *k = format!("{renamed}_v2");
             }
         }
@@ -112,17 +127,21 @@ pub fn drifted(
         };
         r.push(("source_version".into(), two));
     }
-    write(format, dialect, &records)
+    let (text, ext) = write(format, dialect, &records)?;
+    Ok((text, ext, renamed))
 }
 
 /// A business error: the last record again with field `column` set to
-/// -100 (a JSON string if it was one, else a number).
+/// -100 (a JSON string if it was one, else a number), as a new record:
+/// its business `key` field (if given and present) gets a new value (a
+/// number + 900000, a text + `-B`), so it ties with no earlier change.
 pub fn with_negative_amount(
     format: SourceFormat,
     dialect: Option<&CsvDialect>,
     header: &[String],
     texts: &[String],
     column: &str,
+    key: Option<&str>,
 ) -> Result<(String, &'static str)> {
     let last = texts
         .last()
@@ -138,6 +157,18 @@ pub fn with_negative_amount(
             Value::String(_) => Value::String("-100".into()),
             _ => Value::from(-100),
         };
+        if let Some((_, k)) = key.and_then(|key| r.iter_mut().find(|(n, _)| n == key)) {
+            *k = match &*k {
+                Value::Number(n) if n.as_i64().is_some() => {
+                    Value::from(n.as_i64().unwrap_or(0) + 900_000)
+                }
+                Value::String(t) => match t.parse::<i64>() {
+                    Ok(n) => Value::String((n + 900_000).to_string()),
+                    Err(_) => Value::String(format!("{t}-B")),
+                },
+                other => other.clone(),
+            };
+        }
     }
     write(format, dialect, &records)
 }
@@ -148,28 +179,32 @@ mod tests {
 
     #[test]
     fn drift_renames_a_field_and_adds_one_in_json_and_csv() {
-        let (text, ext) = drifted(
-            SourceFormat::JsonLines,
-            None,
-            &[],
-            &[r#"{"id": 1, "amount": "9.50"}"#.into()],
-            "amount",
-        )
-        .unwrap();
+        let cands = ["amount".to_string(), "id".to_string()];
+        let texts = [
+            r#"{"id": 1, "amount": "9.50"}"#.to_string(),
+            r#"{"id": 2, "amo"#.to_string(),
+        ];
+        let (text, ext, renamed) =
+            drifted(SourceFormat::JsonLines, None, &[], &texts, &cands).unwrap();
         assert_eq!(
-            (text.as_str(), ext),
+            (text.as_str(), ext, renamed.as_str()),
             (
                 "{\"amount_v2\":\"9.50\",\"id\":1,\"source_version\":2}\n",
-                "jsonl"
+                "jsonl",
+                "amount"
             )
         );
+        // Drifted once already: the next candidate the records still have.
+        let again = [r#"{"id": 1, "amount_v2": "9.50"}"#.to_string()];
+        let (_, _, renamed) = drifted(SourceFormat::JsonLines, None, &[], &again, &cands).unwrap();
+        assert_eq!(renamed, "id");
         let header = ["id".to_string(), "amount".to_string()];
-        let (text, ext) = drifted(
+        let (text, ext, _) = drifted(
             SourceFormat::Csv,
             None,
             &header,
             &["1,\"9,50\"".into()],
-            "amount",
+            &cands,
         )
         .unwrap();
         assert_eq!(
@@ -184,11 +219,18 @@ mod tests {
             r#"{"order_id": 1, "amount": "5.00"}"#.to_string(),
             r#"{"order_id": 2, "amount": 7}"#.to_string(),
         ];
-        let (text, _) =
-            with_negative_amount(SourceFormat::JsonLines, None, &[], &texts, "amount").unwrap();
-        assert_eq!(text, "{\"amount\":-100,\"order_id\":2}\n");
-        let err =
-            with_negative_amount(SourceFormat::JsonLines, None, &[], &texts, "fare").unwrap_err();
+        let (text, _) = with_negative_amount(
+            SourceFormat::JsonLines,
+            None,
+            &[],
+            &texts,
+            "amount",
+            Some("order_id"),
+        )
+        .unwrap();
+        assert_eq!(text, "{\"amount\":-100,\"order_id\":900002}\n");
+        let err = with_negative_amount(SourceFormat::JsonLines, None, &[], &texts, "fare", None)
+            .unwrap_err();
         assert_eq!(err.to_string(), "the newest record has no field fare");
     }
 }

@@ -54,6 +54,17 @@ impl LabState {
     }
 }
 
+/// Records each ingest anti-pattern left out of the twin's bronze, per table.
+type LeftOut = BTreeMap<AntiPattern, BTreeMap<String, usize>>;
+
+/// "rows" in a change list (Russian: the genitive plural, as after a number range).
+fn rows_word(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "rows",
+        Lang::Ru => "строк",
+    }
+}
+
 /// English or Russian.
 fn tr(lang: Lang, en: String, ru: String) -> String {
     match lang {
@@ -82,9 +93,11 @@ impl Playground {
     /// Injects `event` into the session and, with the lab on, its twin.
     pub(super) async fn lab_event(&mut self, event: LabEvent) -> Result<()> {
         if self.def.bronze.is_empty() {
-            return Err(EngineError::Request(
+            return Err(EngineError::Request(tr(
+                self.lang,
                 "load a scenario first: there is no pipeline to send the event to".into(),
-            ));
+                "сначала загрузите сценарий: событию некуда прийти".into(),
+            )));
         }
         let lang = self.lang;
         let before = self.table_versions();
@@ -113,17 +126,25 @@ impl Playground {
                 .filter(|(t, v)| before.get(*t) != Some(*v))
                 .map(|(t, v)| {
                     format!(
-                        "{t}: v{} → v{v} ({} → {} rows)",
+                        "{t}: v{} → v{v} ({} → {} {})",
                         before.get(t).map_or("-".to_string(), |v| v.to_string()),
                         n(&rows_before, t),
-                        n(&rows_after, t)
+                        n(&rows_after, t),
+                        rows_word(lang)
                     )
                 })
                 .collect(),
             _ => rows_after
                 .keys()
                 .filter(|t| rows_before.get(*t) != rows_after.get(*t))
-                .map(|t| format!("{t}: {} → {} rows", n(&rows_before, t), n(&rows_after, t)))
+                .map(|t| {
+                    format!(
+                        "{t}: {} → {} {}",
+                        n(&rows_before, t),
+                        n(&rows_after, t),
+                        rows_word(lang)
+                    )
+                })
                 .collect(),
         };
         let outcome = if !self.run_info.ok {
@@ -169,7 +190,13 @@ impl Playground {
                         let was = b.iter().find(|o| o.table == c.table)?.anti;
                         (was != c.anti).then(|| {
                             let n = |x: Option<usize>| x.map_or("-".into(), |n| n.to_string());
-                            format!("{}: {} → {} rows", c.table, n(was), n(c.anti))
+                            format!(
+                                "{}: {} → {} {}",
+                                c.table,
+                                n(was),
+                                n(c.anti),
+                                rows_word(lang)
+                            )
                         })
                     })
                     .collect();
@@ -208,8 +235,7 @@ impl Playground {
     async fn newest_file(&self) -> Result<(BatchInfo, Vec<u8>)> {
         let b = self.newest_landed(None).ok_or_else(|| {
             EngineError::Request(
-                "no file has landed yet, so there is none to send again: drop one on a bronze table"
-                    .into(),
+                tr(self.lang, "no file has landed yet, so there is none to send again: drop one on a bronze table".into(), "в landing zone ещё нет файла, повторять нечего: перетащите файл на таблицу bronze".into()),
             )
         })?;
         let bytes = self
@@ -226,11 +252,41 @@ impl Playground {
             .await?;
         self.run().await;
         let t = TableName::bronze(&b.table);
-        Ok(tr(
+        let readers = |merged: bool| -> Vec<String> {
+            self.def
+                .silver
+                .iter()
+                .filter(|s| s.source == b.table && s.merge.is_some() == merged)
+                .map(|s| TableName::silver(&s.name).to_string())
+                .collect()
+        };
+        let (merged, appended) = (readers(true), readers(false));
+        let mut text = tr(
             self.lang,
-            format!("The source re-sent {}: {t} keeps both copies (append-only), and MERGE takes it once.", b.file_name),
-            format!("Источник повторно прислал {}: {t} хранит обе копии (только добавление), а MERGE учитывает их один раз.", b.file_name),
-        ))
+            format!(
+                "The source re-sent {}: {t} keeps both copies (append-only).",
+                b.file_name
+            ),
+            format!(
+                "Источник повторно прислал {}: {t} хранит обе копии (только добавление).",
+                b.file_name
+            ),
+        );
+        if !merged.is_empty() {
+            text.push_str(&tr(
+                self.lang,
+                format!(" MERGE takes it once in {}.", merged.join(", ")),
+                format!(" MERGE учитывает его один раз в {}.", merged.join(", ")),
+            ));
+        }
+        if !appended.is_empty() {
+            text.push_str(&tr(
+                self.lang,
+                format!(" {} has no key to merge on, so it now holds the file's rows twice (a MERGE key, or a dedup rule, is what protects it).", appended.join(", ")),
+                format!(" У {} нет ключа для MERGE, поэтому строки файла теперь в нём дважды (защищает ключ MERGE или правило дедупликации).", appended.join(", ")),
+            ));
+        }
+        Ok(text)
     }
 
     /// A technical failure (seed 000 §8): the source's newest file arrives
@@ -292,7 +348,7 @@ impl Playground {
             })
         });
         let (table, topic, n) = found.ok_or_else(|| {
-            EngineError::Request("no Kafka topic has delivered a micro-batch in this scenario: load the Kafka orders scenario".into())
+            EngineError::Request(tr(self.lang, "no Kafka topic has delivered a micro-batch in this scenario: load the Kafka orders scenario".into(), "в этом сценарии ни один топик Kafka не доставил микробатч: загрузите сценарий заказов из Kafka".into()))
         })?;
         let to = self.topics.get(&table).map_or(0, |t| t.committed);
         let from = to - n;
@@ -353,16 +409,46 @@ impl Playground {
                 || self.newest_landed(Some(&b.name)).is_some();
             fed.then(|| (b.name.clone(), column))
         });
-        let (table, column) = target.ok_or_else(|| {
+        let (table, mut column) = target.ok_or_else(|| {
             EngineError::Request(match event {
                 LabEvent::BusinessError => {
-                    "no bronze table of this scenario has an amount column that has received data"
-                        .to_string()
+                    tr(self.lang, "no bronze table of this scenario has an amount column that has received data".into(), "ни в одной таблице bronze этого сценария нет колонки с суммой, получившей данные".into())
                 }
-                _ => "no bronze table of this scenario has received data to change".to_string(),
+                _ => tr(self.lang, "no bronze table of this scenario has received data to change".into(), "ни одна таблица bronze этого сценария ещё не получила данных, которые можно изменить".into()),
             })
         })?;
         let t = TableName::bronze(&table);
+        // Schema drift renames the first of these the newest records still have.
+        let candidates: Vec<String> = match self.def.bronze_table(&table) {
+            Some(b) => {
+                let mut c: Vec<String> = amount_of(b).into_iter().collect();
+                c.extend(
+                    b.schema
+                        .columns
+                        .iter()
+                        .rev()
+                        .map(|c| c.name.clone())
+                        .filter(|n| !keys.contains(n)),
+                );
+                c
+            }
+            None => vec![column.clone()],
+        };
+        // The business error is a new record: a key of its own (no tie with a real change).
+        let key: Option<String> = self
+            .def
+            .silver
+            .iter()
+            .filter(|s| s.source == table)
+            .find_map(|s| s.merge.as_ref())
+            .and_then(|m| m.keys.first().cloned());
+        let quarantined = |p: &Playground| {
+            p.row_counts()
+                .get(&TableName::quarantine())
+                .copied()
+                .unwrap_or(0)
+        };
+        let held_before = quarantined(self);
         let kafka = self.topics.get(&table).filter(|t| t.committed > 0).cloned();
         let (text, what) = if let Some(topic) = &kafka {
             let live: Vec<String> = topic
@@ -377,10 +463,20 @@ impl Playground {
             };
             let format = crate::bronze::SourceFormat::JsonLines;
             let (text, _) = match event {
-                LabEvent::BusinessError => {
-                    crate::lab::events::with_negative_amount(format, None, &[], &texts, &column)?
+                LabEvent::BusinessError => crate::lab::events::with_negative_amount(
+                    format,
+                    None,
+                    &[],
+                    &texts,
+                    &column,
+                    key.as_deref(),
+                )?,
+                _ => {
+                    let (text, ext, renamed) =
+                        crate::lab::events::drifted(format, None, &[], &texts, &candidates)?;
+                    column = renamed;
+                    (text, ext)
                 }
-                _ => crate::lab::events::drifted(format, None, &[], &texts, &column)?,
             };
             (
                 text,
@@ -412,14 +508,19 @@ impl Playground {
                     &split.header,
                     &texts,
                     &column,
+                    key.as_deref(),
                 )?,
-                _ => crate::lab::events::drifted(
-                    split.format,
-                    split.dialect.as_ref(),
-                    &split.header,
-                    &texts,
-                    &column,
-                )?,
+                _ => {
+                    let (text, ext, renamed) = crate::lab::events::drifted(
+                        split.format,
+                        split.dialect.as_ref(),
+                        &split.header,
+                        &texts,
+                        &candidates,
+                    )?;
+                    column = renamed;
+                    (text, ext)
+                }
             };
             let stem = b
                 .file_name
@@ -450,10 +551,15 @@ impl Playground {
         }
         self.run().await;
         Ok(match event {
-            LabEvent::BusinessError => tr(
+            LabEvent::BusinessError if quarantined(self) > held_before => tr(
                 lang,
                 format!("A record with {column} = -100 arrived in {t} ({what}): a business error. The pipeline did its job; the data owner fixes the record, from the quarantine (seed 000 §8)."),
                 format!("В {t} пришла запись с {column} = -100 ({what}): бизнес-ошибка. Пайплайн отработал как надо; запись исправляет владелец данных — из карантина (seed 000 §8)."),
+            ),
+            LabEvent::BusinessError => tr(
+                lang,
+                format!("A record with {column} = -100 arrived in {t} ({what}): a business error, and no rule of silver rejects it, so it went through to silver and gold. A rule is missing: an expectation {column} > 0 would quarantine it for the data owner (seed 000 §8)."),
+                format!("В {t} пришла запись с {column} = -100 ({what}): бизнес-ошибка, и ни одно правило silver её не отклоняет, поэтому она прошла в silver и gold. Не хватает правила: ожидание {column} > 0 отправило бы её в карантин владельцу данных (seed 000 §8)."),
             ),
             _ => tr(
                 lang,
@@ -537,7 +643,7 @@ impl Playground {
     /// The twin: this session's definition and bronze with the lab's
     /// anti-patterns, run once, then once per re-run on the timeline.
     /// Returns it with the records its ingest left out, per bronze table.
-    async fn build_twin(&self) -> Result<(Playground, BTreeMap<String, usize>)> {
+    async fn build_twin(&self) -> Result<(Playground, LeftOut)> {
         let mut def = self.def.clone();
         if self.lab.has(AntiPattern::InsertInsteadOfMerge) {
             def.anti_patterns.insert_into = self
@@ -547,31 +653,27 @@ impl Playground {
                 .collect();
         }
         let mut bronze = self.bronze.clone();
-        let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
-        let mut add = |n: BTreeMap<String, usize>| {
-            for (t, k) in n {
-                *left_out.entry(t).or_default() += k;
-            }
-        };
+        // Records each ingest anti-pattern left out, per table (each counted once, by the first that drops it).
+        let mut left_out = LeftOut::new();
         if self.lab.has(AntiPattern::DedupAtIngest) {
             let (b, n) = drop_duplicates(&self.def, &bronze)?;
             bronze = b;
-            add(n);
+            left_out.insert(AntiPattern::DedupAtIngest, n);
         }
         if self.lab.has(AntiPattern::DropMalformed) {
             let (b, n) = keep_passed(&bronze, &self.rejected_events(Some(PARSE_RULE_ID)))?;
             bronze = b;
-            add(n);
+            left_out.insert(AntiPattern::DropMalformed, n);
         }
         if self.lab.has(AntiPattern::FilterAtIngest) {
             let (b, n) = keep_passed(&bronze, &self.rejected_events(None))?;
             bronze = b;
-            add(n);
+            left_out.insert(AntiPattern::FilterAtIngest, n);
         }
         if self.lab.has(AntiPattern::OverwritePartition) {
             let (b, n, _) = overwrite_partitions(&bronze);
             bronze = b;
-            add(n);
+            left_out.insert(AntiPattern::OverwritePartition, n);
         }
         let twin = self
             .run_copy(def, bronze, self.lab.reruns())
@@ -615,6 +717,14 @@ impl Playground {
             });
             copy.bronze = bronze;
             for b in self.def.bronze.clone() {
+                // Gold that reads bronze scans its files: one file with all its rows.
+                let rows = copy.bronze_rows(&b.name, None)?;
+                if rows.num_rows() > 0 {
+                    let path = format!("{}/part-000001.parquet", TableName::bronze(&b.name).path());
+                    copy.lake
+                        .write_parquet(&path, rows.schema(), std::slice::from_ref(&rows))
+                        .await?;
+                }
                 copy.register_bronze(&b.name).await?;
             }
             copy.run().await;
@@ -642,7 +752,7 @@ impl Playground {
     /// the anti-patterns that did it; it ran `reruns` times more than once).
     async fn health(
         &self,
-        twin: Option<(&BTreeMap<String, usize>, &[AntiPattern])>,
+        twin: Option<(&LeftOut, &[AntiPattern])>,
         reruns: usize,
     ) -> Vec<SignState> {
         let lang = self.lang;
@@ -659,13 +769,13 @@ impl Playground {
             if dropped > 0 {
                 lost.push((t.clone(), dropped, "DROPMALFORMED".into()));
             }
-            if let Some((left_out, on)) = twin {
-                let n = left_out.get(&b.name).copied().unwrap_or(0);
+            if let Some((left_out, _)) = twin {
+                let n: usize = left_out.values().filter_map(|m| m.get(&b.name)).sum();
                 if n > 0 {
-                    let how: Vec<&str> = on
+                    let how: Vec<&str> = left_out
                         .iter()
-                        .filter(|a| a.layer() == "bronze")
-                        .map(|a| a.key())
+                        .filter(|(_, m)| m.get(&b.name).is_some_and(|k| *k > 0))
+                        .map(|(a, _)| a.key())
                         .collect();
                     lost.push((t, n, how.join(", ")));
                 }
@@ -821,7 +931,7 @@ impl Playground {
     async fn compare_twin(
         &self,
         twin: &Playground,
-        left_out: &BTreeMap<String, usize>,
+        left_out: &LeftOut,
         view: &mut LabView,
     ) -> Result<()> {
         let lang = self.lang;
@@ -874,7 +984,7 @@ impl Playground {
     fn findings(
         &self,
         view: &LabView,
-        left_out: &BTreeMap<String, usize>,
+        left_out: &LeftOut,
         twin: &Playground,
         lang: Lang,
     ) -> Vec<String> {
@@ -885,7 +995,11 @@ impl Playground {
                 AntiPattern::OverwritePartition | AntiPattern::DropMalformed => {
                     for b in &self.def.bronze {
                         let t = TableName::bronze(&b.name);
-                        let n = left_out.get(&b.name).copied().unwrap_or(0);
+                        let n = left_out
+                            .get(a)
+                            .and_then(|m| m.get(&b.name))
+                            .copied()
+                            .unwrap_or(0);
                         let Some(c) = count(&t) else { continue };
                         let (sent, kept) = (c.correct.unwrap_or(0), c.anti.unwrap_or(0));
                         if *a == AntiPattern::DropMalformed {
@@ -923,7 +1037,11 @@ impl Playground {
                 }
                 AntiPattern::DedupAtIngest | AntiPattern::FilterAtIngest => {
                     for b in &self.def.bronze {
-                        let n = left_out.get(&b.name).copied().unwrap_or(0);
+                        let n = left_out
+                            .get(a)
+                            .and_then(|m| m.get(&b.name))
+                            .copied()
+                            .unwrap_or(0);
                         let Some(c) = count(&TableName::bronze(&b.name)) else {
                             continue;
                         };
@@ -935,8 +1053,8 @@ impl Playground {
                         out.push(match a {
                             AntiPattern::DedupAtIngest => tr(
                                 lang,
-                                format!("{t}: the source sent {sent} records, bronze with dropDuplicates holds {kept}. The {n} dropped (re-deliveries, earlier changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known."),
-                                format!("{t}: источник прислал {sent} записей, bronze с dropDuplicates хранит {kept}. {n} отброшенных (повторные доставки, прежние изменения ключа) не учесть при сверке, не переиграть и не проверить: что прислал источник, больше неизвестно."),
+                                format!("{t}: the source sent {sent} records, bronze with dropDuplicates holds {kept}. The {n} dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known."),
+                                format!("{t}: источник прислал {sent} записей, bronze с dropDuplicates хранит {kept}. {n} отброшенных (повторные доставки, последующие изменения ключа) не учесть при сверке, не переиграть и не проверить: что прислал источник, больше неизвестно."),
                             ),
                             _ => tr(
                                 lang,
@@ -980,15 +1098,37 @@ impl Playground {
                     } else {
                         for t in &merged {
                             if let Some(c) = count(t) {
-                                out.push(tr(
-                                    lang,
-                                    format!("{t}: {} rows with MERGE, {} with INSERT after {} run(s) of the same job: every re-run appended the same rows again.", c.correct.unwrap_or(0), c.anti.unwrap_or(0), reruns + 1),
-                                    format!("{t}: {} строк с MERGE, {} с INSERT после {} запуск(а/ов) той же джобы: каждый перезапуск дописал те же строки ещё раз.", c.correct.unwrap_or(0), c.anti.unwrap_or(0), reruns + 1),
-                                ));
+                                let (m, i, runs) =
+                                    (c.correct.unwrap_or(0), c.anti.unwrap_or(0), reruns + 1);
+                                out.push(if i > m {
+                                    tr(
+                                        lang,
+                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job: every re-run appended the same rows again."),
+                                        format!("{t}: строк с MERGE — {m}, с INSERT — {i} после {runs} запусков той же джобы: каждый перезапуск дописал те же строки ещё раз."),
+                                    )
+                                } else {
+                                    tr(
+                                        lang,
+                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job (the rows a re-run repeats are the ones this twin's other switches left out of bronze)."),
+                                        format!("{t}: строк с MERGE — {m}, с INSERT — {i} после {runs} запусков той же джобы (строки, которые повторяет перезапуск, другие переключатели двойника не пустили в bronze)."),
+                                    )
+                                });
                             }
                         }
                     }
                 }
+            }
+        }
+        for a in &view.on {
+            let none = left_out.get(a).is_some_and(|m| m.values().all(|n| *n == 0));
+            let why = match a {
+                AntiPattern::DedupAtIngest => Some(tr(lang, "dropDuplicates at ingest changes nothing here: no two records of a bronze table share a business key (re-send a file or let the Kafka consumer crash to see it).".into(), "dropDuplicates при загрузке здесь ничего не меняет: ни у каких двух записей таблицы bronze нет общего бизнес-ключа (пришлите файл повторно или уроните консьюмер Kafka, чтобы увидеть эффект).".into())),
+                AntiPattern::FilterAtIngest => Some(tr(lang, "The business filter at ingest changes nothing here: silver's rules reject no record of this scenario (send a business error to see it).".into(), "Бизнес-фильтр при загрузке здесь ничего не меняет: правила silver не отклоняют ни одной записи этого сценария (пришлите бизнес-ошибку, чтобы увидеть эффект).".into())),
+                AntiPattern::DropMalformed => Some(tr(lang, "DROPMALFORMED changes nothing here: every record fits the declared schema (load the e-commerce scenario, whose files have records that do not).".into(), "DROPMALFORMED здесь ничего не меняет: каждая запись подходит к объявленной схеме (загрузите сценарий e-commerce, где есть неподходящие записи).".into())),
+                _ => None,
+            };
+            if let (true, Some(why)) = (none, why) {
+                out.push(why);
             }
         }
         for g in &view.gold {
