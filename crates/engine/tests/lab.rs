@@ -556,7 +556,10 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
             r#"{"amount":"-100","created_at":"2024-01-15T12:45:00","order_id":901003,"status":null,"user_id":42}"#
         )
     );
+}
 
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn schema_drift_on_a_csv_source_keeps_its_format_and_the_checks_catch_it() {
     // Schema drift on a CSV source: the new file keeps the source's format.
     let mut p = scenario("nyc_taxi_silver", Lang::En).await;
     let v = event(&mut p, LabEvent::SchemaDrift).await;
@@ -578,7 +581,10 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
         "261 of 521 rows violate (261 because a value is NULL)"
     );
     assert_eq!(lab(&v).health.len(), 5);
+}
 
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_technical_failure_leaves_nothing_visible_and_the_retry_lands_the_file() {
     // A technical failure: 503 halfway, nothing visible, the retry lands it.
     let mut p = scenario("landing_retry", Lang::En).await;
     let v = event(&mut p, LabEvent::TechnicalFailure).await;
@@ -586,7 +592,10 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
     assert_eq!(e.correct, "Attempt 1 of writing batch_2024_01_15_retry.json to bronze.orders: the object store answered 503 after 1 of its writes (storage: bronze/orders/part-000003.parquet: Generic lake error: 503 Service Unavailable (an outage the lab simulated)); nothing became visible, bronze.orders stayed at version 2. Attempt 2, the platform's retry, landed it as version 3. A technical failure: the platform fixes it by retrying, the data needs nobody. bronze.orders: 4 → 6 rows; silver.quarantine: 1 → 2 rows");
     assert_eq!(v.batches.len(), 3);
     assert_eq!(v.history[&TableName::bronze("orders")].len(), 4);
+}
 
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn an_event_that_does_not_fit_the_scenario_is_refused_and_changes_nothing() {
     // Without a topic, the Kafka event says what to load; nothing changes.
     let mut p = scenario("cdc_order", Lang::En).await;
     match p.handle(Request::LabEvent { event: LabEvent::KafkaRedelivery }).await {
