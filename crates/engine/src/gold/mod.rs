@@ -192,17 +192,11 @@ pub(crate) async fn run_gold(
         .sql_with_options(sql, queries_only())
         .await
         .map_err(|e| GoldError::Plan(df_err(e)))?;
-    let mut read_bronze = Vec::new();
-    df.logical_plan()
-        .apply_with_subqueries(|node| {
-            if let LogicalPlan::TableScan(scan) = node {
-                if scan.table_name.schema() == Some("bronze") {
-                    read_bronze.push(scan.table_name.to_string());
-                }
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })
-        .map_err(|e| GoldError::Plan(df_err(e)))?;
+    let mut read_bronze: Vec<String> = scanned_tables(df.logical_plan())
+        .map_err(|e| GoldError::Plan(df_err(e)))?
+        .into_iter()
+        .filter(|t| t.starts_with("bronze."))
+        .collect();
     if !read_bronze.is_empty() && !allow_bronze {
         read_bronze.sort();
         read_bronze.dedup();
@@ -293,16 +287,20 @@ pub async fn inputs(ctx: &SessionContext, sql: &str) -> std::result::Result<Vec<
         .sql_with_options(sql, queries_only())
         .await
         .map_err(|e| clean_datafusion_message(&e.to_string()))?;
-    let mut tables = Vec::new();
-    df.logical_plan()
-        .apply_with_subqueries(|node| {
-            if let LogicalPlan::TableScan(scan) = node {
-                tables.push(scan.table_name.to_string());
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })
-        .map_err(|e| e.to_string())?;
+    let mut tables = scanned_tables(df.logical_plan()).map_err(|e| e.to_string())?;
     tables.sort();
     tables.dedup();
+    Ok(tables)
+}
+
+/// The tables `plan` scans (`schema.table`, subqueries included), in plan order.
+fn scanned_tables(plan: &LogicalPlan) -> datafusion::error::Result<Vec<String>> {
+    let mut tables = Vec::new();
+    plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            tables.push(scan.table_name.to_string());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
     Ok(tables)
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use datafusion::arrow::datatypes::SchemaRef;
 
+use super::tr;
 use crate::api::Lang;
 use medallion_protocol::lab::SignState;
 use medallion_protocol::TableName;
@@ -31,13 +32,6 @@ pub struct HealthFacts {
     /// Each silver and gold table with its inputs, or why they are unknown,
     /// and whether it has a commit log.
     pub lineage: Vec<(TableName, Result<Vec<String>, String>, bool)>,
-}
-
-fn tr(lang: Lang, en: String, ru: String) -> String {
-    match lang {
-        Lang::En => en,
-        Lang::Ru => ru,
-    }
 }
 
 fn sign(ok: bool, reason: String) -> SignState {

@@ -14,3 +14,13 @@ pub mod health;
 pub mod twin_bronze;
 
 pub use medallion_protocol::lab::*;
+
+use crate::api::Lang;
+
+/// A text the lab writes, in the session's language.
+pub(crate) fn tr(lang: Lang, en: String, ru: String) -> String {
+    match lang {
+        Lang::En => en,
+        Lang::Ru => ru,
+    }
+}

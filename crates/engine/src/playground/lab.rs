@@ -18,6 +18,7 @@ use crate::bronze::IngestOptions;
 use crate::env::{FixedClock, SeededIds};
 use crate::lab::compare::{compare_checks, compare_gold};
 use crate::lab::health::{evaluate, HealthFacts};
+use crate::lab::tr;
 use crate::lab::twin_bronze::{drop_duplicates, keep_passed, overwrite_partitions};
 use crate::lab::{
     AntiPattern, HealthCheck, HealthSign, LabCount, LabEvent, LabEventRecord, LabView, SignState,
@@ -62,14 +63,6 @@ fn rows_word(lang: Lang) -> &'static str {
     match lang {
         Lang::En => "rows",
         Lang::Ru => "строк",
-    }
-}
-
-/// English or Russian.
-fn tr(lang: Lang, en: String, ru: String) -> String {
-    match lang {
-        Lang::En => en,
-        Lang::Ru => ru,
     }
 }
 
@@ -588,9 +581,7 @@ impl Playground {
             .iter()
             .map(|t| {
                 let n = if t.name.is_quarantine() {
-                    t.batch
-                        .column_by_name("closed_in_run")
-                        .map_or(t.batch.num_rows(), |c| c.null_count())
+                    crate::silver::quarantine::open_rows(&t.batch)
                 } else {
                     t.batch.num_rows()
                 };
@@ -965,8 +956,8 @@ impl Playground {
         for g in &self.def.gold {
             let name = TableName::gold(&g.name);
             let key = crate::gold::key_columns(&self.ctx, g).await;
-            let error =
-                diagnostics_for_gold(twin, &g.name).or_else(|| diagnostics_for_gold(self, &g.name));
+            let error = crate::api::diagnostics_for(twin.diagnostics.iter(), "gold", &g.name)
+                .or_else(|| crate::api::diagnostics_for(self.diagnostics.iter(), "gold", &g.name));
             view.gold.push(compare_gold(
                 name.clone(),
                 &key,
@@ -1148,12 +1139,4 @@ impl Playground {
         }
         out
     }
-}
-
-/// The message of gold model `model`'s failure in `pg`, if it failed.
-fn diagnostics_for_gold(pg: &Playground, model: &str) -> Option<String> {
-    pg.diagnostics
-        .iter()
-        .find(|d| d.scope == "gold" && d.id == model)
-        .map(|d| d.message.clone())
 }

@@ -122,8 +122,7 @@ impl Playground {
                 .last_good
                 .as_ref()
                 .and_then(|o| o.table(TableName::quarantine()))
-                .and_then(|q| q.column_by_name("closed_in_run"))
-                .map_or(0, |r| r.null_count()),
+                .map_or(0, crate::silver::quarantine::open_rows),
             batches: self.batches.clone(),
             history: self.history.all(),
             state: self.state_token(),

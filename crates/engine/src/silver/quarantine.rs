@@ -38,6 +38,14 @@ pub fn quarantine_schema() -> SchemaRef {
     ]))
 }
 
+/// How many rows of a `silver.quarantine` table are still quarantined (no
+/// `closed_in_run`); every row of a table without that column.
+pub fn open_rows(batch: &RecordBatch) -> usize {
+    batch
+        .column_by_name("closed_in_run")
+        .map_or(batch.num_rows(), |c| c.null_count())
+}
+
 /// The rows of a `silver.quarantine` table still quarantined, without the
 /// run columns: what a rebuild from bronze must reproduce (replay compares this).
 pub fn open_quarantine(batch: &RecordBatch) -> Result<RecordBatch> {
