@@ -148,3 +148,51 @@ test('events a real pipeline meets land in the session and on the timeline', () 
   assert.match(await text(page, '#lab-timeline'), /answered 503 after 1 of its writes[\s\S]*nothing became visible[\s\S]*the platform fixes it by retrying/);
   assert.deepEqual(problems, []);
 }));
+
+test('bronze rewritten after publication, the shortcut and late records show their damage', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.selectOption('#example-picker', 'kafka_orders');
+  await waitForCount(page, 'silver.orders', 2);
+  await page.click('#lab > summary');
+  const colours = () => page.$$eval('#lab-health tbody tr', (rows) => rows.map((r) => `${r.dataset.sign}:${r.dataset.correct}/${r.dataset.anti}`));
+  const findings = (re) => until(page, (src) => new RegExp(src).test(document.querySelector('#lab-findings')?.textContent ?? ''), re.source);
+
+  // Late records: dated three days back, taken by the watermark on _ingest_ts.
+  await page.click('#lab-late-records');
+  await waitForCount(page, 'silver.orders', 4);
+  assert.match(await text(page, '#lab-timeline'), /Late records arrived[\s\S]*created_at on 2024-01-12, 3 days before the newest records \(2024-01-15\)[\s\S]*gold\.revenue_daily: 1 → 2 rows/);
+
+  // The weekly fix job: the business error's -100 becomes 100 in bronze, so a replay changes published gold.
+  await page.click('#lab-business-error');
+  await page.waitForFunction(() => /A business error arrived/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
+  await page.click('#lab-fix_job_in_bronze input');
+  await findings(/the weekly fix job rewrote 2 records the source sent: 1 UPDATEd in place/);
+  assert.match(await text(page, '#lab-findings'), /gold\.revenue_daily: the version published before bronze was rewritten and a replay of today's bronze differ/);
+  assert.match(await text(page, '#lab-gold-revenue_daily .lab-measure[data-column="revenue"]'), /Σ revenue: 199\.98 → 299\.98/);
+  assert.deepEqual(await colours(), [
+    'bronze_keeps_everything:green/red', 'nothing_reads_bronze:green/green', 'gold_speaks_business:green/green',
+    'gold_rebuildable:green/red', 'lineage_known:green/green',
+  ]);
+
+  // The weekly DELETE request: the customer with most records leaves bronze.
+  await page.click('#lab-fix_job_in_bronze input');
+  await page.click('#lab-weekly_delete input');
+  await findings(/The weekly DELETE … WHERE user_id = 42 removed that customer's records from bronze\.orders/);
+  assert.deepEqual(await colours(), [
+    'bronze_keeps_everything:green/red', 'nothing_reads_bronze:green/green', 'gold_speaks_business:green/green',
+    'gold_rebuildable:green/red', 'lineage_known:green/green',
+  ]);
+
+  // The shortcut: two gold models over bronze, each cleaning its own way.
+  await page.click('#lab-weekly_delete input');
+  await page.click('#lab-shortcut input');
+  await findings(/Two gold models read bronze\.orders and clean it their own way[\s\S]*They disagree/);
+  await page.waitForSelector('#lab-gold-orders_total_a');
+  await page.waitForSelector('#lab-gold-orders_total_b');
+  assert.deepEqual(await colours(), [
+    'bronze_keeps_everything:green/green', 'nothing_reads_bronze:green/red', 'gold_speaks_business:green/green',
+    'gold_rebuildable:green/green', 'lineage_known:green/green',
+  ]);
+  assert.deepEqual(problems, []);
+}));

@@ -76,6 +76,21 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Records that do not fit the declared schema are dropped instead of kept with their reason. Silver looks clean because the evidence never landed.",
             "Записи, не подходящие к объявленной схеме, отбрасываются, а не сохраняются с причиной. Silver выглядит чистым, потому что улики так и не попали в bronze.",
         ),
+        "lab_fixjob" => ("UPDATE / DELETE of raw records", "UPDATE / DELETE сырых записей"),
+        "lab_fixjob_hint" => (
+            "A weekly \"fix\" job rewrites bronze after gold was published: a negative amount loses its minus, other rejected records are deleted. A replay no longer gives the published gold, and what the source sent is gone.",
+            "Еженедельная джоба «исправления» переписывает bronze после публикации gold: у отрицательной суммы убирается минус, прочие отклонённые записи удаляются. Replay больше не даёт опубликованный gold, а присланного источником больше нет.",
+        ),
+        "lab_weekly_delete" => ("Weekly DELETE of a customer", "Еженедельный DELETE клиента"),
+        "lab_weekly_delete_hint" => (
+            "Security's weekly DELETE FROM bronze WHERE user_id = ? as a routine batch: bronze becomes mutable, the published gold cannot be rebuilt, the customer's history is gone for every purpose. The PII panel shows the right ways.",
+            "Еженедельный DELETE FROM bronze WHERE user_id = ? от безопасника как плановый батч: bronze становится изменяемым, опубликованный gold не пересобрать, история клиента потеряна для всех целей. Правильные способы — в панели PII.",
+        ),
+        "lab_shortcut" => ("The shortcut: two gold models read bronze", "Shortcut: две gold-модели читают bronze"),
+        "lab_shortcut_hint" => (
+            "Two gold models skip silver and clean bronze their own way (distinct payloads; the newest record per key with amount > 0). Their totals of the same measure disagree, and neither matches silver.",
+            "Две gold-модели минуют silver и чистят bronze каждая по-своему (различные payload; последняя запись ключа с amount > 0). Их итоги одной и той же меры расходятся, и ни один не совпадает с silver.",
+        ),
         "lab_insert" => ("INSERT instead of MERGE", "INSERT вместо MERGE"),
         "lab_insert_hint" => (
             "Silver appends each run's rows instead of merging them by key. One run looks right; when the orchestrator re-runs the job, silver holds every row twice and gold revenue doubles.",
@@ -103,6 +118,9 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "lab_ev_technical_failure" => ("A technical failure: 503 halfway", "Техническая ошибка: 503 на полпути"),
         "lab_ev_technical_failure_hint" => ("The object store answers 503 while the newest file is written again: nothing becomes visible, and the platform's retry succeeds", "Хранилище отвечает 503 во время повторной записи последнего файла: ничего не становится видимым, а повтор платформы проходит"),
         "lab_ev_technical_failure_done" => ("A technical failure, then the retry", "Техническая ошибка, затем повтор"),
+        "lab_ev_late_records" => ("Late records after the watermark", "Опоздавшие записи после watermark"),
+        "lab_ev_late_records_hint" => ("The newest records again, dated three days back, arrive now: the watermark is on _ingest_ts, so the job still takes them", "Последние записи снова, датированные тремя днями раньше, приходят сейчас: watermark стоит по _ingest_ts, поэтому джоба их всё равно берёт"),
+        "lab_ev_late_records_done" => ("Late records arrived", "Пришли опоздавшие записи"),
         "lab_reset_hint" => (
             "Switch every anti-pattern off and clear the timeline; what the events sent stays in your session (reload the scenario to start clean)",
             "Выключить все антипаттерны и очистить хронологию; то, что прислали события, остаётся в сессии (перезагрузите сценарий, чтобы начать с чистого листа)",

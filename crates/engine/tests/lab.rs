@@ -241,8 +241,8 @@ async fn a_business_filter_at_ingest_leaves_nothing_to_audit() {
     assert_eq!(count(l, "silver.quarantine"), (Some(1), Some(0)));
     assert_eq!(count(l, "silver.orders"), (Some(2), Some(2)));
     assert_eq!(l.findings, vec![
-        "bronze.orders: 1 из 4 присланных записей не прошли бизнес-правило и не записаны. Аудит-запрос к bronze находит 0 строк (в правильном bronze: 1); ослабленное позже правило не вернёт их через replay.".to_string(),
-        "silver.quarantine: 1 открытых строк в правильном пайплайне, 0 с фильтром при загрузке: никто не видит, что отброшено и почему.".to_string(),
+        "bronze.orders: из 4 присланных записей бизнес-правило не прошли и не записаны 1. Аудит-запрос к bronze находит 0 строк (в правильном bronze: 1); ослабленное позже правило не вернёт их через replay.".to_string(),
+        "silver.quarantine: открытых строк в правильном пайплайне — 1, с фильтром при загрузке — 0: никто не видит, что отброшено и почему.".to_string(),
     ]);
 }
 
@@ -414,7 +414,22 @@ async fn each_switch_turns_the_right_sign_of_health_red() {
     for (scenario_name, a, expected) in [
         ("kafka_orders", AntiPattern::DedupAtIngest, bronze_red),
         ("kafka_orders", AntiPattern::FilterAtIngest, bronze_red),
-        ("landing_retry", AntiPattern::OverwritePartition, bronze_red),
+        (
+            "landing_retry",
+            AntiPattern::OverwritePartition,
+            ["GR", "GG", "GG", "GR", "GG"],
+        ),
+        ("kafka_orders", AntiPattern::FixJobInBronze, bronze_red),
+        (
+            "kafka_orders",
+            AntiPattern::WeeklyDelete,
+            ["GR", "GG", "GG", "GR", "GG"],
+        ),
+        (
+            "kafka_orders",
+            AntiPattern::Shortcut,
+            ["GG", "GR", "GG", "GG", "GG"],
+        ),
         ("ecommerce", AntiPattern::DropMalformed, bronze_red),
         ("kafka_orders", AntiPattern::InsertInsteadOfMerge, all_green),
     ] {
@@ -553,7 +568,7 @@ async fn events_a_real_pipeline_meets_land_in_the_session_and_its_twin() {
     assert_eq!(
         t.rows[0][payload].as_deref(),
         Some(
-            r#"{"amount":"-100","created_at":"2024-01-15T12:45:00","order_id":901003,"status":null,"user_id":42}"#
+            r#"{"amount":"-100","created_at":"2024-01-15T10:03:00","order_id":901001,"status":"PAID","user_id":42}"#
         )
     );
 }
@@ -728,4 +743,157 @@ async fn what_the_fresh_instructor_found_stays_fixed() {
     assert_eq!(g.error, None);
     assert_eq!(g.rows[0].correct, vec![Some("4".to_string())]);
     assert_eq!(g.rows[0].anti, vec![Some("3".to_string())]);
+}
+
+/// The sign's `(correct, anti)` colours and the twin's reason.
+fn sign(l: &LabView, key: &str) -> (bool, Option<bool>, String) {
+    let h = l.health.iter().find(|h| h.sign.key() == key).expect(key);
+    (
+        h.correct.ok,
+        h.anti.as_ref().map(|a| a.ok),
+        h.anti
+            .as_ref()
+            .map(|a| a.reason.clone())
+            .unwrap_or_default(),
+    )
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn the_weekly_fix_job_updates_a_business_error_so_replay_no_longer_gives_the_published_gold()
+{
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::BusinessError,
+        },
+    )
+    .await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::FixJobInBronze],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    // The -100 record is UPDATEd to 100 and passes; the bad_data one is DELETEd.
+    assert_eq!(count(l, "bronze.orders"), (Some(5), Some(4)));
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(3)));
+    assert_eq!(count(l, "silver.quarantine"), (Some(2), Some(0)));
+    assert_eq!(
+        measure(l, "revenue_daily", "revenue"),
+        ("99.99".into(), "199.99".into(), Some(199.99 / 99.99))
+    );
+    assert!(l.findings.contains(&"gold.revenue_daily: total revenue is 99.99 in the correct pipeline and 199.99 (×≈2) with the anti-pattern.".to_string()), "{:?}", l.findings);
+    assert_eq!(l.findings[4..], [
+        "bronze.orders: the weekly fix job rewrote 2 records the source sent: 1 UPDATEd in place (the minus of a negative amount dropped), 1 DELETEd (the other records silver rejected). The quarantine no longer shows them and the source's originals exist nowhere.".to_string(),
+        "gold.revenue_daily: the version published before bronze was rewritten and a replay of today's bronze differ in 1 row (Σ revenue 99.99 → 199.99, Σ orders_count 1 → 2): last period's report can no longer be reproduced.".to_string(),
+        "gold.user_kpi: the version published before bronze was rewritten and a replay of today's bronze differ in 1 row (Σ orders 2 → 3, Σ paid_revenue 99.99 → 199.99): last period's report can no longer be reproduced.".to_string(),
+    ]);
+    assert_eq!(
+        sign(l, "gold_rebuildable"),
+        (true, Some(false), "bronze was rewritten after gold was published: a replay gives another gold than the one published (rows that differ): gold.revenue_daily (2), gold.user_kpi (2)".to_string())
+    );
+    assert_eq!(
+        sign(l, "bronze_keeps_everything").2,
+        "2 records the source sent are not in bronze: bronze.orders: 2 (fix_job_in_bronze)"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn the_weekly_delete_request_removes_a_customer_from_bronze_and_the_published_gold_is_lost() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::WeeklyDelete],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    // user 42 has three of the four order records.
+    assert_eq!(count(l, "bronze.orders"), (Some(4), Some(1)));
+    assert_eq!(count(l, "bronze.users"), (Some(2), Some(2)));
+    assert_eq!(
+        measure(l, "revenue_daily", "revenue"),
+        ("99.99".into(), "0.00".into(), Some(0.0))
+    );
+    assert_eq!(
+        measure(l, "user_kpi", "orders"),
+        ("2".into(), "1".into(), Some(0.5))
+    );
+    assert!(l.findings.iter().any(|f| f.starts_with("The weekly DELETE … WHERE user_id = 42 removed that customer's records from bronze.orders (3): bronze became a mutable database")), "{:?}", l.findings);
+    assert_eq!(sign(l, "gold_rebuildable").1, Some(false));
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn the_shortcut_gives_two_gold_models_over_bronze_that_disagree() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::Shortcut],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(l.findings, vec!["Two gold models read bronze.orders and clean it their own way: gold.orders_total_a keeps distinct payloads, gold.orders_total_b the newest record of each order_id with amount > 0. They disagree: 3 records against 2 (50.0%). Silver, the one cleaned source (silver.orders), says Σ amount 248.99 over 2 records. Which dashboard is right? Nobody can tell.".to_string()]);
+    assert_eq!(
+        measure(l, "orders_total_a", "records"),
+        ("2".into(), "3".into(), Some(1.5))
+    );
+    // A business error: one model counts the -100, the other filters it.
+    let v = send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::BusinessError,
+        },
+    )
+    .await;
+    let l = lab(&v);
+    assert_eq!(
+        measure(l, "orders_total_a", "total"),
+        ("248.99".into(), "148.99".into(), Some(148.99 / 248.99))
+    );
+    assert_eq!(
+        measure(l, "orders_total_b", "total"),
+        ("248.99".into(), "248.99".into(), Some(1.0))
+    );
+    assert!(
+        l.findings.iter().any(|f| f.contains(
+            "They disagree: Σ amount 148.99 against 248.99 (40.2%), 4 records against 2 (100.0%)."
+        )),
+        "{:?}",
+        l.findings
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn late_records_after_the_watermark_reach_an_earlier_day_of_gold() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::LateRecords,
+        },
+    )
+    .await;
+    let e = &v.lab.as_ref().expect("the timeline").timeline[0];
+    assert_eq!(e.correct, "Late records arrived in bronze.orders (new messages on orders_raw): created_at on 2024-01-12, 3 days before the newest records (2024-01-15). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: the full refresh reads all of bronze (the watermark on _ingest_ts was 2023-11-14 22:13:23 UTC), so it took them, and gold's figures for 2024-01-12 move. A watermark on created_at would have skipped them for good. bronze.orders: 4 → 6 rows; gold.revenue_daily: 1 → 2 rows; gold.user_kpi: 2 rows, their values changed (v0 → v1); silver.orders: 2 → 4 rows");
+    let Response::Table(t) = p
+        .handle(Request::GetTable {
+            table: "gold.revenue_daily".parse().unwrap(),
+            offset: 0,
+            limit: 100,
+            version: None,
+            corrupt_only: false,
+        })
+        .await
+    else {
+        panic!("gold.revenue_daily")
+    };
+    assert_eq!(t.rows[0][0].as_deref(), Some("2024-01-12"));
+    assert_eq!(t.rows[0][2].as_deref(), Some("99.99"));
+    assert_eq!(t.rows.len(), 2);
 }

@@ -45,6 +45,27 @@ pub enum AntiPattern {
     /// not fit the declared schema is dropped instead of kept with its
     /// reason, so bronze no longer holds what the source sent.
     DropMalformed,
+    /// A weekly "fix" job that runs `UPDATE` / `DELETE` on raw records
+    /// (seed 000 §6: it breaks immutability and replay). Gold is published
+    /// from the bronze the source sent; then the job rewrites bronze in
+    /// place: a record silver rejected for a negative amount is UPDATEd to
+    /// the absolute value ("someone typed a minus"), every other rejected
+    /// record is DELETEd. A replay from the fixed bronze no longer gives the
+    /// gold that was published, and the records the source sent are gone.
+    FixJobInBronze,
+    /// The security officer's weekly `DELETE FROM bronze.… WHERE user_id = ?`
+    /// (seed 000 §7): every record of one customer is deleted from every
+    /// bronze table after gold was published, as a routine batch instead
+    /// of tokenization or crypto-shredding. The published gold cannot be
+    /// rebuilt by replay, and the customer's history is gone for every
+    /// purpose, not only the one the law names.
+    WeeklyDelete,
+    /// The shortcut (seed 003 §6, anti-pattern 1): two gold models each
+    /// read bronze and clean it their own way (one drops repeated payloads,
+    /// the other keeps the newest record of each business key, neither
+    /// applies silver's rules), and their totals of the same measure
+    /// disagree by a percentage nobody can explain.
+    Shortcut,
 }
 
 impl AntiPattern {
@@ -54,7 +75,10 @@ impl AntiPattern {
         AntiPattern::FilterAtIngest,
         AntiPattern::OverwritePartition,
         AntiPattern::DropMalformed,
+        AntiPattern::FixJobInBronze,
+        AntiPattern::WeeklyDelete,
         AntiPattern::InsertInsteadOfMerge,
+        AntiPattern::Shortcut,
     ];
 
     /// The snake_case key (as in JSON): `insert_instead_of_merge`.
@@ -65,6 +89,9 @@ impl AntiPattern {
             AntiPattern::InsertInsteadOfMerge => "insert_instead_of_merge",
             AntiPattern::OverwritePartition => "overwrite_partition",
             AntiPattern::DropMalformed => "drop_malformed",
+            AntiPattern::FixJobInBronze => "fix_job_in_bronze",
+            AntiPattern::WeeklyDelete => "weekly_delete",
+            AntiPattern::Shortcut => "shortcut",
         }
     }
 
@@ -73,18 +100,30 @@ impl AntiPattern {
         match self {
             AntiPattern::DedupAtIngest
             | AntiPattern::FilterAtIngest
-            | AntiPattern::OverwritePartition => "seed 000 §6",
+            | AntiPattern::OverwritePartition
+            | AntiPattern::FixJobInBronze => "seed 000 §6",
+            AntiPattern::WeeklyDelete => "seed 000 §7",
             AntiPattern::DropMalformed => "seed 001",
-            AntiPattern::InsertInsteadOfMerge => "seed 003 §6",
+            AntiPattern::InsertInsteadOfMerge | AntiPattern::Shortcut => "seed 003 §6",
         }
     }
 
-    /// The layer it breaks (`bronze` or `silver`).
+    /// The layer it breaks (`bronze`, `silver` or `gold`).
     pub fn layer(self) -> &'static str {
         match self {
             AntiPattern::InsertInsteadOfMerge => "silver",
+            AntiPattern::Shortcut => "gold",
             _ => "bronze",
         }
+    }
+
+    /// Does it rewrite bronze after gold was published (so the published
+    /// gold is compared with a replay of the rewritten bronze)?
+    pub fn rewrites_bronze(self) -> bool {
+        matches!(
+            self,
+            AntiPattern::FixJobInBronze | AntiPattern::WeeklyDelete
+        )
     }
 }
 
@@ -109,6 +148,11 @@ pub enum LabEvent {
     /// writing the source's newest file again (nothing becomes visible),
     /// and the platform's retry succeeds.
     TechnicalFailure,
+    /// Late records (seed 000 §5): the newest records again as new keys
+    /// whose business date is three days back, arriving now. The watermark
+    /// is on `_ingest_ts`, so the incremental job takes them and the old
+    /// day's gold changes; a watermark on the business date would skip them.
+    LateRecords,
 }
 
 impl LabEvent {
@@ -120,6 +164,7 @@ impl LabEvent {
         LabEvent::SchemaDrift,
         LabEvent::BusinessError,
         LabEvent::TechnicalFailure,
+        LabEvent::LateRecords,
     ];
 
     /// The snake_case key (as in JSON): `resend_file`.
@@ -131,6 +176,7 @@ impl LabEvent {
             LabEvent::SchemaDrift => "schema_drift",
             LabEvent::BusinessError => "business_error",
             LabEvent::TechnicalFailure => "technical_failure",
+            LabEvent::LateRecords => "late_records",
         }
     }
 }
@@ -283,8 +329,28 @@ pub struct LabView {
     pub health: Vec<HealthCheck>,
 }
 
-/// A ratio as the lab prints it: `2` for exactly 2, else up to 3 decimals (`1.333`).
+/// A ratio as the lab prints it: `2` for exactly 2, else up to 3 decimals,
+/// marked `≈` when they round it (`≈1.333`, `≈2` for 2.0001), so a ratio
+/// that only looks exact is never shown as exact.
 pub fn ratio_text(r: f64) -> String {
     let s = format!("{r:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    let s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+    match s.parse::<f64>() {
+        Ok(shown) if (shown - r).abs() <= f64::EPSILON * r.abs().max(1.0) => s,
+        _ => format!("≈{s}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio_text;
+
+    #[test]
+    fn a_rounded_ratio_says_so() {
+        assert_eq!(ratio_text(2.0), "2");
+        assert_eq!(ratio_text(0.5), "0.5");
+        assert_eq!(ratio_text(199.99 / 99.99), "≈2");
+        assert_eq!(ratio_text(4.0 / 3.0), "≈1.333");
+        assert_eq!(ratio_text(0.0), "0");
+    }
 }

@@ -33,6 +33,9 @@ fn keys(a: AntiPattern) -> (&'static str, &'static str) {
         AntiPattern::InsertInsteadOfMerge => ("lab_insert", "lab_insert_hint"),
         AntiPattern::OverwritePartition => ("lab_overwrite", "lab_overwrite_hint"),
         AntiPattern::DropMalformed => ("lab_dropmalformed", "lab_dropmalformed_hint"),
+        AntiPattern::FixJobInBronze => ("lab_fixjob", "lab_fixjob_hint"),
+        AntiPattern::WeeklyDelete => ("lab_weekly_delete", "lab_weekly_delete_hint"),
+        AntiPattern::Shortcut => ("lab_shortcut", "lab_shortcut_hint"),
     }
 }
 

@@ -12,7 +12,7 @@ use crate::error::{EngineError, Result};
 
 /// A record's fields in order, as names and values (JSON values; a CSV
 /// field is a JSON string).
-type Fields = Vec<(String, Value)>;
+pub(crate) type Fields = Vec<(String, Value)>;
 
 /// The records of a file in `format`, as fields. CSV records are read with
 /// `dialect` under `header`; a record that is not a JSON object (or a CSV
@@ -62,10 +62,20 @@ fn write(
     dialect: Option<&CsvDialect>,
     records: &[Fields],
 ) -> Result<(String, &'static str)> {
+    write_records(format, dialect, records, true)
+}
+
+/// `records` in the source's format, a CSV header line first when `header`.
+fn write_records(
+    format: SourceFormat,
+    dialect: Option<&CsvDialect>,
+    records: &[Fields],
+    header: bool,
+) -> Result<(String, &'static str)> {
     if format == SourceFormat::Csv {
         let d = dialect.map_or(b',', |d| d.delimiter as u8);
         let mut w = csv::WriterBuilder::new().delimiter(d).from_writer(vec![]);
-        if let Some(first) = records.first() {
+        if let Some(first) = records.first().filter(|_| header) {
             w.write_record(first.iter().map(|(k, _)| k.as_str()))
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
         }
@@ -131,7 +141,7 @@ pub fn drifted(
     Ok((text, ext, renamed))
 }
 
-/// A business error: the last record again with field `column` set to
+/// A business error: the last of `texts` again with field `column` set to
 /// -100 (a JSON string if it was one, else a number), as a new record:
 /// its business `key` field (if given and present) gets a new value (a
 /// number + 900000, a text + `-B`), so it ties with no earlier change.
@@ -158,19 +168,123 @@ pub fn with_negative_amount(
             _ => Value::from(-100),
         };
         if let Some((_, k)) = key.and_then(|key| r.iter_mut().find(|(n, _)| n == key)) {
-            *k = match &*k {
-                Value::Number(n) if n.as_i64().is_some() => {
-                    Value::from(n.as_i64().unwrap_or(0) + 900_000)
-                }
-                Value::String(t) => match t.parse::<i64>() {
-                    Ok(n) => Value::String((n + 900_000).to_string()),
-                    Err(_) => Value::String(format!("{t}-B")),
-                },
-                other => other.clone(),
-            };
+            *k = new_key(k, 900_000, "-B");
         }
     }
     write(format, dialect, &records)
+}
+
+/// A business key moved so it ties with no earlier record: a number (or a
+/// text holding one) plus `plus`, any other text with `suffix` appended.
+fn new_key(k: &Value, plus: i64, suffix: &str) -> Value {
+    match k {
+        Value::Number(n) if n.as_i64().is_some() => Value::from(n.as_i64().unwrap_or(0) + plus),
+        Value::String(t) => match t.parse::<i64>() {
+            Ok(n) => Value::String((n + plus).to_string()),
+            Err(_) => Value::String(format!("{t}{suffix}")),
+        },
+        other => other.clone(),
+    }
+}
+
+/// One record's text edited in place by `edit` (which says whether it
+/// changed anything) and written back in the source's format: a CSV line
+/// without the header, a compact JSON object. `None` when `edit` changed
+/// nothing; an error when the text is not a record of `format`.
+pub fn edit_record(
+    format: SourceFormat,
+    dialect: Option<&CsvDialect>,
+    header: &[String],
+    text: &str,
+    edit: impl FnOnce(&mut Fields) -> bool,
+) -> Result<Option<String>> {
+    let mut records = read(format, dialect, header, &[text.to_string()])?;
+    let Some(r) = records.first_mut() else {
+        return Ok(None);
+    };
+    if !edit(r) {
+        return Ok(None);
+    }
+    let (text, _) = write_records(format, dialect, &records, false)?;
+    Ok(Some(text.trim_end_matches(['\r', '\n']).to_string()))
+}
+
+/// The absolute value of field `column` when it holds a negative number
+/// (a JSON number, or a text that parses as one: the minus is dropped, the
+/// digits kept exactly). Returns whether it changed.
+pub fn make_positive(fields: &mut Fields, column: &str) -> bool {
+    let Some((_, v)) = fields.iter_mut().find(|(k, _)| k == column) else {
+        return false;
+    };
+    let text = match &*v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => return false,
+    };
+    let Some(digits) = text.strip_prefix('-') else {
+        return false;
+    };
+    if digits.parse::<f64>().is_err() {
+        return false;
+    }
+    *v = match &*v {
+        Value::String(_) => Value::String(digits.to_string()),
+        _ => match serde_json::from_str::<Value>(digits) {
+            Ok(n @ Value::Number(_)) => n,
+            _ => return false,
+        },
+    };
+    true
+}
+
+/// Late records (seed 000 §5): the records again with the date of field
+/// `date_column` moved `days` back (the `YYYY-MM-DD` at the start of its
+/// text; the rest, a time or an offset, kept) and their business `key`
+/// moved (+800000, or `-L`), so they are new records of an earlier day.
+/// Records without a date there are left out. Returns the file and the
+/// earliest original and shifted dates.
+pub fn late(
+    format: SourceFormat,
+    dialect: Option<&CsvDialect>,
+    header: &[String],
+    texts: &[String],
+    date_column: &str,
+    key: Option<&str>,
+    days: i64,
+) -> Result<(String, &'static str, String, String)> {
+    let mut records: Vec<Fields> = Vec::new();
+    let mut dates: Vec<(String, String)> = Vec::new();
+    for t in texts {
+        let Ok(mut rs) = read(format, dialect, header, std::slice::from_ref(t)) else {
+            continue;
+        };
+        let Some(mut r) = rs.pop() else { continue };
+        let Some((_, v)) = r.iter_mut().find(|(k, _)| k == date_column) else {
+            continue;
+        };
+        let Value::String(s) = &*v else { continue };
+        let Some(day) = s
+            .get(..10)
+            .and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+        else {
+            continue;
+        };
+        let shifted = day - chrono::Duration::days(days);
+        let new = format!("{}{}", shifted.format("%Y-%m-%d"), &s[10..]);
+        dates.push((day.to_string(), shifted.to_string()));
+        *v = Value::String(new);
+        if let Some((_, k)) = key.and_then(|key| r.iter_mut().find(|(n, _)| n == key)) {
+            *k = new_key(k, 800_000, "-L");
+        }
+        records.push(r);
+    }
+    let (from, to) = dates.iter().min().cloned().ok_or_else(|| {
+        EngineError::Request(format!(
+            "the newest records have no date in {date_column} to move back"
+        ))
+    })?;
+    let (text, ext) = write(format, dialect, &records)?;
+    Ok((text, ext, from, to))
 }
 
 #[cfg(test)]
@@ -232,5 +346,84 @@ mod tests {
         let err = with_negative_amount(SourceFormat::JsonLines, None, &[], &texts, "fare", None)
             .unwrap_err();
         assert_eq!(err.to_string(), "the newest record has no field fare");
+    }
+
+    #[test]
+    fn the_fix_job_drops_the_minus_of_a_negative_amount_in_json_and_csv() {
+        let fix = |format, header: &[String], text: &str| {
+            edit_record(format, None, header, text, |f| make_positive(f, "amount")).unwrap()
+        };
+        assert_eq!(
+            fix(
+                SourceFormat::JsonLines,
+                &[],
+                r#"{"id": 9, "amount": "-100.50"}"#
+            )
+            .as_deref(),
+            Some(r#"{"amount":"100.50","id":9}"#)
+        );
+        assert_eq!(
+            fix(SourceFormat::JsonLines, &[], r#"{"id": 9, "amount": -100}"#).as_deref(),
+            Some(r#"{"amount":100,"id":9}"#)
+        );
+        assert_eq!(
+            fix(SourceFormat::JsonLines, &[], r#"{"amount": "7"}"#),
+            None
+        );
+        assert_eq!(
+            fix(SourceFormat::JsonLines, &[], r#"{"amount": "-x"}"#),
+            None
+        );
+        let header = ["id".to_string(), "amount".to_string()];
+        assert_eq!(
+            fix(SourceFormat::Csv, &header, "9,\"-1,5\"").as_deref(),
+            None,
+            "a decimal comma is not a number here: the job leaves it (and deletes the record)"
+        );
+        assert_eq!(
+            fix(SourceFormat::Csv, &header, "9,-1.5").as_deref(),
+            Some("9,1.5")
+        );
+    }
+
+    #[test]
+    fn late_records_move_their_date_back_and_get_new_keys() {
+        let texts = [
+            r#"{"order_id": 7, "order_ts": "2024-03-05T10:00:00Z"}"#.to_string(),
+            r#"{"order_id": 8, "order_ts": null}"#.to_string(),
+        ];
+        let (text, ext, from, to) = late(
+            SourceFormat::JsonLines,
+            None,
+            &[],
+            &texts,
+            "order_ts",
+            Some("order_id"),
+            3,
+        )
+        .unwrap();
+        assert_eq!(
+            (text.as_str(), ext, from.as_str(), to.as_str()),
+            (
+                "{\"order_id\":800007,\"order_ts\":\"2024-03-02T10:00:00Z\"}\n",
+                "jsonl",
+                "2024-03-05",
+                "2024-03-02"
+            )
+        );
+        let err = late(
+            SourceFormat::JsonLines,
+            None,
+            &[],
+            &texts[1..],
+            "order_ts",
+            None,
+            3,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the newest records have no date in order_ts to move back"
+        );
     }
 }

@@ -29,6 +29,12 @@ pub struct HealthFacts {
     /// differ), or why the rebuild failed. `None`: every run is already a
     /// rebuild (full refresh).
     pub rebuild_differs: Option<Result<Vec<(TableName, usize)>, String>>,
+    /// `rebuild_differs` compares a replay with the gold published before
+    /// bronze was rewritten (the weekly fix job, the weekly DELETE).
+    pub rebuild_against_published: bool,
+    /// Bronze batches an OVERWRITE replaced: the gold published from them
+    /// cannot be rebuilt, whatever a replay of today's bronze gives.
+    pub overwritten: usize,
     /// Each silver and gold table with its inputs, or why they are unknown,
     /// and whether it has a commit log.
     pub lineage: Vec<(TableName, Result<Vec<String>, String>, bool)>,
@@ -142,10 +148,19 @@ pub fn evaluate(f: &HealthFacts) -> Vec<SignState> {
         None => sign(true, tr(lang, "every run rebuilds silver and gold from all of bronze, so a replay gives the same gold".into(), "каждый запуск пересобирает silver и gold из всего bronze, поэтому replay даёт тот же gold".into())),
         Some(Err(why)) => sign(false, tr(lang, format!("a replay from bronze fails: {why}"), format!("replay из bronze не удаётся: {why}"))),
         Some(Ok(d)) if d.is_empty() => sign(true, tr(lang, "a replay from bronze through silver gives the same gold".into(), "replay из bronze через silver даёт тот же gold".into())),
+        Some(Ok(d)) if f.rebuild_against_published => {
+            let list: Vec<String> = d.iter().map(|(t, n)| format!("{t} ({n})")).collect();
+            sign(false, tr(lang, format!("bronze was rewritten after gold was published: a replay gives another gold than the one published (rows that differ): {}", list.join(", ")), format!("bronze переписан после публикации gold: replay даёт не тот gold, что был опубликован (различающихся строк): {}", list.join(", "))))
+        }
         Some(Ok(d)) => {
             let list: Vec<String> = d.iter().map(|(t, n)| format!("{t} ({n})")).collect();
             sign(false, tr(lang, format!("a replay from bronze gives another gold (rows that differ): {}", list.join(", ")), format!("replay из bronze даёт другой gold (различающихся строк): {}", list.join(", "))))
         }
+    };
+    let rebuild = if f.overwritten > 0 && rebuild.ok {
+        sign(false, tr(lang, format!("{} bronze batches were overwritten by a later batch of the same day: the gold published while they were there cannot be rebuilt by replay", f.overwritten), format!("{} батчей bronze перезаписаны более поздним батчем того же дня: gold, опубликованный при них, через replay не пересобрать", f.overwritten)))
+    } else {
+        rebuild
     };
     let unknown: Vec<String> = f
         .lineage

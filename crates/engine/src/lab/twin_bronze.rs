@@ -187,3 +187,171 @@ pub fn overwrite_partitions(
     }
     (out, left_out, gone)
 }
+
+/// What the weekly fix job did to one bronze table (seed 000 §6).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FixedRecords {
+    /// Records rewritten in place (`UPDATE`): a negative amount made positive.
+    pub updated: usize,
+    /// Records removed (`DELETE`): every other record silver rejected.
+    pub deleted: usize,
+}
+
+/// The weekly "fix" job on bronze (`UPDATE` / `DELETE` of raw records,
+/// seed 000 §6): every record whose `_event_id` is in `rejected` (what
+/// silver's rules kept out) is either UPDATEd, when its table's amount
+/// column (`amount`, table name → column) holds a negative number in a
+/// raw payload (the minus dropped: [`crate::lab::events::make_positive`]),
+/// or DELETEd. A typed bronze batch (no `raw_payload`) only has DELETEs.
+/// Returns the fixed batches and, per table, what the job did.
+pub fn fix_job(
+    bronze: &BronzeBatches,
+    rejected: &HashSet<String>,
+    amount: &BTreeMap<String, String>,
+) -> Result<(BronzeBatches, BTreeMap<String, FixedRecords>)> {
+    use datafusion::arrow::array::ArrayRef;
+    let mut out = BronzeBatches::new();
+    let mut done = BTreeMap::new();
+    for (table, batches) in bronze {
+        let mut fixed = FixedRecords::default();
+        let mut kept = Vec::with_capacity(batches.len());
+        for (info, rows) in batches {
+            let events = rows
+                .column_by_name("_event_id")
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                .ok_or_else(|| EngineError::Internal(format!("bronze.{table} has no _event_id")))?;
+            let payload_at = rows.schema().index_of("raw_payload").ok();
+            let payloads = payload_at.and_then(|i| {
+                rows.column(i)
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .cloned()
+            });
+            let mut texts: Vec<Option<String>> = Vec::with_capacity(rows.num_rows());
+            let mut keep = Vec::with_capacity(rows.num_rows());
+            for i in 0..rows.num_rows() {
+                let text = payloads
+                    .as_ref()
+                    .and_then(|p| (!p.is_null(i)).then(|| p.value(i).to_string()));
+                if events.is_null(i) || !rejected.contains(events.value(i)) {
+                    texts.push(text);
+                    keep.push(Some(true));
+                    continue;
+                }
+                let updated = match (&text, amount.get(table)) {
+                    (Some(t), Some(col)) => crate::lab::events::edit_record(
+                        info.format,
+                        info.dialect.as_ref(),
+                        &info.header,
+                        t,
+                        |f| crate::lab::events::make_positive(f, col),
+                    )
+                    .ok()
+                    .flatten(),
+                    _ => None,
+                };
+                match updated {
+                    Some(new) => {
+                        fixed.updated += 1;
+                        texts.push(Some(new));
+                        keep.push(Some(true));
+                    }
+                    None => {
+                        fixed.deleted += 1;
+                        texts.push(text);
+                        keep.push(Some(false));
+                    }
+                }
+            }
+            let mut columns: Vec<ArrayRef> = rows.columns().to_vec();
+            if let Some(i) = payload_at {
+                columns[i] = std::sync::Arc::new(StringArray::from(texts));
+            }
+            let rows = RecordBatch::try_new(rows.schema(), columns)?;
+            let rows = filter_record_batch(&rows, &BooleanArray::from(keep))?;
+            let mut info = info.clone();
+            info.records = rows.num_rows();
+            kept.push((info, rows));
+        }
+        done.insert(table.clone(), fixed);
+        out.insert(table.clone(), kept);
+    }
+    Ok((out, done))
+}
+
+/// Column names a customer is identified by, most specific first.
+const CUSTOMER_COLUMNS: &[&str] = &["user_id", "customer_id", "client_id", "passenger_id"];
+
+/// The customer a weekly DELETE request names: the customer column (the
+/// first of [`CUSTOMER_COLUMNS`] a bronze table declares) and its value
+/// with the most records (ties: the smallest text), over every bronze
+/// table that declares it. `None` when no table has such a column.
+pub fn customer_to_delete(
+    def: &PipelineDef,
+    bronze: &BronzeBatches,
+) -> Result<Option<(String, String)>> {
+    let Some(column) = CUSTOMER_COLUMNS.iter().find(|c| {
+        def.bronze
+            .iter()
+            .any(|b| b.schema.columns.iter().any(|d| d.name == **c))
+    }) else {
+        return Ok(None);
+    };
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, ids) in customer_values(def, bronze, column)? {
+        for (_, v) in ids {
+            *counts.entry(v).or_default() += 1;
+        }
+    }
+    let best = counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(v, _)| (column.to_string(), v));
+    Ok(best)
+}
+
+/// Per bronze table declaring `column`: each parsed record's `_event_id`
+/// and its value there (as text; records without one left out).
+fn customer_values(
+    def: &PipelineDef,
+    bronze: &BronzeBatches,
+    column: &str,
+) -> Result<Vec<(String, Vec<(String, String)>)>> {
+    let mut out = Vec::new();
+    for b in &def.bronze {
+        if !b.schema.columns.iter().any(|c| c.name == column) {
+            continue;
+        }
+        let Some(batches) = bronze.get(&b.name) else {
+            continue;
+        };
+        let parsed = parse_bronze(&b.schema, batches)?;
+        let ids = column_text(&parsed.rows, "_event_id")?;
+        let values = column_text(&parsed.rows, column)?;
+        let pairs = ids
+            .into_iter()
+            .zip(values)
+            .filter_map(|(i, v)| Some((i?, v?)))
+            .collect();
+        out.push((b.name.clone(), pairs));
+    }
+    Ok(out)
+}
+
+/// The weekly `DELETE FROM bronze.… WHERE column = value` (seed 000 §7):
+/// the records of that customer leave every bronze table declaring
+/// `column`. Returns the batches and the records deleted per table.
+pub fn weekly_delete(
+    def: &PipelineDef,
+    bronze: &BronzeBatches,
+    column: &str,
+    value: &str,
+) -> Result<(BronzeBatches, BTreeMap<String, usize>)> {
+    let ids: HashSet<String> = customer_values(def, bronze, column)?
+        .into_iter()
+        .flat_map(|(_, pairs)| pairs)
+        .filter(|(_, v)| v == value)
+        .map(|(i, _)| i)
+        .collect();
+    without_events(bronze, &ids)
+}

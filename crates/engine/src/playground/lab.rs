@@ -18,8 +18,11 @@ use crate::bronze::IngestOptions;
 use crate::env::{FixedClock, SeededIds};
 use crate::lab::compare::{compare_checks, compare_gold};
 use crate::lab::health::{evaluate, HealthFacts};
-use crate::lab::tr;
-use crate::lab::twin_bronze::{drop_duplicates, keep_passed, overwrite_partitions};
+use crate::lab::twin_bronze::{
+    customer_to_delete, drop_duplicates, fix_job, keep_passed, overwrite_partitions, weekly_delete,
+    FixedRecords,
+};
+use crate::lab::{amount_column, rows_word, tr};
 use crate::lab::{
     AntiPattern, HealthCheck, HealthSign, LabCount, LabEvent, LabEventRecord, LabView, SignState,
 };
@@ -58,12 +61,68 @@ impl LabState {
 /// Records each ingest anti-pattern left out of the twin's bronze, per table.
 type LeftOut = BTreeMap<AntiPattern, BTreeMap<String, usize>>;
 
-/// "rows" in a change list (Russian: the genitive plural, as after a number range).
-fn rows_word(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => "rows",
-        Lang::Ru => "строк",
-    }
+/// Records a late-records event sends (the source's newest ones, re-dated).
+const LATE_RECORDS: usize = 2;
+/// How many days back a late record's business date is.
+const LATE_DAYS: i64 = 3;
+
+/// The first DATE or TIMESTAMP column a bronze table declares (a record's
+/// business date).
+fn date_column(b: &crate::model::BronzeTableDef) -> Option<String> {
+    b.schema
+        .columns
+        .iter()
+        .find(|c| {
+            matches!(
+                c.data_type,
+                crate::model::ColumnType::Date | crate::model::ColumnType::Timestamp
+            )
+        })
+        .map(|c| c.name.clone())
+}
+
+/// The newest `n` of `texts` that silver did not reject, oldest first
+/// (the newest `n` of all when it rejected each).
+fn newest_accepted_n(texts: &[String], rejected: &HashSet<String>, n: usize) -> Vec<String> {
+    let ok: Vec<String> = texts
+        .iter()
+        .filter(|t| !rejected.contains(*t))
+        .cloned()
+        .collect();
+    let from = if ok.is_empty() { texts } else { &ok };
+    from[from.len().saturating_sub(n)..].to_vec()
+}
+
+/// The newest of `texts` that silver did not reject (the newest of all
+/// when it rejected each), as a one-record list; empty for no texts.
+fn newest_accepted(texts: &[String], rejected: &HashSet<String>) -> Vec<String> {
+    texts
+        .iter()
+        .rev()
+        .find(|t| !rejected.contains(*t))
+        .or_else(|| texts.last())
+        .cloned()
+        .into_iter()
+        .collect()
+}
+
+/// The twin and what its anti-patterns did to it.
+struct Twin {
+    /// The twin as it stands (after any rewrite of its bronze, a replay).
+    twin: Playground,
+    /// Records each anti-pattern left out of (or rewrote in) its bronze, per table.
+    left_out: LeftOut,
+    /// With a bronze rewrite on ([`AntiPattern::rewrites_bronze`]): the
+    /// twin as it was when its gold was published, before the rewrite.
+    published: Option<Playground>,
+    /// The weekly fix job's UPDATEs and DELETEs, per bronze table.
+    fixed: BTreeMap<String, FixedRecords>,
+    /// The weekly DELETE request's customer: (column, value).
+    deleted_customer: Option<(String, String)>,
+    /// Batches an OVERWRITE replaced (their versions are gone).
+    overwritten: usize,
+    /// The shortcut's gold models, each with the bronze tables it reads.
+    shortcut_reads: BTreeMap<String, Vec<String>>,
 }
 
 impl Playground {
@@ -96,6 +155,11 @@ impl Playground {
         let before = self.table_versions();
         let rows_before = self.row_counts();
         let twin_before = self.lab_view.as_ref().map(|v| v.counts.clone());
+        let twin_gold_before = self
+            .lab_view
+            .as_ref()
+            .map(|v| v.gold.clone())
+            .unwrap_or_default();
         // Everything an event needs is read before it writes anything: a
         // refusal (no file to re-send, no Kafka topic) changes nothing.
         let lesson = match event {
@@ -106,7 +170,9 @@ impl Playground {
             LabEvent::ResendFile => Some(self.resend_file().await?),
             LabEvent::TechnicalFailure => Some(self.technical_failure().await?),
             LabEvent::KafkaRedelivery => Some(self.kafka_redeliver().await?),
-            LabEvent::SchemaDrift | LabEvent::BusinessError => Some(self.send_edited(event).await?),
+            LabEvent::SchemaDrift | LabEvent::BusinessError | LabEvent::LateRecords => {
+                Some(self.send_edited(event).await?)
+            }
         };
         let after = self.table_versions();
         let rows_after = self.row_counts();
@@ -123,20 +189,45 @@ impl Playground {
                         before.get(t).map_or("-".to_string(), |v| v.to_string()),
                         n(&rows_before, t),
                         n(&rows_after, t),
-                        rows_word(lang)
+                        rows_word(lang, rows_after.get(t).copied().unwrap_or(0))
                     )
                 })
                 .collect(),
+            // A table whose rows changed but not their number says so by its new version.
             _ => rows_after
                 .keys()
-                .filter(|t| rows_before.get(*t) != rows_after.get(*t))
-                .map(|t| {
-                    format!(
-                        "{t}: {} → {} {}",
-                        n(&rows_before, t),
-                        n(&rows_after, t),
-                        rows_word(lang)
-                    )
+                .filter_map(|t| {
+                    if rows_before.get(t) != rows_after.get(t) {
+                        Some(format!(
+                            "{t}: {} → {} {}",
+                            n(&rows_before, t),
+                            n(&rows_after, t),
+                            rows_word(lang, rows_after.get(t).copied().unwrap_or(0))
+                        ))
+                    } else if before.get(t) != after.get(t) {
+                        let v = |m: &BTreeMap<TableName, u64>| {
+                            m.get(t).map_or("-".to_string(), |v| format!("v{v}"))
+                        };
+                        Some(tr(
+                            lang,
+                            format!(
+                                "{t}: {} {}, their values changed ({} → {})",
+                                n(&rows_after, t),
+                                rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
+                                v(&before),
+                                v(&after)
+                            ),
+                            format!(
+                                "{t}: {} {}, значения изменились ({} → {})",
+                                n(&rows_after, t),
+                                rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
+                                v(&before),
+                                v(&after)
+                            ),
+                        ))
+                    } else {
+                        None
+                    }
                 })
                 .collect(),
         };
@@ -188,11 +279,43 @@ impl Playground {
                                 c.table,
                                 n(was),
                                 n(c.anti),
-                                rows_word(lang)
+                                rows_word(lang, c.anti.unwrap_or(0))
                             )
                         })
                     })
                     .collect();
+                let mut moved = moved;
+                // Gold whose row count stayed but whose values moved.
+                for g in &v.gold {
+                    let was = twin_gold_before.iter().find(|o| o.model == g.model);
+                    let cells = |x: &crate::lab::LabGold| -> Vec<Vec<Option<String>>> {
+                        x.rows
+                            .iter()
+                            .map(|r| r.anti.clone())
+                            .filter(|r| !r.is_empty())
+                            .collect()
+                    };
+                    if let Some(was) = was {
+                        let (a, b) = (cells(was), cells(g));
+                        if a.len() == b.len() && a != b {
+                            moved.push(tr(
+                                lang,
+                                format!(
+                                    "{}: {} {}, their values changed",
+                                    g.model,
+                                    b.len(),
+                                    rows_word(lang, b.len())
+                                ),
+                                format!(
+                                    "{}: {} {}, значения изменились",
+                                    g.model,
+                                    b.len(),
+                                    rows_word(lang, b.len())
+                                ),
+                            ));
+                        }
+                    }
+                }
                 if moved.is_empty() {
                     tr(
                         lang,
@@ -367,18 +490,7 @@ impl Playground {
     /// new messages on its Kafka topic), then a run.
     async fn send_edited(&mut self, event: LabEvent) -> Result<String> {
         let lang = self.lang;
-        let amount_of = |b: &crate::model::BronzeTableDef| {
-            let names: Vec<&str> = b.schema.columns.iter().map(|c| c.name.as_str()).collect();
-            names
-                .iter()
-                .find(|n| n.eq_ignore_ascii_case("amount"))
-                .or_else(|| {
-                    names
-                        .iter()
-                        .find(|n| n.to_ascii_lowercase().contains("amount"))
-                })
-                .map(|n| n.to_string())
-        };
+        let amount_of = amount_column;
         let keys: HashSet<String> = self
             .def
             .silver
@@ -389,6 +501,7 @@ impl Playground {
         let target = self.def.bronze.iter().find_map(|b| {
             let column = match event {
                 LabEvent::BusinessError => amount_of(b)?,
+                LabEvent::LateRecords => date_column(b)?,
                 _ => amount_of(b).or_else(|| {
                     b.schema
                         .columns
@@ -406,6 +519,9 @@ impl Playground {
             EngineError::Request(match event {
                 LabEvent::BusinessError => {
                     tr(self.lang, "no bronze table of this scenario has an amount column that has received data".into(), "ни в одной таблице bronze этого сценария нет колонки с суммой, получившей данные".into())
+                }
+                LabEvent::LateRecords => {
+                    tr(self.lang, "no bronze table of this scenario has a date or timestamp column that has received data".into(), "ни в одной таблице bronze этого сценария нет колонки с датой или временем, получившей данные".into())
                 }
                 _ => tr(self.lang, "no bronze table of this scenario has received data to change".into(), "ни одна таблица bronze этого сценария ещё не получила данных, которые можно изменить".into()),
             })
@@ -442,7 +558,57 @@ impl Playground {
                 .unwrap_or(0)
         };
         let held_before = quarantined(self);
+        // The business error copies a record silver accepted: -100 is its only fault.
+        let rejected: HashSet<String> = self
+            .open_rejections()
+            .into_iter()
+            .map(|(_, _, payload)| payload)
+            .collect();
+        let watermark = medallion_protocol::runs::watermarks(&self.checkpoints)
+            .get(&t)
+            .copied();
+        let mut dates: Option<(String, String)> = None;
         let kafka = self.topics.get(&table).filter(|t| t.committed > 0).cloned();
+        // The edited records as a file in the source's format: (text, extension).
+        let edit = |format: crate::bronze::SourceFormat,
+                    dialect: Option<&crate::bronze::CsvDialect>,
+                    header: &[String],
+                    all: Vec<String>,
+                    column: &mut String,
+                    dates: &mut Option<(String, String)>|
+         -> Result<(String, &'static str)> {
+            use crate::lab::events;
+            Ok(match event {
+                LabEvent::LateRecords => {
+                    let texts = newest_accepted_n(&all, &rejected, LATE_RECORDS);
+                    let (text, ext, from, to) = events::late(
+                        format,
+                        dialect,
+                        header,
+                        &texts,
+                        column,
+                        key.as_deref(),
+                        LATE_DAYS,
+                    )?;
+                    *dates = Some((from, to));
+                    (text, ext)
+                }
+                LabEvent::BusinessError => events::with_negative_amount(
+                    format,
+                    dialect,
+                    header,
+                    &newest_accepted(&all, &rejected),
+                    column,
+                    key.as_deref(),
+                )?,
+                _ => {
+                    let (text, ext, renamed) =
+                        events::drifted(format, dialect, header, &all, &candidates)?;
+                    *column = renamed;
+                    (text, ext)
+                }
+            })
+        };
         let (text, what) = if let Some(topic) = &kafka {
             let live: Vec<String> = topic
                 .log
@@ -450,27 +616,14 @@ impl Playground {
                 .filter(|m| !m.erased)
                 .filter_map(|m| m.value.clone())
                 .collect();
-            let texts = match event {
-                LabEvent::BusinessError => live.last().cloned().into_iter().collect::<Vec<_>>(),
-                _ => live,
-            };
-            let format = crate::bronze::SourceFormat::JsonLines;
-            let (text, _) = match event {
-                LabEvent::BusinessError => crate::lab::events::with_negative_amount(
-                    format,
-                    None,
-                    &[],
-                    &texts,
-                    &column,
-                    key.as_deref(),
-                )?,
-                _ => {
-                    let (text, ext, renamed) =
-                        crate::lab::events::drifted(format, None, &[], &texts, &candidates)?;
-                    column = renamed;
-                    (text, ext)
-                }
-            };
+            let (text, _) = edit(
+                crate::bronze::SourceFormat::JsonLines,
+                None,
+                &[],
+                live,
+                &mut column,
+                &mut dates,
+            )?;
             (
                 text,
                 tr(
@@ -494,27 +647,14 @@ impl Playground {
                 .unwrap_or_default();
             let split = crate::bronze::split_file(&bytes, &options)?;
             let texts: Vec<String> = split.records.iter().map(|r| r.text.clone()).collect();
-            let (text, ext) = match event {
-                LabEvent::BusinessError => crate::lab::events::with_negative_amount(
-                    split.format,
-                    split.dialect.as_ref(),
-                    &split.header,
-                    &texts,
-                    &column,
-                    key.as_deref(),
-                )?,
-                _ => {
-                    let (text, ext, renamed) = crate::lab::events::drifted(
-                        split.format,
-                        split.dialect.as_ref(),
-                        &split.header,
-                        &texts,
-                        &candidates,
-                    )?;
-                    column = renamed;
-                    (text, ext)
-                }
-            };
+            let (text, ext) = edit(
+                split.format,
+                split.dialect.as_ref(),
+                &split.header,
+                texts,
+                &mut column,
+                &mut dates,
+            )?;
             let stem = b
                 .file_name
                 .rsplit_once('.')
@@ -522,6 +662,7 @@ impl Playground {
                 .to_string();
             let name = match event {
                 LabEvent::BusinessError => format!("{stem}_business_error.{ext}"),
+                LabEvent::LateRecords => format!("{stem}_late.{ext}"),
                 _ => format!("{stem}_v2.{ext}"),
             };
             (text, name)
@@ -543,6 +684,22 @@ impl Playground {
                 .await?;
         }
         self.run().await;
+        if let (LabEvent::LateRecords, Some((from, to))) = (event, &dates) {
+            let w = watermark
+                .and_then(chrono::DateTime::from_timestamp_micros)
+                .map_or("-".to_string(), |d| {
+                    d.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+                });
+            let how = match self.mode {
+                RunMode::Incremental => tr(lang, format!("the incremental run reads what landed after the watermark on _ingest_ts ({w}), so it took them"), format!("инкрементальный запуск читает то, что пришло после watermark по _ingest_ts ({w}), поэтому он их взял")),
+                RunMode::Full => tr(lang, format!("the full refresh reads all of bronze (the watermark on _ingest_ts was {w}), so it took them"), format!("полная перезапись читает весь bronze (watermark по _ingest_ts был {w}), поэтому она их взяла")),
+            };
+            return Ok(tr(
+                lang,
+                format!("Late records arrived in {t} ({what}): {column} on {to}, {LATE_DAYS} days before the newest records ({from}). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: {how}, and gold's figures for {to} move. A watermark on {column} would have skipped them for good."),
+                format!("В {t} пришли опоздавшие записи ({what}): {column} = {to}, на {LATE_DAYS} дня раньше последних записей ({from}). Bronze партиционирован и отмечен watermark по _ingest_ts, а не по бизнес-дате: {how}, и цифры gold за {to} меняются. Watermark по {column} пропустил бы их навсегда."),
+            ));
+        }
         Ok(match event {
             LabEvent::BusinessError if quarantined(self) > held_before => tr(
                 lang,
@@ -607,14 +764,11 @@ impl Playground {
         let mut theirs = None;
         if !self.lab.on.is_empty() {
             match self.build_twin().await {
-                Ok((twin, left_out)) => {
-                    if let Err(e) = self.compare_twin(&twin, &left_out, &mut view).await {
+                Ok(t) => {
+                    if let Err(e) = self.compare_twin(&t, &mut view).await {
                         view.error = Some(e.to_string());
                     }
-                    theirs = Some(
-                        twin.health(Some((&left_out, &self.lab.on)), self.lab.reruns())
-                            .await,
-                    );
+                    theirs = Some(t.twin.health(Some(&t), self.lab.reruns()).await);
                 }
                 Err(e) => view.error = Some(e.to_string()),
             }
@@ -634,7 +788,7 @@ impl Playground {
     /// The twin: this session's definition and bronze with the lab's
     /// anti-patterns, run once, then once per re-run on the timeline.
     /// Returns it with the records its ingest left out, per bronze table.
-    async fn build_twin(&self) -> Result<(Playground, LeftOut)> {
+    async fn build_twin(&self) -> Result<Twin> {
         let mut def = self.def.clone();
         if self.lab.has(AntiPattern::InsertInsteadOfMerge) {
             def.anti_patterns.insert_into = self
@@ -661,20 +815,87 @@ impl Playground {
             bronze = b;
             left_out.insert(AntiPattern::FilterAtIngest, n);
         }
+        let mut overwritten = 0;
         if self.lab.has(AntiPattern::OverwritePartition) {
-            let (b, n, _) = overwrite_partitions(&bronze);
+            let (b, n, gone) = overwrite_partitions(&bronze);
             bronze = b;
+            overwritten = gone.len();
             left_out.insert(AntiPattern::OverwritePartition, n);
         }
+        let could_not_run = |why: String| {
+            EngineError::Request(tr(
+                self.lang,
+                format!("the twin with the anti-pattern could not run: {why}"),
+                format!("двойник с антипаттерном не смог выполниться: {why}"),
+            ))
+        };
+        // A rewrite of bronze comes after gold was published from it.
+        let published = if self.lab.on.iter().any(|a| a.rewrites_bronze()) {
+            Some(
+                self.run_copy(def.clone(), bronze.clone(), self.lab.reruns())
+                    .await
+                    .map_err(could_not_run)?,
+            )
+        } else {
+            None
+        };
+        let mut fixed = BTreeMap::new();
+        if self.lab.has(AntiPattern::FixJobInBronze) {
+            let amount: BTreeMap<String, String> = self
+                .def
+                .bronze
+                .iter()
+                .filter_map(|b| Some((b.name.clone(), amount_column(b)?)))
+                .collect();
+            let (b, f) = fix_job(&bronze, &self.rejected_events(None), &amount)?;
+            bronze = b;
+            left_out.insert(
+                AntiPattern::FixJobInBronze,
+                f.iter()
+                    .map(|(t, f)| (t.clone(), f.updated + f.deleted))
+                    .collect(),
+            );
+            fixed = f;
+        }
+        let mut deleted_customer = None;
+        if self.lab.has(AntiPattern::WeeklyDelete) {
+            let mut n = BTreeMap::new();
+            if let Some((column, value)) = customer_to_delete(&self.def, &bronze)? {
+                let (b, gone) = weekly_delete(&self.def, &bronze, &column, &value)?;
+                bronze = b;
+                n = gone;
+                deleted_customer = Some((column, value));
+            }
+            left_out.insert(AntiPattern::WeeklyDelete, n);
+        }
+        let shortcut_reads = if self.lab.has(AntiPattern::Shortcut) {
+            def.anti_patterns.gold_reads_bronze = true;
+            crate::lab::shortcut::models(&self.def, &self.batches)
+                .map(|m| {
+                    m.models
+                        .iter()
+                        .map(|(name, _)| {
+                            (name.clone(), vec![TableName::bronze(&m.table).to_string()])
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            BTreeMap::new()
+        };
         let twin = self
             .run_copy(def, bronze, self.lab.reruns())
             .await
-            .map_err(|why| {
-                EngineError::Request(format!(
-                    "the twin with the anti-pattern could not run: {why}"
-                ))
-            })?;
-        Ok((twin, left_out))
+            .map_err(could_not_run)?;
+        Ok(Twin {
+            twin,
+            left_out,
+            published,
+            fixed,
+            deleted_customer,
+            overwritten,
+            shortcut_reads,
+        })
     }
 
     /// A throw-away playground in its own in-memory lake: `def` over
@@ -741,11 +962,7 @@ impl Playground {
     /// The five signs of a healthy medallion for this playground (the
     /// session, or a twin: `twin` gives the records its ingest left out and
     /// the anti-patterns that did it; it ran `reruns` times more than once).
-    async fn health(
-        &self,
-        twin: Option<(&LeftOut, &[AntiPattern])>,
-        reruns: usize,
-    ) -> Vec<SignState> {
+    async fn health(&self, twin: Option<&Twin>, reruns: usize) -> Vec<SignState> {
         let lang = self.lang;
         let out = self.last_good.as_ref();
         let mut lost: Vec<(TableName, usize, String)> = Vec::new();
@@ -760,7 +977,7 @@ impl Playground {
             if dropped > 0 {
                 lost.push((t.clone(), dropped, "DROPMALFORMED".into()));
             }
-            if let Some((left_out, _)) = twin {
+            if let Some(left_out) = twin.map(|t| &t.left_out) {
                 let n: usize = left_out.values().filter_map(|m| m.get(&b.name)).sum();
                 if n > 0 {
                     let how: Vec<&str> = left_out
@@ -812,7 +1029,10 @@ impl Playground {
                 !self.history.versions(&t).is_empty(),
             ));
         }
-        let rebuild_differs = if self.mode == RunMode::Full
+        let published = twin.and_then(|t| t.published.as_ref());
+        let rebuild_differs = if let Some(p) = published {
+            Some(Ok(gold_differs(&self.def, p, self)))
+        } else if self.mode == RunMode::Full
             && reruns == 0
             && self.def.gold.iter().all(|g| g.merge_on.is_empty())
         {
@@ -822,25 +1042,7 @@ impl Playground {
                 .run_copy(self.def.clone(), self.bronze.clone(), 0)
                 .await
             {
-                Ok(fresh) => {
-                    let mut differs = Vec::new();
-                    for g in &self.def.gold {
-                        let t = TableName::gold(&g.name);
-                        let (a, b) = (
-                            out.and_then(|o| o.table(&t)),
-                            fresh.last_good.as_ref().and_then(|o| o.table(&t)),
-                        );
-                        if let (Some(a), Some(b)) = (a, b) {
-                            let n = crate::lake::versions::row_diff(a, b)
-                                .map(|(x, y)| x + y)
-                                .unwrap_or(usize::MAX);
-                            if n > 0 {
-                                differs.push((t, n));
-                            }
-                        }
-                    }
-                    Some(Ok(differs))
-                }
+                Ok(fresh) => Some(Ok(gold_differs(&self.def, self, &fresh))),
                 Err(why) => Some(Err(why)),
             }
         };
@@ -854,9 +1056,17 @@ impl Playground {
                 .sum(),
             lost,
             erased: self.batches.iter().map(|b| b.erased_records).sum(),
-            reads_bronze: out.map(|o| o.gold_reads_bronze.clone()).unwrap_or_default(),
+            reads_bronze: {
+                let mut r = out.map(|o| o.gold_reads_bronze.clone()).unwrap_or_default();
+                if let Some(t) = twin {
+                    r.extend(t.shortcut_reads.clone());
+                }
+                r
+            },
             gold,
             rebuild_differs,
+            rebuild_against_published: published.is_some(),
+            overwritten: twin.map_or(0, |t| t.overwritten),
             lineage,
         })
     }
@@ -896,35 +1106,48 @@ impl Playground {
     /// silver (open quarantine rows; ambiguous merge ties aside), or only
     /// those of rule `only` (`parse`: records that do not fit the schema).
     fn rejected_events(&self, only: Option<&str>) -> HashSet<String> {
+        self.open_rejections()
+            .into_iter()
+            .filter(|(_, rule, _)| only.is_none_or(|r| rule == r))
+            .map(|(id, _, _)| id)
+            .collect()
+    }
+
+    /// Open quarantine rows of the last good run (ambiguous merge ties
+    /// aside): `(_event_id, rule_id, raw_payload)`.
+    fn open_rejections(&self) -> Vec<(String, String, String)> {
         let Some(q) = self
             .last_good
             .as_ref()
             .and_then(|o| o.table(TableName::quarantine()))
         else {
-            return HashSet::new();
+            return vec![];
         };
         let col = |n: &str| {
             q.column_by_name(n)
                 .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
         };
-        let (Some(ids), Some(rules)) = (col("_event_id"), col("rule_id")) else {
-            return HashSet::new();
+        let (Some(ids), Some(rules), Some(payloads)) =
+            (col("_event_id"), col("rule_id"), col("raw_payload"))
+        else {
+            return vec![];
         };
         let closed = q.column_by_name("closed_in_run");
         (0..q.num_rows())
             .filter(|&i| closed.is_none_or(|c| c.is_null(i)) && rules.value(i) != "merge")
-            .filter(|&i| only.is_none_or(|r| rules.value(i) == r))
-            .map(|i| ids.value(i).to_string())
+            .map(|i| {
+                (
+                    ids.value(i).to_string(),
+                    rules.value(i).to_string(),
+                    payloads.value(i).to_string(),
+                )
+            })
             .collect()
     }
 
     /// Fills `view` with the comparison of this session and `twin`.
-    async fn compare_twin(
-        &self,
-        twin: &Playground,
-        left_out: &LeftOut,
-        view: &mut LabView,
-    ) -> Result<()> {
+    async fn compare_twin(&self, t: &Twin, view: &mut LabView) -> Result<()> {
+        let (twin, left_out) = (&t.twin, &t.left_out);
         let lang = self.lang;
         let mine = self.row_counts();
         let theirs = twin.row_counts();
@@ -968,7 +1191,198 @@ impl Playground {
         }
         view.checks = compare_checks(&self.checks, &twin.checks);
         view.findings = self.findings(view, left_out, twin, lang);
+        if let Some(published) = &t.published {
+            view.findings
+                .extend(self.rewrite_findings(t, published).await?);
+        }
+        if self.lab.has(AntiPattern::Shortcut) {
+            let (gold, found) = self.shortcut(twin).await?;
+            view.gold.extend(gold);
+            view.findings.extend(found);
+        }
         Ok(())
+    }
+
+    /// What the rewrite of the twin's bronze did: the fix job's UPDATEs and
+    /// DELETEs, the weekly DELETE's customer, and each gold model as it was
+    /// published against what a replay of the rewritten bronze gives.
+    async fn rewrite_findings(&self, t: &Twin, published: &Playground) -> Result<Vec<String>> {
+        let lang = self.lang;
+        let mut out = Vec::new();
+        if self.lab.has(AntiPattern::FixJobInBronze) {
+            for (table, f) in t.fixed.iter().filter(|(_, f)| f.updated + f.deleted > 0) {
+                let b = TableName::bronze(table);
+                out.push(tr(
+                    lang,
+                    format!("{b}: the weekly fix job rewrote {} records the source sent: {} UPDATEd in place (the minus of a negative amount dropped), {} DELETEd (the other records silver rejected). The quarantine no longer shows them and the source's originals exist nowhere.", f.updated + f.deleted, f.updated, f.deleted),
+                    format!("{b}: еженедельная джоба «исправления» переписала {} присланных записей: {} изменены UPDATE на месте (у отрицательной суммы убран минус), {} удалены DELETE (прочие отклонённые silver записи). В карантине их больше нет, а оригиналов источника нет нигде.", f.updated + f.deleted, f.updated, f.deleted),
+                ));
+            }
+            if t.fixed.values().all(|f| f.updated + f.deleted == 0) {
+                out.push(tr(
+                    lang,
+                    "The weekly fix job finds nothing to fix here: silver rejects no record of this scenario (send a business error, amount = -100, to give it one).".into(),
+                    "Еженедельной джобе «исправления» здесь нечего править: silver не отклоняет ни одной записи этого сценария (пришлите бизнес-ошибку, amount = -100).".into(),
+                ));
+            }
+        }
+        if self.lab.has(AntiPattern::WeeklyDelete) {
+            match &t.deleted_customer {
+                Some((column, value)) => {
+                    let n = t.left_out.get(&AntiPattern::WeeklyDelete);
+                    let tables: Vec<String> = n
+                        .into_iter()
+                        .flatten()
+                        .filter(|(_, n)| **n > 0)
+                        .map(|(table, n)| format!("{} ({n})", TableName::bronze(table)))
+                        .collect();
+                    out.push(tr(
+                        lang,
+                        format!("The weekly DELETE … WHERE {column} = {value} removed that customer's records from {}: bronze became a mutable database, its versions before the DELETE no longer match any replay, and the history is gone for every purpose, not only the one the law names. Tokenization or crypto-shredding (PII panel) forget the person without touching bronze.", tables.join(", ")),
+                        format!("Еженедельный DELETE … WHERE {column} = {value} удалил записи этого клиента из {}: bronze стал изменяемой базой, его версии до DELETE больше не совпадают ни с одним replay, а история потеряна для всех целей, а не только той, что требует закон. Токенизация или crypto-shredding (панель PII) забывают человека, не трогая bronze.", tables.join(", ")),
+                    ));
+                }
+                None => out.push(tr(
+                    lang,
+                    "The weekly DELETE request needs a customer column (user_id, customer_id) in bronze: load the Kafka orders scenario.".into(),
+                    "Еженедельному DELETE нужна колонка клиента (user_id, customer_id) в bronze: загрузите сценарий заказов из Kafka.".into(),
+                )),
+            }
+        }
+        for g in &self.def.gold {
+            let name = TableName::gold(&g.name);
+            let key = crate::gold::key_columns(&self.ctx, g).await;
+            let was = compare_gold(
+                name.clone(),
+                &key,
+                published.last_good.as_ref().and_then(|o| o.table(&name)),
+                t.twin.last_good.as_ref().and_then(|o| o.table(&name)),
+                None,
+            )?;
+            if was.changed_rows == 0 {
+                continue;
+            }
+            let totals: Vec<String> = was
+                .measures
+                .iter()
+                .filter(|m| m.correct != m.anti)
+                .map(|m| format!("Σ {} {} → {}", m.column, m.correct, m.anti))
+                .collect();
+            let totals = if totals.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", totals.join(", "))
+            };
+            out.push(tr(
+                lang,
+                format!("{name}: the version published before bronze was rewritten and a replay of today's bronze differ in {} {}{totals}: last period's report can no longer be reproduced.", was.changed_rows, rows_word(lang, was.changed_rows)),
+                format!("{name}: версия, опубликованная до переписывания bronze, и replay сегодняшнего bronze расходятся (строк: {}){totals}: отчёт за прошлый период больше не воспроизвести.", was.changed_rows),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The shortcut's two gold models, each over the twin's bronze, side
+    /// by side with the same measure over the session's silver, and how
+    /// far they disagree.
+    async fn shortcut(&self, twin: &Playground) -> Result<(Vec<crate::lab::LabGold>, Vec<String>)> {
+        let lang = self.lang;
+        let Some(sc) = crate::lab::shortcut::models(&self.def, &self.batches) else {
+            return Ok((vec![], vec![tr(
+                lang,
+                "The shortcut needs a bronze table with an amount column and a business key, stored raw from CSV or JSON (or typed): load the Kafka orders scenario.".into(),
+                "Для shortcut нужна таблица bronze с колонкой суммы и бизнес-ключом, сырая из CSV или JSON (или типизированная): загрузите сценарий заказов из Kafka.".into(),
+            )]));
+        };
+        let one = |ctx: &datafusion::prelude::SessionContext, sql: String| {
+            let ctx = ctx.clone();
+            async move {
+                let df = ctx.sql(&sql).await?;
+                let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
+                let batches = df.collect().await?;
+                Ok::<_, EngineError>(datafusion::arrow::compute::concat_batches(
+                    &schema, &batches,
+                )?)
+            }
+        };
+        let truth = one(&self.ctx, sc.silver_sql.clone()).await?;
+        let mut gold = Vec::new();
+        // Per model: its (records, total) as text.
+        let mut figures: Vec<(String, Option<(String, String)>)> = Vec::new();
+        let mut silver_says = None;
+        for (name, sql) in &sc.models {
+            let (rows, error) = match one(&twin.ctx, sql.clone()).await {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            let g = compare_gold(
+                TableName::gold(name),
+                &[],
+                Some(&truth),
+                rows.as_ref(),
+                error,
+            )?;
+            let m = |side: bool| -> Option<String> {
+                let v: Vec<String> = ["records", "total"]
+                    .iter()
+                    .map(|c| {
+                        g.measures.iter().find(|m| m.column == *c).map(|m| {
+                            if side {
+                                m.anti.clone()
+                            } else {
+                                m.correct.clone()
+                            }
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(v.join("\u{1f}"))
+            };
+            silver_says = silver_says.or_else(|| m(false));
+            figures.push((
+                name.clone(),
+                m(true).and_then(|v| {
+                    v.split_once('\u{1f}')
+                        .map(|(a, b)| (a.to_string(), b.to_string()))
+                }),
+            ));
+            gold.push(g);
+        }
+        let mut found = Vec::new();
+        let truth = silver_says
+            .as_deref()
+            .and_then(|v| v.split_once('\u{1f}'))
+            .map(|(a, b)| (a.to_string(), b.to_string()));
+        if let ([(a, Some((ra, ta))), (b, Some((rb, tb)))], Some((rs, ts))) =
+            (figures.as_slice(), truth)
+        {
+            let pct = |x: &str, y: &str| match (x.parse::<f64>(), y.parse::<f64>()) {
+                (Ok(x), Ok(y)) if y != 0.0 => format!("{:.1}%", (x - y).abs() / y.abs() * 100.0),
+                _ => "?".into(),
+            };
+            let (t, k, amount) = (TableName::bronze(&sc.table), &sc.key, &sc.amount);
+            let s = TableName::silver(&sc.silver);
+            let mut apart = Vec::new();
+            if ta != tb {
+                apart.push(tr(
+                    lang,
+                    format!("Σ {amount} {ta} against {tb} ({})", pct(ta, tb)),
+                    format!("Σ {amount} {ta} против {tb} ({})", pct(ta, tb)),
+                ));
+            }
+            if ra != rb {
+                apart.push(tr(
+                    lang,
+                    format!("{ra} records against {rb} ({})", pct(ra, rb)),
+                    format!("{ra} записей против {rb} ({})", pct(ra, rb)),
+                ));
+            }
+            found.push(if apart.is_empty() {
+                tr(lang, format!("gold.{a} and gold.{b} both read {t}, each with its own cleaning, and agree today (Σ {amount} {ta}, {ra} records); silver ({s}) says {ts} over {rs}. Send a business error or a CDC change and watch them drift apart."), format!("gold.{a} и gold.{b} обе читают {t}, каждая со своей очисткой, и сегодня совпадают (Σ {amount} {ta}, записей {ra}); silver ({s}) говорит {ts} по {rs}. Пришлите бизнес-ошибку или изменение CDC — и они разойдутся."))
+            } else {
+                tr(lang, format!("Two gold models read {t} and clean it their own way: gold.{a} keeps distinct payloads, gold.{b} the newest record of each {k} with {amount} > 0. They disagree: {}. Silver, the one cleaned source ({s}), says Σ {amount} {ts} over {rs} records. Which dashboard is right? Nobody can tell.", apart.join(", ")), format!("Две gold-модели читают {t} и чистят его каждая по-своему: gold.{a} оставляет различные payload, gold.{b} — последнюю запись каждого {k} с {amount} > 0. Они расходятся: {}. Silver, единственный очищенный источник ({s}), говорит Σ {amount} {ts} по {rs} записям. Какая витрина права? Никто не знает.", apart.join(", ")))
+            });
+        }
+        Ok((gold, found))
     }
 
     /// What exposes each anti-pattern that is on, from the figures compared.
@@ -1050,7 +1464,7 @@ impl Playground {
                             _ => tr(
                                 lang,
                                 format!("{t}: {n} of the {sent} records the source sent failed a business rule and were never written. An audit query over bronze for them finds 0 rows (the correct bronze: {n}); a rule relaxed later cannot bring them back by replay."),
-                                format!("{t}: {n} из {sent} присланных записей не прошли бизнес-правило и не записаны. Аудит-запрос к bronze находит 0 строк (в правильном bronze: {n}); ослабленное позже правило не вернёт их через replay."),
+                                format!("{t}: из {sent} присланных записей бизнес-правило не прошли и не записаны {n}. Аудит-запрос к bronze находит 0 строк (в правильном bronze: {n}); ослабленное позже правило не вернёт их через replay."),
                             ),
                         });
                     }
@@ -1060,11 +1474,14 @@ impl Playground {
                                 out.push(tr(
                                     lang,
                                     format!("silver.quarantine: {} open rows in the correct pipeline, {} with the filter at ingest: nobody sees what was rejected, or why.", q.correct.unwrap_or(0), q.anti.unwrap_or(0)),
-                                    format!("silver.quarantine: {} открытых строк в правильном пайплайне, {} с фильтром при загрузке: никто не видит, что отброшено и почему.", q.correct.unwrap_or(0), q.anti.unwrap_or(0)),
+                                    format!("silver.quarantine: открытых строк в правильном пайплайне — {}, с фильтром при загрузке — {}: никто не видит, что отброшено и почему.", q.correct.unwrap_or(0), q.anti.unwrap_or(0)),
                                 ));
                             }
                         }
                     }
+                }
+                // Their findings come from the twin as published (`rewrite_findings`) and the shortcut's models.
+                AntiPattern::FixJobInBronze | AntiPattern::WeeklyDelete | AntiPattern::Shortcut => {
                 }
                 AntiPattern::InsertInsteadOfMerge => {
                     let reruns = self.lab.reruns();
@@ -1139,4 +1556,26 @@ impl Playground {
         }
         out
     }
+}
+
+/// Gold tables of `def` whose rows differ between `a` and `b` (last good
+/// runs), with the number of rows that differ (a multiset diff).
+fn gold_differs(def: &PipelineDef, a: &Playground, b: &Playground) -> Vec<(TableName, usize)> {
+    let mut differs = Vec::new();
+    for g in &def.gold {
+        let t = TableName::gold(&g.name);
+        let (x, y) = (
+            a.last_good.as_ref().and_then(|o| o.table(&t)),
+            b.last_good.as_ref().and_then(|o| o.table(&t)),
+        );
+        if let (Some(x), Some(y)) = (x, y) {
+            let n = crate::lake::versions::row_diff(x, y)
+                .map(|(p, q)| p + q)
+                .unwrap_or(usize::MAX);
+            if n > 0 {
+                differs.push((t, n));
+            }
+        }
+    }
+    differs
 }
