@@ -160,6 +160,16 @@ pub fn lab_panel(p: &Props) -> Html {
                     }
                 }) }
             </div>
+            // The newest event's outcome right under the buttons that fired it.
+            if let Some(e) = p.lab.as_ref().and_then(|l| l.timeline.last()) {
+                <div class="lab-last-event" id="lab-last-event">
+                    <strong>{ format!("{}. {}", e.n, t(lang, &format!("lab_ev_{}_done", e.event.key()))) }</strong>
+                    <div>{ format!("{}: {}", t(lang, "lab_correct"), e.correct) }</div>
+                    if !e.anti.is_empty() {
+                        <div>{ format!("{}: {}", t(lang, "lab_anti"), e.anti) }</div>
+                    }
+                </div>
+            }
             if let Some(l) = &p.lab {
                 { comparison(l, lang) }
             }
@@ -208,13 +218,39 @@ fn comparison(l: &LabView, lang: Lang) -> Html {
             if let Some(e) = &l.error {
                 <div class="banner error" id="lab-error">{ e }</div>
             }
-            { health(l, lang) }
             if !l.findings.is_empty() {
                 <ul class="lab-findings" id="lab-findings">
                     { for l.findings.iter().map(|f| html! { <li>{ f }</li> }) }
                 </ul>
             }
             if !l.on.is_empty() && l.error.is_none() {
+                { for l.gold.iter().map(|g| html! {
+                    <div class="lab-gold" id={format!("lab-gold-{}", g.model.name())}>
+                        <h4>
+                            { g.model.to_string() }
+                            <span class="hint">{ format!(" · {} {}", g.changed_rows, t(lang, "lab_changed_rows")) }</span>
+                        </h4>
+                        if let Some(e) = &g.error {
+                            <div class="banner error">{ e }</div>
+                        }
+                        if !g.measures.is_empty() {
+                            <div class="lab-measures">
+                                { for g.measures.iter().map(|m| html! {
+                                    <span class={classes!("lab-measure", (m.correct != m.anti).then_some("changed"))} data-column={m.column.clone()}>
+                                        { format!("Σ {}: {} → {}", m.column, m.correct, m.anti) }
+                                        if let Some(r) = m.ratio {
+                                            <strong>{ format!(" (×{})", medallion_protocol::lab::ratio_text(r)) }</strong>
+                                        }
+                                    </span>
+                                }) }
+                            </div>
+                        }
+                        <div class="lab-sides">
+                            { side(g, false, lang) }
+                            { side(g, true, lang) }
+                        </div>
+                    </div>
+                }) }
                 <table class="lab-counts" id="lab-counts">
                     <thead><tr>
                         <th>{ t(lang, "lab_table") }</th>
@@ -251,34 +287,8 @@ fn comparison(l: &LabView, lang: Lang) -> Html {
                         }) }
                     </div>
                 }
-                { for l.gold.iter().map(|g| html! {
-                    <div class="lab-gold" id={format!("lab-gold-{}", g.model.name())}>
-                        <h4>
-                            { g.model.to_string() }
-                            <span class="hint">{ format!(" · {} {}", g.changed_rows, t(lang, "lab_changed_rows")) }</span>
-                        </h4>
-                        if let Some(e) = &g.error {
-                            <div class="banner error">{ e }</div>
-                        }
-                        if !g.measures.is_empty() {
-                            <div class="lab-measures">
-                                { for g.measures.iter().map(|m| html! {
-                                    <span class={classes!("lab-measure", (m.correct != m.anti).then_some("changed"))} data-column={m.column.clone()}>
-                                        { format!("Σ {}: {} → {}", m.column, m.correct, m.anti) }
-                                        if let Some(r) = m.ratio {
-                                            <strong>{ format!(" (×{})", medallion_protocol::lab::ratio_text(r)) }</strong>
-                                        }
-                                    </span>
-                                }) }
-                            </div>
-                        }
-                        <div class="lab-sides">
-                            { side(g, false, lang) }
-                            { side(g, true, lang) }
-                        </div>
-                    </div>
-                }) }
             }
+            { health(l, lang) }
             if !l.timeline.is_empty() {
                 <div class="lab-timeline">
                     <h4>{ t(lang, "lab_timeline") }</h4>

@@ -493,6 +493,19 @@ async fn evaluate_one(
             let silver = table(out, silver_table)?.num_rows();
             // Rows a merge removed (duplicates, older states) were not filtered.
             let removed = out.removed.get(silver_table).copied().unwrap_or(0);
+            // More rows than bronze can explain: some were written twice.
+            if silver + removed > bronze {
+                let extra = silver + removed - bronze;
+                return Ok((
+                    CheckStatus::Fail,
+                    t(
+                        lang,
+                        format!("{silver_table} holds {silver} rows, {extra} more than the {bronze} rows of {bronze_table} can explain: rows were written twice (an INSERT re-run?)"),
+                        format!("в {silver_table} {silver} строк — на {extra} больше, чем объясняют {bronze} строк {bronze_table}: строки записаны дважды (перезапуск INSERT?)"),
+                    ),
+                    None,
+                ));
+            }
             let dropped = bronze.saturating_sub(silver + removed);
             let pct = if bronze == 0 {
                 0.0

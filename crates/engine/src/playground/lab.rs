@@ -138,7 +138,7 @@ impl Playground {
             self.lab.timeline.clear();
         }
         self.lab.on = on;
-        self.refresh_lab().await;
+        Box::pin(self.refresh_lab()).await;
         Ok(())
     }
 
@@ -262,7 +262,7 @@ impl Playground {
             correct,
             anti: String::new(),
         });
-        self.refresh_lab().await;
+        Box::pin(self.refresh_lab()).await;
         let anti = match (&twin_before, &self.lab_view) {
             _ if self.lab.on.is_empty() => String::new(),
             (Some(b), Some(v)) if v.error.is_none() => {
@@ -760,15 +760,15 @@ impl Playground {
             timeline: self.lab.timeline.clone(),
             ..Default::default()
         };
-        let mine = self.health(None, 0).await;
+        let mine = Box::pin(self.health(None, 0)).await;
         let mut theirs = None;
         if !self.lab.on.is_empty() {
-            match self.build_twin().await {
+            match Box::pin(self.build_twin()).await {
                 Ok(t) => {
-                    if let Err(e) = self.compare_twin(&t, &mut view).await {
+                    if let Err(e) = Box::pin(self.compare_twin(&t, &mut view)).await {
                         view.error = Some(e.to_string());
                     }
-                    theirs = Some(t.twin.health(Some(&t), self.lab.reruns()).await);
+                    theirs = Some(Box::pin(t.twin.health(Some(&t), self.lab.reruns())).await);
                 }
                 Err(e) => view.error = Some(e.to_string()),
             }
@@ -832,7 +832,7 @@ impl Playground {
         // A rewrite of bronze comes after gold was published from it.
         let published = if self.lab.on.iter().any(|a| a.rewrites_bronze()) {
             Some(
-                self.run_copy(def.clone(), bronze.clone(), self.lab.reruns())
+                self.run_copy_boxed(def.clone(), bronze.clone(), self.lab.reruns())
                     .await
                     .map_err(could_not_run)?,
             )
@@ -884,7 +884,7 @@ impl Playground {
             BTreeMap::new()
         };
         let twin = self
-            .run_copy(def, bronze, self.lab.reruns())
+            .run_copy_boxed(def, bronze, self.lab.reruns())
             .await
             .map_err(could_not_run)?;
         Ok(Twin {
@@ -901,6 +901,17 @@ impl Playground {
     /// A throw-away playground in its own in-memory lake: `def` over
     /// `bronze` (this session's batch order), run once, then `reruns` more
     /// times. Errs with the run's errors when it produced no output.
+    /// [`Self::run_copy`] on the heap: its future is large, and the lab
+    /// runs several (the debug wasm stack and a test thread's are small).
+    async fn run_copy_boxed(
+        &self,
+        def: PipelineDef,
+        bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+        reruns: usize,
+    ) -> std::result::Result<Playground, String> {
+        Box::pin(self.run_copy(def, bronze, reruns)).await
+    }
+
     async fn run_copy(
         &self,
         def: PipelineDef,
@@ -939,9 +950,9 @@ impl Playground {
                 }
                 copy.register_bronze(&b.name).await?;
             }
-            copy.run().await;
+            Box::pin(copy.run()).await;
             for _ in 0..reruns {
-                copy.run().await;
+                Box::pin(copy.run()).await;
             }
             Ok::<_, EngineError>(copy)
         }
@@ -1039,7 +1050,7 @@ impl Playground {
             None
         } else {
             match self
-                .run_copy(self.def.clone(), self.bronze.clone(), 0)
+                .run_copy_boxed(self.def.clone(), self.bronze.clone(), 0)
                 .await
             {
                 Ok(fresh) => Some(Ok(gold_differs(&self.def, self, &fresh))),
@@ -1193,10 +1204,10 @@ impl Playground {
         view.findings = self.findings(view, left_out, twin, lang);
         if let Some(published) = &t.published {
             view.findings
-                .extend(self.rewrite_findings(t, published).await?);
+                .extend(Box::pin(self.rewrite_findings(t, published)).await?);
         }
         if self.lab.has(AntiPattern::Shortcut) {
-            let (gold, found) = self.shortcut(twin).await?;
+            let (gold, found) = Box::pin(self.shortcut(twin)).await?;
             view.gold.extend(gold);
             view.findings.extend(found);
         }

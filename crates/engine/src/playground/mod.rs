@@ -261,7 +261,7 @@ impl Playground {
             self.lab = lab_before;
         }
         if lab_follows && self.lab.active() {
-            self.refresh_lab().await;
+            Box::pin(self.refresh_lab()).await;
             if matches!(response, Response::Snapshot(_)) {
                 response = self.snapshot();
             }
@@ -376,8 +376,10 @@ impl Playground {
                 self.run().await;
                 Ok(self.snapshot())
             }
-            Request::SetLab { on } => self.set_lab(on).await.map(|_| self.snapshot()),
-            Request::LabEvent { event } => self.lab_event(event).await.map(|_| self.snapshot()),
+            Request::SetLab { on } => Box::pin(self.set_lab(on)).await.map(|_| self.snapshot()),
+            Request::LabEvent { event } => Box::pin(self.lab_event(event))
+                .await
+                .map(|_| self.snapshot()),
             Request::SetLang { lang } => self.set_lang(lang).await.map(|_| self.snapshot()),
             Request::GetTable {
                 table,

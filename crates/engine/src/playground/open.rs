@@ -114,7 +114,7 @@ impl Playground {
             files,
         };
         // The lab's twin is never saved: it is built again from this state.
-        pg.refresh_lab().await;
+        Box::pin(pg.refresh_lab()).await;
         Ok(Some(pg))
     }
 
