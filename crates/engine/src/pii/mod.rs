@@ -286,11 +286,7 @@ impl KeyStore {
         field: &str,
         stored: &str,
     ) -> std::result::Result<String, Unreadable> {
-        let key = self
-            .keys
-            .get(user_id)
-            .ok_or_else(|| Unreadable::NoKey(user_id.to_string()))?;
-        decrypt_with(key, user_id, field, stored)
+        self.decrypt_with_key_of(user_id, user_id, field, stored)
     }
 
     /// Is `user_id`'s key in the store?

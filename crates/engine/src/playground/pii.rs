@@ -112,23 +112,18 @@ impl PiiLab {
                 .map(|(u, _)| u.clone())
                 .ok_or_else(|| EngineError::Internal("the bundled orders are empty".into())),
             Some(c) if all.iter().any(|(u, _)| u == c) => Ok(c.to_string()),
-            Some(c) => Err(EngineError::Request(tr(
-                lang,
-                format!(
-                    "there is no customer {c}; the bundled orders have {}",
-                    all.iter()
-                        .map(|(u, _)| u.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                format!(
-                    "клиента {c} нет; в заказах есть {}",
-                    all.iter()
-                        .map(|(u, _)| u.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ))),
+            Some(c) => {
+                let known = all
+                    .iter()
+                    .map(|(u, _)| u.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Err(EngineError::Request(tr(
+                    lang,
+                    format!("there is no customer {c}; the bundled orders have {known}"),
+                    format!("клиента {c} нет; в заказах есть {known}"),
+                )))
+            }
         }
     }
 }
