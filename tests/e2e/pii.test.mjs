@@ -76,8 +76,10 @@ test('the right to be forgotten three ways: tokenization, crypto-shredding and D
 
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.setViewportSize({ width: 1920, height: 1080 });
-  await page.locator('#pii').scrollIntoViewIfNeeded();
+  await page.evaluate(() => { const d = document.querySelector('#pii'); d.scrollTop = 0; d.scrollIntoView(); });
   await page.screenshot({ path: `${ARTIFACTS}/pii-1920x1080.png` });
+  await page.evaluate(() => document.querySelector('#pii-delete .pii-findings').scrollIntoView());
+  await page.screenshot({ path: `${ARTIFACTS}/pii-findings-1920x1080.png` });
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // In Russian the engine's findings are Russian too.

@@ -25,7 +25,6 @@ mod view;
 pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 pub use lab::LabState;
 pub use medallion_protocol::view::PREVIEW_ROWS;
-pub use pii::PiiLab;
 pub use save::{SavedState, SESSION_DIR, SESSION_FORMAT};
 
 use std::collections::BTreeMap;
@@ -102,7 +101,7 @@ pub struct Playground {
     lab_view: Option<crate::lab::LabView>,
     /// The right to be forgotten three ways (seed 000 §7): three throw-away
     /// lakes, built on first use (never saved, not the session's state).
-    pii: Option<Box<PiiLab>>,
+    pii: Option<Box<pii::PiiLab>>,
 }
 
 /// A DataFusion session fit for the browser: one partition (nothing is
