@@ -23,7 +23,25 @@
 //!
 //! Requests: [`crate::Request::PiiLab`] (show), [`crate::Request::PiiForget`],
 //! [`crate::Request::PiiReset`]; all three are answered with
-//! [`crate::Response::Pii`] ([`PiiView`]) and none changes the session.
+//! [`crate::Response::Pii`] ([`PiiView`]) and none changes the session:
+//!
+//! ```text
+//! {"type": "pii_lab", "customer": "U-2"}
+//! {"type": "pii_forget", "customer": "U-2", "method": "crypto_shred"}   (no method: all three)
+//! {"type": "pii_reset", "customer": "U-2"}
+//! → {"type": "pii", "customer": "U-2", "fields": ["name", "email", "phone"],
+//!    "customers": [{"user_id": "U-1", "orders": 2}, …],
+//!    "methods": [{"method": "tokenize", "forgotten": true,
+//!                 "before": {…PiiFacts}, "now": {"bronze": {"name": "bronze.orders",
+//!                   "columns": ["order_id", "name", …], "pii": [false, true, …],
+//!                   "rows": [[{"stored": "O-1002", "read": "O-1002"},
+//!                             {"stored": "tok_8e7301895915c2c1", "read": null}, …]],
+//!                   "total_rows": 6, "version": 2},
+//!                 "bronze_version": 2, "bronze_operation": "APPEND", "bronze_sha256": "e155…",
+//!                 "time_travel": {…}, "replay": {…}, "replay_revenue": "572.65",
+//!                 "vault_entries": 0, "landed_files": 2, "expired_versions": 0, …},
+//!                 "findings": ["bronze.orders: 6 rows before, 6 after; …", …]}, …]}
+//! ```
 
 use serde::{Deserialize, Serialize};
 
