@@ -18,7 +18,7 @@ step "engine and JavaScript facade, in headless Chromium (wasm-bindgen-test)"
 # The runner's default 20 s budget covers the whole test binary; the debug
 # DataFusion module alone takes seconds to load on 2 cores.
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}"
-cargo test --target wasm32-unknown-unknown -p medallion-engine --test nyc_taxi --test cases --test scenarios --test second_set --test lab
+cargo test --target wasm32-unknown-unknown -p medallion-engine --test nyc_taxi --test cases --test scenarios --test second_set --test lab --test pii
 cargo test --target wasm32-unknown-unknown -p medallion-wasm --test facade
 
 step "build the app (trunk)"

@@ -20,6 +20,7 @@ use crate::components::checks::ChecksPanel;
 use crate::components::export::ExportDialog;
 use crate::components::kafka;
 use crate::components::lab::LabPanel;
+use crate::components::pii::PiiPanel;
 use crate::components::pipeline::PipelineStrip;
 use crate::components::rules::RulesPanel;
 use crate::components::runbar::RunBar;
@@ -518,6 +519,9 @@ fn playground(p: &PlaygroundProps) -> Html {
         Request::LabEvent { event }
     });
 
+    // The right to be forgotten three ways: the panel's requests as they are.
+    let on_pii = sending(&engine, &answer(false), |r: Request| r);
+
     let instructor = use_state(crate::ui::instructor_mode);
     let on_instructor = {
         let instructor = instructor.clone();
@@ -585,6 +589,7 @@ fn playground(p: &PlaygroundProps) -> Html {
             <main class="workspace">
                 <section class="left">
                     <LabPanel lab={v.lab.clone()} lang={lang} instructor={*instructor} on_set={on_lab} on_event={on_lab_event} />
+                    <PiiPanel view={state.pii.clone()} lang={lang} on_request={on_pii} />
                     <RunBar run_mode={v.run_mode} checkpoints={v.checkpoints.clone()} replay={v.replay.clone()} state={v.state.clone()}
                         lang={lang} on_mode={on_mode} on_run={on_run} on_replay={on_replay} />
                     <PipelineStrip tables={v.tables.clone()} silver={v.silver.clone()} gold={v.gold.clone()}

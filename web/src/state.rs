@@ -6,8 +6,8 @@
 use std::rc::Rc;
 
 use medallion_protocol::{
-    BatchInfo, ErasurePlan, GoldView, Lang, PipelineView, Request, Response, RowTrail, Rule,
-    SilverView, TableName, TableView, DEFAULT_EXAMPLE, PREVIEW_ROWS,
+    BatchInfo, ErasurePlan, GoldView, Lang, PiiView, PipelineView, Request, Response, RowTrail,
+    Rule, SilverView, TableName, TableView, DEFAULT_EXAMPLE, PREVIEW_ROWS,
 };
 use yew::prelude::*;
 
@@ -45,6 +45,8 @@ pub struct State {
     pub erasure_plan: Option<ErasurePlan>,
     /// Exported text in the copy dialog.
     pub export: Option<String>,
+    /// The right to be forgotten three ways: the engine's last answer.
+    pub pii: Option<PiiView>,
 }
 
 pub enum Action {
@@ -97,6 +99,7 @@ impl State {
             trail: None,
             erasure_plan: None,
             export: None,
+            pii: None,
         }
     }
 
@@ -240,6 +243,7 @@ impl Reducible for State {
                 Response::Text { text } => s.export = Some(text),
                 Response::Trail(tr) => s.trail = Some(tr),
                 Response::ErasurePlan(plan) => s.erasure_plan = Some(plan),
+                Response::Pii(v) => s.pii = Some(v),
                 Response::Error { message } => s.push_banner(Banner {
                     text: message,
                     error: true,

@@ -23,6 +23,8 @@
 //!   aggregate checks, seed 002 §8), [`trail`] (row lineage back to bronze).
 //! - [`lab`]: the instructor's lab: the twin's bronze and its comparison
 //!   with the session (anti-patterns, seed 000 §6, seed 003 §6).
+//! - [`pii`]: the right to be forgotten three ways (seed 000 §7): the
+//!   vault, the key store and the stream that lands tokens or ciphertexts.
 //! - [`examples`]: the bundled examples and scenarios.
 //! - [`playground`]: the [`Playground`] facade, one file per operation.
 //!
@@ -42,6 +44,7 @@ pub mod lab;
 pub mod lake;
 pub mod model;
 pub mod output;
+pub mod pii;
 pub mod pipeline;
 pub mod playground;
 pub mod progress;

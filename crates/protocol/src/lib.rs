@@ -22,6 +22,8 @@
 //! - [`history`]: table versions. [`lineage`]: row trails.
 //! - [`forget`]: right-to-be-forgotten plans and the erasure log.
 //! - [`lab`]: the instructor's lab (anti-patterns, events, the twin compared).
+//! - [`pii`]: the right to be forgotten three ways (tokenization,
+//!   crypto-shredding, DELETE + expiry) side by side.
 //! - [`examples`]: the bundled examples' keys and titles.
 //! - [`wire`]: messages between the page and the engine's Web Worker
 //!   (request ids, progress reports).
@@ -36,6 +38,7 @@ pub mod kafka;
 pub mod lab;
 pub mod lineage;
 pub mod merge;
+pub mod pii;
 pub mod pipeline_def;
 pub mod request;
 pub mod rules;
@@ -61,6 +64,7 @@ pub use lab::{
 };
 pub use lineage::{RowTrail, TraceEntry, TrailRecord, TrailSilverRow};
 pub use merge::{MergeSpec, Scd};
+pub use pii::{PiiCell, PiiCustomer, PiiFacts, PiiMethod, PiiMethodView, PiiTable, PiiView};
 pub use pipeline_def::{
     AntiPatterns, BronzeMode, BronzeTableDef, GoldModelDef, PipelineDef, SilverTableDef,
 };

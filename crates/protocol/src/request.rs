@@ -8,6 +8,7 @@ use crate::forget::ErasurePlan;
 use crate::kafka::KafkaMessage;
 use crate::lab::{AntiPattern, LabEvent};
 use crate::lineage::RowTrail;
+use crate::pii::{PiiMethod, PiiView};
 use crate::pipeline_def::{AntiPatterns, BronzeMode, PipelineDef};
 use crate::rules::Rule;
 use crate::runs::RunMode;
@@ -123,6 +124,27 @@ pub enum Request {
     /// Inject an event a real pipeline meets into the session and, with the
     /// lab on, its twin; logged on the lab's timeline.
     LabEvent { event: LabEvent },
+    /// The right to be forgotten three ways (seed 000 §7, [`crate::pii`]):
+    /// the three throw-away lakes (built on first use) for `customer`
+    /// (`U-2`; `None`: the first). Answered with [`Response::Pii`].
+    PiiLab {
+        #[serde(default)]
+        customer: Option<String>,
+    },
+    /// Forget `customer` in the lake of `method` (`None`: all three), then
+    /// show them ([`Response::Pii`]). The lakes are scratch: the session
+    /// does not change.
+    PiiForget {
+        customer: String,
+        #[serde(default)]
+        method: Option<PiiMethod>,
+    },
+    /// Build the three lakes again from the bundled data (every customer
+    /// back), then show `customer` ([`Response::Pii`]).
+    PiiReset {
+        #[serde(default)]
+        customer: Option<String>,
+    },
     /// Change the language of engine-written texts.
     SetLang { lang: Lang },
     /// A page of one table's rows.
@@ -158,6 +180,9 @@ impl Request {
                 | Request::ExportRules { .. }
                 | Request::Trail { .. }
                 | Request::PlanForget { .. }
+                | Request::PiiLab { .. }
+                | Request::PiiForget { .. }
+                | Request::PiiReset { .. }
                 | Request::Snapshot
         )
     }
@@ -190,6 +215,8 @@ pub enum Response {
     Trail(RowTrail),
     /// Answer to [`Request::PlanForget`].
     ErasurePlan(ErasurePlan),
+    /// Answer to [`Request::PiiLab`], [`Request::PiiForget`] and [`Request::PiiReset`].
+    Pii(PiiView),
     Text {
         text: String,
     },

@@ -7,6 +7,7 @@ pub mod forget;
 pub mod history;
 pub mod kafka;
 pub mod lab;
+pub mod pii;
 pub mod pipeline;
 pub mod rules;
 pub mod runbar;

@@ -58,6 +58,8 @@ impl Playground {
     fn adopt(&mut self, mut fresh: Playground, mark: u64, loaded: Result<()>) -> Result<()> {
         match loaded {
             Ok(()) => {
+                // The PII lab's lakes are not the session's: they stay.
+                fresh.pii = self.pii.take();
                 *self = fresh;
                 Ok(())
             }

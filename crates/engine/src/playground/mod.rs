@@ -4,7 +4,8 @@
 //! each operation lives in its own file, as delta-rs keeps one file per
 //! operation: `load`, `ingest`, `reingest`, `kafka`, `edit` (rules, gold
 //! SQL), `run`, `restore`, `replay`, `view` (snapshot, table pages, trail,
-//! export) and `forget` (the right to be forgotten).
+//! export), `forget` (the right to be forgotten) and `pii` (the right to be
+//! forgotten three ways, in throw-away lakes beside the session).
 
 mod edit;
 mod forget;
@@ -13,6 +14,7 @@ mod kafka;
 mod lab;
 mod load;
 mod open;
+mod pii;
 mod reingest;
 mod replay;
 mod restore;
@@ -97,6 +99,9 @@ pub struct Playground {
     lab: LabState,
     /// The lab's last comparison with its twin (rebuilt, never saved).
     lab_view: Option<crate::lab::LabView>,
+    /// The right to be forgotten three ways (seed 000 §7): three throw-away
+    /// lakes, built on first use (never saved, not the session's state).
+    pii: Option<Box<pii::PiiLab>>,
 }
 
 /// A DataFusion session fit for the browser: one partition (nothing is
@@ -217,6 +222,7 @@ impl Playground {
             saved: Default::default(),
             lab: LabState::default(),
             lab_view: None,
+            pii: None,
         })
     }
 
@@ -380,6 +386,15 @@ impl Playground {
             Request::LabEvent { event } => Box::pin(self.lab_event(event))
                 .await
                 .map(|_| self.snapshot()),
+            Request::PiiLab { customer } => Box::pin(self.pii_view(customer.as_deref()))
+                .await
+                .map(Response::Pii),
+            Request::PiiForget { customer, method } => Box::pin(self.pii_forget(&customer, method))
+                .await
+                .map(Response::Pii),
+            Request::PiiReset { customer } => Box::pin(self.pii_reset(customer.as_deref()))
+                .await
+                .map(Response::Pii),
             Request::SetLang { lang } => self.set_lang(lang).await.map(|_| self.snapshot()),
             Request::GetTable {
                 table,
