@@ -316,9 +316,24 @@ async fn a_language_switch_keeps_the_lab_and_translates_its_findings() {
         },
     )
     .await;
+    send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::RerunJob,
+        },
+    )
+    .await;
     let v = send(&mut p, Request::SetLang { lang: Lang::Ru }).await;
     let l = lab(&v);
     assert_eq!(l.on, vec![AntiPattern::DedupAtIngest]);
+    // The timeline written in English reads in Russian too, and back.
+    assert_eq!(
+        (l.timeline[0].correct.as_str(), l.timeline[0].anti.as_str()),
+        (
+            "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полная перезапись идемпотентны), новой версии нет",
+            "ни одна таблица не изменилась"
+        )
+    );
     assert!(
         l.findings[0].starts_with(
             "bronze.order_cdc: источник прислал 5 записей, bronze с dropDuplicates хранит 1."
@@ -326,6 +341,8 @@ async fn a_language_switch_keeps_the_lab_and_translates_its_findings() {
         "{:?}",
         l.findings
     );
+    let v = send(&mut p, Request::SetLang { lang: Lang::En }).await;
+    assert_eq!(lab(&v).timeline[0].anti, "no table changed");
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]

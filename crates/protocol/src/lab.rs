@@ -191,6 +191,33 @@ pub struct LabEventRecord {
     pub correct: String,
     /// What it did to the twin (`silver.orders: 2 → 4 rows`).
     pub anti: String,
+    /// Both texts in both languages (the two above are the session's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub texts: Option<LabEventTexts>,
+}
+
+/// An event's texts in English and Russian, kept so a language switch
+/// translates the timeline (entries saved before they existed keep theirs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabEventTexts {
+    pub correct_en: String,
+    pub correct_ru: String,
+    pub anti_en: String,
+    pub anti_ru: String,
+}
+
+impl LabEventRecord {
+    /// Shows the entry in `lang` (when it has both languages).
+    pub fn in_lang(&mut self, lang: crate::request::Lang) {
+        if let Some(t) = &self.texts {
+            let (c, a) = match lang {
+                crate::request::Lang::En => (&t.correct_en, &t.anti_en),
+                crate::request::Lang::Ru => (&t.correct_ru, &t.anti_ru),
+            };
+            self.correct = c.clone();
+            self.anti = a.clone();
+        }
+    }
 }
 
 /// A table's row count on both sides (`None`: the side has no such table).

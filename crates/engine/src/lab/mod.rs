@@ -21,6 +21,32 @@ pub use medallion_protocol::lab::*;
 
 use crate::api::Lang;
 
+/// A text the lab keeps in both languages (an event's outcome on the
+/// timeline), so a language switch translates it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Bi {
+    pub en: String,
+    pub ru: String,
+}
+
+impl Bi {
+    pub fn new(en: String, ru: String) -> Self {
+        Bi { en, ru }
+    }
+
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::En => &self.en,
+            Lang::Ru => &self.ru,
+        }
+    }
+
+    pub fn push(&mut self, more: Bi) {
+        self.en.push_str(&more.en);
+        self.ru.push_str(&more.ru);
+    }
+}
+
 /// A text the lab writes, in the session's language.
 pub(crate) fn tr(lang: Lang, en: String, ru: String) -> String {
     match lang {

@@ -22,7 +22,7 @@ use crate::lab::twin_bronze::{
     customer_to_delete, drop_duplicates, fix_job, keep_passed, overwrite_partitions, weekly_delete,
     FixedRecords,
 };
-use crate::lab::{amount_column, rows_word, tr};
+use crate::lab::{amount_column, rows_word, tr, Bi};
 use crate::lab::{
     AntiPattern, HealthCheck, HealthSign, LabCount, LabEvent, LabEventRecord, LabView, SignState,
 };
@@ -179,158 +179,174 @@ impl Playground {
         let n = |m: &BTreeMap<TableName, usize>, t: &TableName| {
             m.get(t).map_or("-".to_string(), |n| n.to_string())
         };
-        let changed: Vec<String> = match event {
-            LabEvent::RerunJob => after
-                .iter()
-                .filter(|(t, v)| before.get(*t) != Some(*v))
-                .map(|(t, v)| {
-                    format!(
-                        "{t}: v{} → v{v} ({} → {} {})",
-                        before.get(t).map_or("-".to_string(), |v| v.to_string()),
-                        n(&rows_before, t),
-                        n(&rows_after, t),
-                        rows_word(lang, rows_after.get(t).copied().unwrap_or(0))
-                    )
-                })
-                .collect(),
-            // A table whose rows changed but not their number says so by its new version.
-            _ => rows_after
-                .keys()
-                .filter_map(|t| {
-                    if rows_before.get(t) != rows_after.get(t) {
-                        Some(format!(
-                            "{t}: {} → {} {}",
+        let changed = |lang: Lang| -> Vec<String> {
+            match event {
+                LabEvent::RerunJob => after
+                    .iter()
+                    .filter(|(t, v)| before.get(*t) != Some(*v))
+                    .map(|(t, v)| {
+                        format!(
+                            "{t}: v{} → v{v} ({} → {} {})",
+                            before.get(t).map_or("-".to_string(), |v| v.to_string()),
                             n(&rows_before, t),
                             n(&rows_after, t),
                             rows_word(lang, rows_after.get(t).copied().unwrap_or(0))
-                        ))
-                    } else if before.get(t) != after.get(t) {
-                        let v = |m: &BTreeMap<TableName, u64>| {
-                            m.get(t).map_or("-".to_string(), |v| format!("v{v}"))
-                        };
-                        Some(tr(
-                            lang,
-                            format!(
-                                "{t}: {} {}, their values changed ({} → {})",
+                        )
+                    })
+                    .collect(),
+                // A table whose rows changed but not their number says so by its new version.
+                _ => rows_after
+                    .keys()
+                    .filter_map(|t| {
+                        if rows_before.get(t) != rows_after.get(t) {
+                            Some(format!(
+                                "{t}: {} → {} {}",
+                                n(&rows_before, t),
                                 n(&rows_after, t),
-                                rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
-                                v(&before),
-                                v(&after)
-                            ),
-                            format!(
-                                "{t}: {} {}, значения изменились ({} → {})",
-                                n(&rows_after, t),
-                                rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
-                                v(&before),
-                                v(&after)
-                            ),
-                        ))
-                    } else {
-                        None
-                    }
-                })
-                .collect(),
+                                rows_word(lang, rows_after.get(t).copied().unwrap_or(0))
+                            ))
+                        } else if before.get(t) != after.get(t) {
+                            let v = |m: &BTreeMap<TableName, u64>| {
+                                m.get(t).map_or("-".to_string(), |v| format!("v{v}"))
+                            };
+                            Some(tr(
+                                lang,
+                                format!(
+                                    "{t}: {} {}, their values changed ({} → {})",
+                                    n(&rows_after, t),
+                                    rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
+                                    v(&before),
+                                    v(&after)
+                                ),
+                                format!(
+                                    "{t}: {} {}, значения изменились ({} → {})",
+                                    n(&rows_after, t),
+                                    rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
+                                    v(&before),
+                                    v(&after)
+                                ),
+                            ))
+                        } else {
+                            None
+                        }
+                    })
+                    .collect(),
+            }
         };
-        let outcome = if !self.run_info.ok {
-            tr(
-                lang,
-                format!("the run failed: {}", self.run_info.errors.join("; ")),
-                format!("запуск не удался: {}", self.run_info.errors.join("; ")),
-            )
-        } else if changed.is_empty() && event == LabEvent::RerunJob {
-            tr(
+        let outcome = |lang: Lang| -> String {
+            let changed = changed(lang);
+            if !self.run_info.ok {
+                tr(
+                    lang,
+                    format!("the run failed: {}", self.run_info.errors.join("; ")),
+                    format!("запуск не удался: {}", self.run_info.errors.join("; ")),
+                )
+            } else if changed.is_empty() && event == LabEvent::RerunJob {
+                tr(
                 lang,
                 "no table changed: the job wrote the same rows again (MERGE and a full refresh are idempotent), so no new version".into(),
                 "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полная перезапись идемпотентны), новой версии нет".into(),
             )
-        } else if changed.is_empty() {
-            tr(
-                lang,
-                "no table changed".into(),
-                "ни одна таблица не изменилась".into(),
-            )
-        } else {
-            changed.join("; ")
+            } else if changed.is_empty() {
+                tr(
+                    lang,
+                    "no table changed".into(),
+                    "ни одна таблица не изменилась".into(),
+                )
+            } else {
+                changed.join("; ")
+            }
         };
-        let correct = match lesson {
-            Some(l) => format!("{l} {outcome}"),
-            None => outcome,
+        let correct = |lang: Lang| match &lesson {
+            Some(l) => format!("{} {}", l.get(lang), outcome(lang)),
+            None => outcome(lang),
         };
+        let correct = Bi::new(correct(Lang::En), correct(Lang::Ru));
         self.lab.timeline.push(LabEventRecord {
             n: self.lab.timeline.len() as u32 + 1,
             event,
-            correct,
+            correct: correct.get(lang).to_string(),
             anti: String::new(),
+            texts: None,
         });
         Box::pin(self.refresh_lab()).await;
-        let anti = match (&twin_before, &self.lab_view) {
-            _ if self.lab.on.is_empty() => String::new(),
-            (Some(b), Some(v)) if v.error.is_none() => {
-                let moved: Vec<String> = v
-                    .counts
-                    .iter()
-                    .filter(|c| event != LabEvent::RerunJob || !c.table.is_bronze())
-                    .filter_map(|c| {
-                        let was = b.iter().find(|o| o.table == c.table)?.anti;
-                        (was != c.anti).then(|| {
-                            let n = |x: Option<usize>| x.map_or("-".into(), |n| n.to_string());
-                            format!(
-                                "{}: {} → {} {}",
-                                c.table,
-                                n(was),
-                                n(c.anti),
-                                rows_word(lang, c.anti.unwrap_or(0))
-                            )
+        let anti = |lang: Lang| -> String {
+            match (&twin_before, &self.lab_view) {
+                _ if self.lab.on.is_empty() => String::new(),
+                (Some(b), Some(v)) if v.error.is_none() => {
+                    let moved: Vec<String> = v
+                        .counts
+                        .iter()
+                        .filter(|c| event != LabEvent::RerunJob || !c.table.is_bronze())
+                        .filter_map(|c| {
+                            let was = b.iter().find(|o| o.table == c.table)?.anti;
+                            (was != c.anti).then(|| {
+                                let n = |x: Option<usize>| x.map_or("-".into(), |n| n.to_string());
+                                format!(
+                                    "{}: {} → {} {}",
+                                    c.table,
+                                    n(was),
+                                    n(c.anti),
+                                    rows_word(lang, c.anti.unwrap_or(0))
+                                )
+                            })
                         })
-                    })
-                    .collect();
-                let mut moved = moved;
-                // Gold whose row count stayed but whose values moved.
-                for g in &v.gold {
-                    let was = twin_gold_before.iter().find(|o| o.model == g.model);
-                    let cells = |x: &crate::lab::LabGold| -> Vec<Vec<Option<String>>> {
-                        x.rows
-                            .iter()
-                            .map(|r| r.anti.clone())
-                            .filter(|r| !r.is_empty())
-                            .collect()
-                    };
-                    if let Some(was) = was {
-                        let (a, b) = (cells(was), cells(g));
-                        if a.len() == b.len() && a != b {
-                            moved.push(tr(
-                                lang,
-                                format!(
-                                    "{}: {} {}, their values changed",
-                                    g.model,
-                                    b.len(),
-                                    rows_word(lang, b.len())
-                                ),
-                                format!(
-                                    "{}: {} {}, значения изменились",
-                                    g.model,
-                                    b.len(),
-                                    rows_word(lang, b.len())
-                                ),
-                            ));
+                        .collect();
+                    let mut moved = moved;
+                    // Gold whose row count stayed but whose values moved.
+                    for g in &v.gold {
+                        let was = twin_gold_before.iter().find(|o| o.model == g.model);
+                        let cells = |x: &crate::lab::LabGold| -> Vec<Vec<Option<String>>> {
+                            x.rows
+                                .iter()
+                                .map(|r| r.anti.clone())
+                                .filter(|r| !r.is_empty())
+                                .collect()
+                        };
+                        if let Some(was) = was {
+                            let (a, b) = (cells(was), cells(g));
+                            if a.len() == b.len() && a != b {
+                                moved.push(tr(
+                                    lang,
+                                    format!(
+                                        "{}: {} {}, their values changed",
+                                        g.model,
+                                        b.len(),
+                                        rows_word(lang, b.len())
+                                    ),
+                                    format!(
+                                        "{}: {} {}, значения изменились",
+                                        g.model,
+                                        b.len(),
+                                        rows_word(lang, b.len())
+                                    ),
+                                ));
+                            }
                         }
                     }
+                    if moved.is_empty() {
+                        tr(
+                            lang,
+                            "no table changed".into(),
+                            "ни одна таблица не изменилась".into(),
+                        )
+                    } else {
+                        moved.join("; ")
+                    }
                 }
-                if moved.is_empty() {
-                    tr(
-                        lang,
-                        "no table changed".into(),
-                        "ни одна таблица не изменилась".into(),
-                    )
-                } else {
-                    moved.join("; ")
-                }
+                (_, Some(v)) => v.error.clone().unwrap_or_default(),
+                _ => String::new(),
             }
-            (_, Some(v)) => v.error.clone().unwrap_or_default(),
-            _ => String::new(),
         };
+        let anti = Bi::new(anti(Lang::En), anti(Lang::Ru));
         if let Some(last) = self.lab.timeline.last_mut() {
-            last.anti = anti;
+            last.anti = anti.get(lang).to_string();
+            last.texts = Some(medallion_protocol::lab::LabEventTexts {
+                correct_en: correct.en,
+                correct_ru: correct.ru,
+                anti_en: anti.en,
+                anti_ru: anti.ru,
+            });
         }
         if let Some(v) = &mut self.lab_view {
             v.timeline = self.lab.timeline.clone();
@@ -362,7 +378,7 @@ impl Playground {
     }
 
     /// The source sends its newest file again: the same bytes as a new batch.
-    async fn resend_file(&mut self) -> Result<String> {
+    async fn resend_file(&mut self) -> Result<Bi> {
         let (b, bytes) = self.newest_file().await?;
         self.append(&b.table, &b.file_name, &bytes, &IngestOptions::default())
             .await?;
@@ -377,8 +393,7 @@ impl Playground {
                 .collect()
         };
         let (merged, appended) = (readers(true), readers(false));
-        let mut text = tr(
-            self.lang,
+        let mut text = Bi::new(
             format!(
                 "The source re-sent {}: {t} keeps both copies (append-only).",
                 b.file_name
@@ -389,15 +404,13 @@ impl Playground {
             ),
         );
         if !merged.is_empty() {
-            text.push_str(&tr(
-                self.lang,
+            text.push(Bi::new(
                 format!(" MERGE takes it once in {}.", merged.join(", ")),
                 format!(" MERGE учитывает его один раз в {}.", merged.join(", ")),
             ));
         }
         if !appended.is_empty() {
-            text.push_str(&tr(
-                self.lang,
+            text.push(Bi::new(
                 format!(" {} has no key to merge on, so it now holds the file's rows twice (a MERGE key, or a dedup rule, is what protects it).", appended.join(", ")),
                 format!(" У {} нет ключа для MERGE, поэтому строки файла теперь в нём дважды (защищает ключ MERGE или правило дедупликации).", appended.join(", ")),
             ));
@@ -409,8 +422,7 @@ impl Playground {
     /// again and the object store answers 503 after the first write of the
     /// batch (the landed copy): nothing becomes visible, bronze stays at
     /// its version. The platform retries, and the retry lands the batch.
-    async fn technical_failure(&mut self) -> Result<String> {
-        let lang = self.lang;
+    async fn technical_failure(&mut self) -> Result<Bi> {
         let (b, bytes) = self.newest_file().await?;
         let t = TableName::bronze(&b.table);
         let version = |p: &Playground| p.history.current(&t);
@@ -439,8 +451,7 @@ impl Playground {
             .await?;
         self.run().await;
         let v = |x: Option<u64>| x.map_or("-".to_string(), |v| v.to_string());
-        Ok(tr(
-            lang,
+        Ok(Bi::new(
             format!("Attempt 1 of writing {} to {t}: the object store answered 503 after {} of its writes ({failed}); nothing became visible, {t} stayed at version {}. Attempt 2, the platform's retry, landed it as version {}. A technical failure: the platform fixes it by retrying, the data needs nobody.", b.file_name, seen.written.len(), v(before), v(version(self))),
             format!("Попытка 1 записать {} в {t}: хранилище ответило 503 после {} записей ({failed}); ничего не стало видимым, {t} осталась на версии {}. Попытка 2, повтор платформы, записала его версией {}. Техническая ошибка: её исправляет платформа повтором, данным никто не нужен.", b.file_name, seen.written.len(), v(before), v(version(self))),
         ))
@@ -448,7 +459,7 @@ impl Playground {
 
     /// The Kafka consumer crashed after writing its last micro-batch and
     /// before committing: the offsets go back and the micro-batch comes again.
-    async fn kafka_redeliver(&mut self) -> Result<String> {
+    async fn kafka_redeliver(&mut self) -> Result<Bi> {
         let found = self.def.bronze.iter().find_map(|b| {
             let topic = self.topics.get(&b.name)?;
             let last =
@@ -478,8 +489,7 @@ impl Playground {
             return Err(e);
         }
         self.run().await;
-        Ok(tr(
-            self.lang,
+        Ok(Bi::new(
             format!("The consumer of {topic} crashed after writing offsets {from}–{} to bronze and before committing them: on restart they were delivered again (at-least-once), and bronze keeps both deliveries.", to - 1),
             format!("Консьюмер {topic} упал после записи смещений {from}–{} в bronze и до их коммита: после рестарта они пришли снова (at-least-once), и bronze хранит обе доставки.", to - 1),
         ))
@@ -488,8 +498,7 @@ impl Playground {
     /// Schema drift or a business error: the newest records of a source
     /// edited as a real source would change them, sent as a new file (or
     /// new messages on its Kafka topic), then a run.
-    async fn send_edited(&mut self, event: LabEvent) -> Result<String> {
-        let lang = self.lang;
+    async fn send_edited(&mut self, event: LabEvent) -> Result<Bi> {
         let amount_of = amount_column;
         let keys: HashSet<String> = self
             .def
@@ -626,8 +635,7 @@ impl Playground {
             )?;
             (
                 text,
-                tr(
-                    lang,
+                Bi::new(
                     format!("new messages on {}", topic.name),
                     format!("новые сообщения в {}", topic.name),
                 ),
@@ -665,7 +673,7 @@ impl Playground {
                 LabEvent::LateRecords => format!("{stem}_late.{ext}"),
                 _ => format!("{stem}_v2.{ext}"),
             };
-            (text, name)
+            (text, Bi::new(name.clone(), name))
         };
         if kafka.is_some() {
             let messages = text
@@ -680,10 +688,11 @@ impl Playground {
             self.kafka_produce(&table, messages)?;
             self.poll_into_bronze(&table, None, false).await?;
         } else {
-            self.append(&table, &what, text.as_bytes(), &IngestOptions::default())
+            self.append(&table, &what.en, text.as_bytes(), &IngestOptions::default())
                 .await?;
         }
         self.run().await;
+        let (what_en, what_ru) = (&what.en, &what.ru);
         if let (LabEvent::LateRecords, Some((from, to))) = (event, &dates) {
             let w = watermark
                 .and_then(chrono::DateTime::from_timestamp_micros)
@@ -691,30 +700,27 @@ impl Playground {
                     d.format("%Y-%m-%d %H:%M:%S UTC").to_string()
                 });
             let how = match self.mode {
-                RunMode::Incremental => tr(lang, format!("the incremental run reads what landed after the watermark on _ingest_ts ({w}), so it took them"), format!("инкрементальный запуск читает то, что пришло после watermark по _ingest_ts ({w}), поэтому он их взял")),
-                RunMode::Full => tr(lang, format!("the full refresh reads all of bronze (the watermark on _ingest_ts was {w}), so it took them"), format!("полная перезапись читает весь bronze (watermark по _ingest_ts был {w}), поэтому она их взяла")),
+                RunMode::Incremental => Bi::new(format!("the incremental run reads what landed after the watermark on _ingest_ts ({w}), so it took them"), format!("инкрементальный запуск читает то, что пришло после watermark по _ingest_ts ({w}), поэтому он их взял")),
+                RunMode::Full => Bi::new(format!("the full refresh reads all of bronze (the watermark on _ingest_ts was {w}), so it took them"), format!("полная перезапись читает весь bronze (watermark по _ingest_ts был {w}), поэтому она их взяла")),
             };
-            return Ok(tr(
-                lang,
-                format!("Late records arrived in {t} ({what}): {column} on {to}, {LATE_DAYS} days before the newest records ({from}). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: {how}, and gold's figures for {to} move. A watermark on {column} would have skipped them for good."),
-                format!("В {t} пришли опоздавшие записи ({what}): {column} = {to}, на {LATE_DAYS} дня раньше последних записей ({from}). Bronze партиционирован и отмечен watermark по _ingest_ts, а не по бизнес-дате: {how}, и цифры gold за {to} меняются. Watermark по {column} пропустил бы их навсегда."),
+            let (how_en, how_ru) = (&how.en, &how.ru);
+            return Ok(Bi::new(
+                format!("Late records arrived in {t} ({what_en}): {column} on {to}, {LATE_DAYS} days before the newest records ({from}). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: {how_en}, and gold's figures for {to} move. A watermark on {column} would have skipped them for good."),
+                format!("В {t} пришли опоздавшие записи ({what_ru}): {column} = {to}, на {LATE_DAYS} дня раньше последних записей ({from}). Bronze партиционирован и отмечен watermark по _ingest_ts, а не по бизнес-дате: {how_ru}, и цифры gold за {to} меняются. Watermark по {column} пропустил бы их навсегда."),
             ));
         }
         Ok(match event {
-            LabEvent::BusinessError if quarantined(self) > held_before => tr(
-                lang,
-                format!("A record with {column} = -100 arrived in {t} ({what}): a business error. The pipeline did its job; the data owner fixes the record, from the quarantine (seed 000 §8)."),
-                format!("В {t} пришла запись с {column} = -100 ({what}): бизнес-ошибка. Пайплайн отработал как надо; запись исправляет владелец данных — из карантина (seed 000 §8)."),
+            LabEvent::BusinessError if quarantined(self) > held_before => Bi::new(
+                format!("A record with {column} = -100 arrived in {t} ({what_en}): a business error. The pipeline did its job; the data owner fixes the record, from the quarantine (seed 000 §8)."),
+                format!("В {t} пришла запись с {column} = -100 ({what_ru}): бизнес-ошибка. Пайплайн отработал как надо; запись исправляет владелец данных — из карантина (seed 000 §8)."),
             ),
-            LabEvent::BusinessError => tr(
-                lang,
-                format!("A record with {column} = -100 arrived in {t} ({what}): a business error, and no rule of silver rejects it, so it went through to silver and gold. A rule is missing: an expectation {column} > 0 would quarantine it for the data owner (seed 000 §8)."),
-                format!("В {t} пришла запись с {column} = -100 ({what}): бизнес-ошибка, и ни одно правило silver её не отклоняет, поэтому она прошла в silver и gold. Не хватает правила: ожидание {column} > 0 отправило бы её в карантин владельцу данных (seed 000 §8)."),
+            LabEvent::BusinessError => Bi::new(
+                format!("A record with {column} = -100 arrived in {t} ({what_en}): a business error, and no rule of silver rejects it, so it went through to silver and gold. A rule is missing: an expectation {column} > 0 would quarantine it for the data owner (seed 000 §8)."),
+                format!("В {t} пришла запись с {column} = -100 ({what_ru}): бизнес-ошибка, и ни одно правило silver её не отклоняет, поэтому она прошла в silver и gold. Не хватает правила: ожидание {column} > 0 отправило бы её в карантин владельцу данных (seed 000 §8)."),
             ),
-            _ => tr(
-                lang,
-                format!("The source renamed {column} to {column}_v2 and added source_version ({what}): {t} took the records as they came; silver reads the declared {column} as missing in them (see the batch log and the schema checks)."),
-                format!("Источник переименовал {column} в {column}_v2 и добавил source_version ({what}): {t} принял записи как есть; silver не находит в них объявленную {column} (см. журнал батчей и проверки схемы)."),
+            _ => Bi::new(
+                format!("The source renamed {column} to {column}_v2 and added source_version ({what_en}): {t} took the records as they came; silver reads the declared {column} as missing in them (see the batch log and the schema checks)."),
+                format!("Источник переименовал {column} в {column}_v2 и добавил source_version ({what_ru}): {t} принял записи как есть; silver не находит в них объявленную {column} (см. журнал батчей и проверки схемы)."),
             ),
         })
     }
@@ -754,6 +760,9 @@ impl Playground {
         if !self.lab.active() {
             self.lab_view = None;
             return;
+        }
+        for e in &mut self.lab.timeline {
+            e.in_lang(self.lang);
         }
         let mut view = LabView {
             on: self.lab.on.clone(),
