@@ -196,3 +196,25 @@ test('bronze rewritten after publication, the shortcut and late records show the
   ]);
   assert.deepEqual(problems, []);
 }));
+
+test('a JOIN at ingest keeps yesterday\'s lookup in bronze when a customer moves', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.selectOption('#example-picker', 'kafka_orders');
+  await waitForCount(page, 'silver.orders', 2);
+  await page.click('#lab > summary');
+  await page.click('#lab-join_at_ingest input');
+  await until(page, () => /stored country, segment in them/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
+  await page.click('#lab-dimension-change');
+  await until(page, () => /3 of them hold values silver\.users no longer has/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
+  assert.match(await text(page, '#lab-last-event'), /the record uid = 42 now has country = RU \(was DE\)/);
+  // The correct side's gold moved to RU; the twin's stayed DE.
+  assert.match(await text(page, '#lab-gold-revenue_daily [data-side="correct"]'), /RU/);
+  assert.match(await text(page, '#lab-gold-revenue_daily [data-side="anti"]'), /DE/);
+  const colours = await page.$$eval('#lab-health tbody tr', (rows) => rows.map((r) => `${r.dataset.sign}:${r.dataset.correct}/${r.dataset.anti}`));
+  assert.deepEqual(colours, [
+    'bronze_keeps_everything:green/green', 'nothing_reads_bronze:green/green', 'gold_speaks_business:green/green',
+    'gold_rebuildable:green/red', 'lineage_known:green/red',
+  ]);
+  assert.deepEqual(problems, []);
+}));

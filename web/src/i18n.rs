@@ -76,6 +76,11 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Records that do not fit the declared schema are dropped instead of kept with their reason. Silver looks clean because the evidence never landed.",
             "Записи, не подходящие к объявленной схеме, отбрасываются, а не сохраняются с причиной. Silver выглядит чистым, потому что улики так и не попали в bronze.",
         ),
+        "lab_join" => ("JOIN at ingest", "JOIN при загрузке"),
+        "lab_join_hint" => (
+            "The bronze job joins each record with a lookup and stores the looked-up columns in it, as the lookup stood then. When the lookup changes, yesterday's bronze keeps the old values and a replay of the ingest would store new ones.",
+            "Bronze-джоба соединяет каждую запись со справочником и сохраняет в ней его колонки, какими они были в тот момент. Когда справочник меняется, вчерашний bronze хранит старые значения, а replay загрузки записал бы новые.",
+        ),
         "lab_fixjob" => ("UPDATE / DELETE of raw records", "UPDATE / DELETE сырых записей"),
         "lab_fixjob_hint" => (
             "A weekly \"fix\" job rewrites bronze after gold was published: a negative amount loses its minus, other rejected records are deleted. A replay no longer gives the published gold, and what the source sent is gone.",
@@ -121,6 +126,9 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "lab_ev_late_records" => ("Late records after the watermark", "Опоздавшие записи после watermark"),
         "lab_ev_late_records_hint" => ("The newest records again, dated three days back, arrive now: the watermark is on _ingest_ts, so the job still takes them", "Последние записи снова, датированные тремя днями раньше, приходят сейчас: watermark стоит по _ingest_ts, поэтому джоба их всё равно берёт"),
         "lab_ev_late_records_done" => ("Late records arrived", "Пришли опоздавшие записи"),
+        "lab_ev_dimension_change" => ("A dimension changes: a customer moves", "Измерение меняется: клиент переезжает"),
+        "lab_ev_dimension_change_hint" => ("The source of a looked-up table sends its newest record again with one looked-up field changed, the same key (a slowly changing dimension)", "Источник справочника присылает последнюю запись снова с изменённым полем и тем же ключом (медленно меняющееся измерение)"),
+        "lab_ev_dimension_change_done" => ("A dimension changed", "Измерение изменилось"),
         "lab_reset_hint" => (
             "Switch every anti-pattern off and clear the timeline; what the events sent stays in your session (reload the scenario to start clean)",
             "Выключить все антипаттерны и очистить хронологию; то, что прислали события, остаётся в сессии (перезагрузите сценарий, чтобы начать с чистого листа)",

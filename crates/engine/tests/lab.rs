@@ -444,6 +444,11 @@ async fn each_switch_turns_the_right_sign_of_health_red() {
         ),
         (
             "kafka_orders",
+            AntiPattern::JoinAtIngest,
+            ["GG", "GG", "GG", "GG", "GR"],
+        ),
+        (
+            "kafka_orders",
             AntiPattern::Shortcut,
             ["GG", "GR", "GG", "GG", "GG"],
         ),
@@ -913,4 +918,51 @@ async fn late_records_after_the_watermark_reach_an_earlier_day_of_gold() {
     assert_eq!(t.rows[0][0].as_deref(), Some("2024-01-12"));
     assert_eq!(t.rows[0][2].as_deref(), Some("99.99"));
     assert_eq!(t.rows.len(), 2);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_join_at_ingest_keeps_yesterdays_lookup_in_bronze_when_a_customer_moves() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::JoinAtIngest],
+        },
+    )
+    .await;
+    let l = lab(&v);
+    // Today the stored values match the lookup: the damage is in lineage only.
+    assert!(l.findings[0].ends_with("Today they match silver.users; let it change (Events: a dimension changes) and yesterday's bronze keeps the old values while silver's lookup moves on."), "{:?}", l.findings);
+    assert_eq!(colours(&v), ["GG", "GG", "GG", "GG", "GR"]);
+    // Jonas (uid 42) moves from DE to RU.
+    let v = send(
+        &mut p,
+        Request::LabEvent {
+            event: LabEvent::DimensionChange,
+        },
+    )
+    .await;
+    let l = lab(&v);
+    let e = &l.timeline[0];
+    assert!(e.correct.starts_with("bronze.users received a change (users_change.csv): the record uid = 42 now has country = RU (was DE), the same key."), "{}", e.correct);
+    assert_eq!(
+        e.anti,
+        "bronze.users: 2 → 3 rows; gold.user_kpi: 2 rows, their values changed"
+    );
+    assert!(
+        l.findings[0].contains("3 of them hold values silver.users no longer has"),
+        "{:?}",
+        l.findings
+    );
+    // The correct gold follows the move; the twin's keeps the country stored at ingest.
+    let g = &l.gold[0];
+    assert_eq!(g.model, TableName::gold("revenue_daily"));
+    assert_eq!(g.rows[0].correct[1].as_deref(), Some("RU"));
+    assert!(g.rows[0].anti.is_empty());
+    assert_eq!(g.rows[1].anti[1].as_deref(), Some("DE"));
+    assert_eq!(colours(&v), ["GG", "GG", "GG", "GR", "GR"]);
+    assert_eq!(
+        sign(l, "gold_rebuildable").2,
+        "bronze holds a JOIN made at ingest: a replay of the ingest joins with today's lookup and gives another gold (rows that differ): gold.revenue_daily (2)"
+    );
 }

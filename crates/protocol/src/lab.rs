@@ -60,6 +60,14 @@ pub enum AntiPattern {
     /// rebuilt by replay, and the customer's history is gone for every
     /// purpose, not only the one the law names.
     WeeklyDelete,
+    /// A JOIN at ingest (seed 000 §6): the bronze job joins each record
+    /// with a lookup (the columns a silver enrichment reads from it) and
+    /// stores them in the record (`joined_country`), as the lookup stood
+    /// when the record landed; silver then reads them from bronze. When the
+    /// lookup changes later ([`LabEvent::DimensionChange`]), yesterday's
+    /// bronze keeps the old values and a replay of the ingest would store
+    /// today's: bronze's meaning depends on when it was written.
+    JoinAtIngest,
     /// The shortcut (seed 003 §6, anti-pattern 1): two gold models each
     /// read bronze and clean it their own way (one drops repeated payloads,
     /// the other keeps the newest record of each business key, neither
@@ -75,6 +83,7 @@ impl AntiPattern {
         AntiPattern::FilterAtIngest,
         AntiPattern::OverwritePartition,
         AntiPattern::DropMalformed,
+        AntiPattern::JoinAtIngest,
         AntiPattern::FixJobInBronze,
         AntiPattern::WeeklyDelete,
         AntiPattern::InsertInsteadOfMerge,
@@ -92,6 +101,7 @@ impl AntiPattern {
             AntiPattern::FixJobInBronze => "fix_job_in_bronze",
             AntiPattern::WeeklyDelete => "weekly_delete",
             AntiPattern::Shortcut => "shortcut",
+            AntiPattern::JoinAtIngest => "join_at_ingest",
         }
     }
 
@@ -101,6 +111,7 @@ impl AntiPattern {
             AntiPattern::DedupAtIngest
             | AntiPattern::FilterAtIngest
             | AntiPattern::OverwritePartition
+            | AntiPattern::JoinAtIngest
             | AntiPattern::FixJobInBronze => "seed 000 §6",
             AntiPattern::WeeklyDelete => "seed 000 §7",
             AntiPattern::DropMalformed => "seed 001",
@@ -153,6 +164,10 @@ pub enum LabEvent {
     /// is on `_ingest_ts`, so the incremental job takes them and the old
     /// day's gold changes; a watermark on the business date would skip them.
     LateRecords,
+    /// A slowly changing dimension: the source of a table another silver
+    /// table looks up sends a changed record (a customer moves to another
+    /// country), the same key with a new value.
+    DimensionChange,
 }
 
 impl LabEvent {
@@ -165,6 +180,7 @@ impl LabEvent {
         LabEvent::BusinessError,
         LabEvent::TechnicalFailure,
         LabEvent::LateRecords,
+        LabEvent::DimensionChange,
     ];
 
     /// The snake_case key (as in JSON): `resend_file`.
@@ -177,6 +193,7 @@ impl LabEvent {
             LabEvent::BusinessError => "business_error",
             LabEvent::TechnicalFailure => "technical_failure",
             LabEvent::LateRecords => "late_records",
+            LabEvent::DimensionChange => "dimension_change",
         }
     }
 }

@@ -36,6 +36,7 @@ fn keys(a: AntiPattern) -> (&'static str, &'static str) {
         AntiPattern::FixJobInBronze => ("lab_fixjob", "lab_fixjob_hint"),
         AntiPattern::WeeklyDelete => ("lab_weekly_delete", "lab_weekly_delete_hint"),
         AntiPattern::Shortcut => ("lab_shortcut", "lab_shortcut_hint"),
+        AntiPattern::JoinAtIngest => ("lab_join", "lab_join_hint"),
     }
 }
 

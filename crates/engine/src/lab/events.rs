@@ -287,6 +287,68 @@ pub fn late(
     Ok((text, ext, from, to))
 }
 
+/// The texts of field `column` over `texts` (records that do not parse,
+/// or lack it, left out; JSON non-strings in their JSON form).
+pub fn field_texts(
+    format: SourceFormat,
+    dialect: Option<&CsvDialect>,
+    header: &[String],
+    texts: &[String],
+    column: &str,
+) -> Vec<String> {
+    texts
+        .iter()
+        .filter_map(|t| read(format, dialect, header, std::slice::from_ref(t)).ok())
+        .flatten()
+        .filter_map(|r| {
+            r.into_iter()
+                .find(|(k, _)| k == column)
+                .and_then(|(_, v)| match v {
+                    Value::String(s) => Some(s),
+                    Value::Null => None,
+                    other => Some(other.to_string()),
+                })
+        })
+        .collect()
+}
+
+/// A slowly changing dimension: `text` (one record) again with field
+/// `column` set to the text `value`, its key and every other field kept,
+/// as a file in the source's format. Returns the file, its extension, the
+/// record's first field as `name = value` (which record it is) and the
+/// old value; an error when the record has no such field.
+pub fn changed_record(
+    format: SourceFormat,
+    dialect: Option<&CsvDialect>,
+    header: &[String],
+    text: &str,
+    column: &str,
+    value: &str,
+) -> Result<(String, &'static str, String, String)> {
+    let mut records = read(format, dialect, header, &[text.to_string()])?;
+    let r = records
+        .first_mut()
+        .ok_or_else(|| EngineError::Request("the record to change is empty".into()))?;
+    let which = r
+        .first()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k} = {s}"),
+            other => format!("{k} = {other}"),
+        })
+        .unwrap_or_default();
+    let (_, v) = r
+        .iter_mut()
+        .find(|(k, _)| k == column)
+        .ok_or_else(|| EngineError::Request(format!("the newest record has no field {column}")))?;
+    let old = match &*v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    *v = Value::String(value.to_string());
+    let (text, ext) = write(format, dialect, &records)?;
+    Ok((text, ext, which, old))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,6 +445,22 @@ mod tests {
         assert_eq!(
             fix(SourceFormat::Csv, &header, "9,-1.5").as_deref(),
             Some("9,1.5")
+        );
+    }
+
+    #[test]
+    fn a_dimension_change_keeps_the_key_and_changes_one_field() {
+        let header = ["uid".to_string(), "country".to_string()];
+        let (text, ext, which, old) =
+            changed_record(SourceFormat::Csv, None, &header, "42,DE", "country", "RU").unwrap();
+        assert_eq!(
+            (text.as_str(), ext, which.as_str(), old.as_str()),
+            ("uid,country\n42,RU\n", "csv", "uid = 42", "DE")
+        );
+        let texts = ["15,RU".to_string(), "42,DE".to_string(), "x".to_string()];
+        assert_eq!(
+            field_texts(SourceFormat::Csv, None, &header, &texts, "country"),
+            ["RU", "DE"]
         );
     }
 

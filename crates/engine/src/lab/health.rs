@@ -32,6 +32,9 @@ pub struct HealthFacts {
     /// `rebuild_differs` compares a replay with the gold published before
     /// bronze was rewritten (the weekly fix job, the weekly DELETE).
     pub rebuild_against_published: bool,
+    /// `rebuild_differs` compares today's gold with a replay of the ingest
+    /// that joins the records with today's lookup (a JOIN at ingest).
+    pub rebuild_by_join: bool,
     /// Bronze batches an OVERWRITE replaced: the gold published from them
     /// cannot be rebuilt, whatever a replay of today's bronze gives.
     pub overwritten: usize,
@@ -148,6 +151,10 @@ pub fn evaluate(f: &HealthFacts) -> Vec<SignState> {
         None => sign(true, tr(lang, "every run rebuilds silver and gold from all of bronze, so a replay gives the same gold".into(), "каждый запуск пересобирает silver и gold из всего bronze, поэтому replay даёт тот же gold".into())),
         Some(Err(why)) => sign(false, tr(lang, format!("a replay from bronze fails: {why}"), format!("replay из bronze не удаётся: {why}"))),
         Some(Ok(d)) if d.is_empty() => sign(true, tr(lang, "a replay from bronze through silver gives the same gold".into(), "replay из bronze через silver даёт тот же gold".into())),
+        Some(Ok(d)) if f.rebuild_by_join => {
+            let list: Vec<String> = d.iter().map(|(t, n)| format!("{t} ({n})")).collect();
+            sign(false, tr(lang, format!("bronze holds a JOIN made at ingest: a replay of the ingest joins with today's lookup and gives another gold (rows that differ): {}", list.join(", ")), format!("в bronze JOIN, сделанный при загрузке: replay загрузки соединяет с сегодняшним справочником и даёт другой gold (различающихся строк): {}", list.join(", "))))
+        }
         Some(Ok(d)) if f.rebuild_against_published => {
             let list: Vec<String> = d.iter().map(|(t, n)| format!("{t} ({n})")).collect();
             sign(false, tr(lang, format!("bronze was rewritten after gold was published: a replay gives another gold than the one published (rows that differ): {}", list.join(", ")), format!("bronze переписан после публикации gold: replay даёт не тот gold, что был опубликован (различающихся строк): {}", list.join(", "))))

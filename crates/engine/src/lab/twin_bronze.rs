@@ -355,3 +355,195 @@ pub fn weekly_delete(
         .collect();
     without_events(bronze, &ids)
 }
+
+/// A lookup a silver rule joins at ingest under the JOIN-at-ingest
+/// anti-pattern (seed 000 §6): the rule's `on` as pairs of a fact column
+/// and a lookup column (`user_id = u.user_id`), and the lookup columns its
+/// expression reads (`u.country, u.segment`: `country`, `segment`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IngestJoin {
+    /// The silver table whose rule it is, and the rule's id.
+    pub silver: String,
+    pub rule: String,
+    /// The bronze table the facts land in (without the layer).
+    pub facts: String,
+    pub lookup: medallion_protocol::TableName,
+    pub alias: String,
+    /// `(fact column, lookup column)` pairs, ANDed.
+    pub on: Vec<(String, String)>,
+    /// Lookup columns the rule's expression reads.
+    pub columns: Vec<String>,
+}
+
+impl IngestJoin {
+    /// The rule's lookup, when its `on` is column equalities joined by AND
+    /// (`a = u.b AND c = u.d`, either side first) and its expression reads
+    /// at least one lookup column; `None` for any other join.
+    pub fn of(
+        silver: &crate::model::SilverTableDef,
+        rule: &medallion_protocol::rules::Rule,
+    ) -> Option<IngestJoin> {
+        let l = rule.lookup.as_ref()?;
+        let prefix = format!("{}.", l.alias);
+        let ident =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let mut on = Vec::new();
+        let cond = l.on.replace(" and ", " AND ");
+        for part in cond.split(" AND ") {
+            let (a, b) = part.split_once('=')?;
+            let (a, b) = (a.trim(), b.trim());
+            let (fact, look) = match (a.strip_prefix(&prefix), b.strip_prefix(&prefix)) {
+                (None, Some(lb)) => (a, lb),
+                (Some(la), None) => (b, la),
+                _ => return None,
+            };
+            if !ident(fact) || !ident(look) {
+                return None;
+            }
+            on.push((fact.to_string(), look.to_string()));
+        }
+        let expr = rule.resolved_expression();
+        let mut columns: Vec<String> = Vec::new();
+        let mut rest = expr.as_str();
+        while let Some(i) = rest.find(&prefix) {
+            let before_ok = rest[..i]
+                .chars()
+                .last()
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
+            let tail = &rest[i + prefix.len()..];
+            let name: String = tail
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if before_ok && !name.is_empty() && !columns.contains(&name) {
+                columns.push(name.clone());
+            }
+            rest = &tail[name.len().min(tail.len())..];
+        }
+        (!columns.is_empty()).then(|| IngestJoin {
+            silver: silver.name.clone(),
+            rule: rule.id.clone(),
+            facts: silver.source.clone(),
+            lookup: l.table.clone(),
+            alias: l.alias.clone(),
+            on,
+            columns,
+        })
+    }
+
+    /// The bronze field a joined column is stored in: `joined_country`.
+    pub fn field(column: &str) -> String {
+        format!("joined_{column}")
+    }
+}
+
+/// The lookup's rows as the JOIN at ingest reads them: per `on` key (the
+/// lookup columns' texts), the looked-up columns' texts. The last row of a
+/// key wins (a lookup holds one row per key).
+pub fn lookup_values(
+    join: &IngestJoin,
+    lookup: &RecordBatch,
+) -> Result<std::collections::HashMap<Vec<Option<String>>, Vec<Option<String>>>> {
+    let keys = join
+        .on
+        .iter()
+        .map(|(_, l)| column_text(lookup, l))
+        .collect::<Result<Vec<_>>>()?;
+    let values = join
+        .columns
+        .iter()
+        .map(|c| column_text(lookup, c))
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = std::collections::HashMap::new();
+    for r in 0..lookup.num_rows() {
+        out.insert(
+            keys.iter().map(|k| k[r].clone()).collect(),
+            values.iter().map(|v| v[r].clone()).collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// The facts of `join` with the looked-up columns written into each raw
+/// record as `joined_{column}` fields (a CSV batch's header gets them too):
+/// `values_for(batch index)` gives the lookup as the bronze job saw it when
+/// that batch landed, `keys` each record's `on` key by `_event_id`. A
+/// record without a match gets empty fields (NULL). Typed batches (no
+/// `raw_payload`) are left as they are. Returns the batches and the
+/// records written.
+pub fn bake_joined(
+    bronze: &BronzeBatches,
+    join: &IngestJoin,
+    keys: &std::collections::HashMap<String, Vec<Option<String>>>,
+    mut values_for: impl FnMut(
+        usize,
+    ) -> Result<
+        std::collections::HashMap<Vec<Option<String>>, Vec<Option<String>>>,
+    >,
+) -> Result<(BronzeBatches, usize)> {
+    use datafusion::arrow::array::ArrayRef;
+    use serde_json::Value;
+    let mut out = bronze.clone();
+    let mut n = 0;
+    let Some(batches) = out.get_mut(&join.facts) else {
+        return Ok((out, 0));
+    };
+    for (bi, (info, rows)) in batches.iter_mut().enumerate() {
+        let Ok(at) = rows.schema().index_of("raw_payload") else {
+            continue;
+        };
+        let Some(payloads) = rows.column(at).as_any().downcast_ref::<StringArray>() else {
+            continue;
+        };
+        let events = rows
+            .column_by_name("_event_id")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            .ok_or_else(|| {
+                EngineError::Internal(format!("bronze.{} has no _event_id", join.facts))
+            })?;
+        let lookup = values_for(bi)?;
+        let csv = info.format == crate::bronze::SourceFormat::Csv;
+        let header = info.header.clone();
+        let mut texts: Vec<Option<String>> = Vec::with_capacity(rows.num_rows());
+        for i in 0..rows.num_rows() {
+            if payloads.is_null(i) {
+                texts.push(None);
+                continue;
+            }
+            let text = payloads.value(i).to_string();
+            let found = keys.get(events.value(i)).and_then(|k| lookup.get(k));
+            let edited = crate::lab::events::edit_record(
+                info.format,
+                info.dialect.as_ref(),
+                &header,
+                &text,
+                |f| {
+                    for (c, col) in join.columns.iter().enumerate() {
+                        let v = found.and_then(|v| v[c].clone());
+                        let v = match (v, csv) {
+                            (Some(v), _) => Value::String(v),
+                            (None, true) => Value::String(String::new()),
+                            (None, false) => Value::Null,
+                        };
+                        f.push((IngestJoin::field(col), v));
+                    }
+                    true
+                },
+            )
+            .ok()
+            .flatten();
+            if edited.is_some() {
+                n += 1;
+            }
+            texts.push(Some(edited.unwrap_or(text)));
+        }
+        let mut columns: Vec<ArrayRef> = rows.columns().to_vec();
+        columns[at] = std::sync::Arc::new(StringArray::from(texts));
+        *rows = RecordBatch::try_new(rows.schema(), columns)?;
+        if csv {
+            info.header
+                .extend(join.columns.iter().map(|c| IngestJoin::field(c)));
+        }
+    }
+    Ok((out, n))
+}

@@ -19,8 +19,8 @@ use crate::env::{FixedClock, SeededIds};
 use crate::lab::compare::{compare_checks, compare_gold};
 use crate::lab::health::{evaluate, HealthFacts};
 use crate::lab::twin_bronze::{
-    customer_to_delete, drop_duplicates, fix_job, keep_passed, overwrite_partitions, weekly_delete,
-    FixedRecords,
+    bake_joined, customer_to_delete, drop_duplicates, fix_job, keep_passed, lookup_values,
+    overwrite_partitions, weekly_delete, FixedRecords, IngestJoin,
 };
 use crate::lab::{amount_column, rows_word, tr, Bi};
 use crate::lab::{
@@ -81,6 +81,33 @@ fn date_column(b: &crate::model::BronzeTableDef) -> Option<String> {
         .map(|c| c.name.clone())
 }
 
+/// A file's name without its extension (`orders` of `orders.csv`).
+fn file_stem(name: &str) -> &str {
+    name.rsplit_once('.').map_or(name, |(s, _)| s)
+}
+
+/// `text` split at its commas outside parentheses and quotes, each part trimmed.
+fn split_top_level(text: &str) -> Vec<String> {
+    let (mut parts, mut depth, mut quote, mut cur) = (Vec::new(), 0i32, None, String::new());
+    for ch in text.chars() {
+        match (ch, quote) {
+            ('\'' | '"', None) => quote = Some(ch),
+            (q, Some(open)) if q == open => quote = None,
+            ('(', None) => depth += 1,
+            (')', None) => depth -= 1,
+            (',', None) if depth == 0 => {
+                parts.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    parts.push(cur.trim().to_string());
+    parts
+}
+
 /// The newest `n` of `texts` that silver did not reject, oldest first
 /// (the newest `n` of all when it rejected each).
 fn newest_accepted_n(texts: &[String], rejected: &HashSet<String>, n: usize) -> Vec<String> {
@@ -123,6 +150,12 @@ struct Twin {
     overwritten: usize,
     /// The shortcut's gold models, each with the bronze tables it reads.
     shortcut_reads: BTreeMap<String, Vec<String>>,
+    /// The JOIN at ingest: each join, the records it wrote into, and how
+    /// many of those hold values the lookup no longer has.
+    joined: Vec<(IngestJoin, usize, usize)>,
+    /// With a JOIN at ingest: the twin as a replay of the ingest today
+    /// would build it (every record joined with today's lookup).
+    join_replay: Option<Playground>,
 }
 
 impl Playground {
@@ -170,6 +203,7 @@ impl Playground {
             LabEvent::ResendFile => Some(self.resend_file().await?),
             LabEvent::TechnicalFailure => Some(self.technical_failure().await?),
             LabEvent::KafkaRedelivery => Some(self.kafka_redeliver().await?),
+            LabEvent::DimensionChange => Some(self.dimension_change().await?),
             LabEvent::SchemaDrift | LabEvent::BusinessError | LabEvent::LateRecords => {
                 Some(self.send_edited(event).await?)
             }
@@ -495,6 +529,144 @@ impl Playground {
         ))
     }
 
+    /// A landed file of bronze `table` read again as ingest split it: the
+    /// split (format, dialect, header) and each record's exact text.
+    async fn landed_records(
+        &self,
+        b: &BatchInfo,
+        table: &str,
+    ) -> Result<(crate::bronze::SplitFile, Vec<String>)> {
+        let bytes = self
+            .lake
+            .get_bytes(b.landing_path.as_deref().unwrap_or_default())
+            .await?;
+        let options = self
+            .def
+            .bronze_table(table)
+            .map(|d| d.ingest_options.clone())
+            .unwrap_or_default();
+        let split = crate::bronze::split_file(&bytes, &options)?;
+        let texts = split.records.iter().map(|r| r.text.clone()).collect();
+        Ok((split, texts))
+    }
+
+    /// Every enabled lookup rule whose join the lab can run at ingest.
+    fn ingest_joins(&self) -> Vec<IngestJoin> {
+        self.def
+            .silver
+            .iter()
+            .flat_map(|s| {
+                s.rules
+                    .rules
+                    .iter()
+                    .filter(|r| r.enabled)
+                    .filter_map(move |r| IngestJoin::of(s, r))
+            })
+            .collect()
+    }
+
+    /// A slowly changing dimension: the source of a looked-up table sends
+    /// its newest accepted record again with one looked-up field changed
+    /// (to another value the column holds), the same key.
+    async fn dimension_change(&mut self) -> Result<Bi> {
+        let lang = self.lang;
+        let rejected: HashSet<String> = self
+            .open_rejections()
+            .into_iter()
+            .map(|(_, _, payload)| payload)
+            .collect();
+        // The looked-up table's bronze source and the fields the join reads.
+        let mut found = None;
+        for j in self.ingest_joins() {
+            let source = match j.lookup.layer() {
+                medallion_protocol::Layer::Bronze => Some(j.lookup.name().to_string()),
+                _ => self
+                    .def
+                    .silver
+                    .iter()
+                    .find(|s| s.name == j.lookup.name())
+                    .map(|s| s.source.clone()),
+            };
+            let Some(source) = source else { continue };
+            let Some(b) = self.newest_landed(Some(&source)) else {
+                continue;
+            };
+            found = Some((j, source, b));
+            break;
+        }
+        let (join, source, b) = found.ok_or_else(|| {
+            EngineError::Request(tr(
+                lang,
+                "no silver table of this scenario looks up another table fed by a file: load the Kafka orders scenario (orders look up users)".into(),
+                "в этом сценарии ни одна таблица silver не обращается к справочнику, который приходит файлом: загрузите сценарий заказов из Kafka (заказы смотрят в users)".into(),
+            ))
+        })?;
+        let (split, texts) = self.landed_records(&b, &source).await?;
+        let record = newest_accepted(&texts, &rejected).pop().ok_or_else(|| {
+            EngineError::Request(tr(
+                lang,
+                "the newest file has no record to change".into(),
+                "в последнем файле нет записи, которую можно изменить".into(),
+            ))
+        })?;
+        let values = |texts: &[String], c: &str| {
+            crate::lab::events::field_texts(
+                split.format,
+                split.dialect.as_ref(),
+                &split.header,
+                texts,
+                c,
+            )
+        };
+        let (column, old) = join
+            .columns
+            .iter()
+            .find_map(|c| Some((c.clone(), values(std::slice::from_ref(&record), c).pop()?)))
+            .ok_or_else(|| {
+                EngineError::Request(tr(
+                    lang,
+                    format!(
+                        "the newest record of bronze.{source} has none of {} to change",
+                        join.columns.join(", ")
+                    ),
+                    format!(
+                        "в последней записи bronze.{source} нет ни одного из полей {}",
+                        join.columns.join(", ")
+                    ),
+                ))
+            })?;
+        let mut others: Vec<String> = values(&texts, &column)
+            .into_iter()
+            .filter(|v| *v != old)
+            .collect();
+        others.sort();
+        let new = others
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| format!("{old}-2"));
+        let (text, ext, which, old) = crate::lab::events::changed_record(
+            split.format,
+            split.dialect.as_ref(),
+            &split.header,
+            &record,
+            &column,
+            &new,
+        )?;
+        let name = format!("{}_change.{ext}", file_stem(&b.file_name));
+        self.append(&source, &name, text.as_bytes(), &IngestOptions::default())
+            .await?;
+        self.run().await;
+        let (t, l, s) = (
+            TableName::bronze(&source),
+            join.lookup.clone(),
+            TableName::silver(&join.silver),
+        );
+        Ok(Bi::new(
+            format!("{t} received a change ({name}): the record {which} now has {column} = {new} (was {old}), the same key. A slowly changing dimension: {l} takes the new value, and {s}, which looks it up, follows on this run."),
+            format!("В {t} пришло изменение ({name}): у записи {which} теперь {column} = {new} (было {old}), ключ тот же. Медленно меняющееся измерение: {l} берёт новое значение, а {s}, который к нему обращается, следует за ним в этом же запуске."),
+        ))
+    }
+
     /// Schema drift or a business error: the newest records of a source
     /// edited as a real source would change them, sent as a new file (or
     /// new messages on its Kafka topic), then a run.
@@ -644,17 +816,7 @@ impl Playground {
             let b = self
                 .newest_landed(Some(&table))
                 .ok_or_else(|| EngineError::Internal("no landed file".into()))?;
-            let bytes = self
-                .lake
-                .get_bytes(b.landing_path.as_deref().unwrap_or_default())
-                .await?;
-            let options = self
-                .def
-                .bronze_table(&table)
-                .map(|d| d.ingest_options.clone())
-                .unwrap_or_default();
-            let split = crate::bronze::split_file(&bytes, &options)?;
-            let texts: Vec<String> = split.records.iter().map(|r| r.text.clone()).collect();
+            let (split, texts) = self.landed_records(&b, &table).await?;
             let (text, ext) = edit(
                 split.format,
                 split.dialect.as_ref(),
@@ -663,11 +825,7 @@ impl Playground {
                 &mut column,
                 &mut dates,
             )?;
-            let stem = b
-                .file_name
-                .rsplit_once('.')
-                .map_or(b.file_name.as_str(), |(s, _)| s)
-                .to_string();
+            let stem = file_stem(&b.file_name);
             let name = match event {
                 LabEvent::BusinessError => format!("{stem}_business_error.{ext}"),
                 LabEvent::LateRecords => format!("{stem}_late.{ext}"),
@@ -877,6 +1035,131 @@ impl Playground {
             }
             left_out.insert(AntiPattern::WeeklyDelete, n);
         }
+        let mut joined = Vec::new();
+        let mut join_replay = None;
+        if self.lab.has(AntiPattern::JoinAtIngest) {
+            let mut now_bronze = bronze.clone();
+            for j in self.ingest_joins() {
+                let Some(facts) = self.def.bronze_table(&j.facts).cloned() else {
+                    continue;
+                };
+                let declared = |f: &String| facts.schema.columns.iter().any(|c| &c.name == f);
+                if !j.on.iter().all(|(f, _)| declared(f)) {
+                    continue;
+                }
+                let Some(batches) = bronze.get(&j.facts).cloned() else {
+                    continue;
+                };
+                // Each fact record's `on` key, by event id, and its batch.
+                let parsed = crate::silver::source::parse_bronze(&facts.schema, &batches)?;
+                let text = |n: &str| crate::lab::twin_bronze::column_text(&parsed.rows, n);
+                let ids = text("_event_id")?;
+                let batch_ids = text("_batch_id")?;
+                let cols =
+                    j.on.iter()
+                        .map(|(f, _)| text(f))
+                        .collect::<Result<Vec<_>>>()?;
+                let keys: std::collections::HashMap<String, Vec<Option<String>>> = ids
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(r, id)| {
+                        Some((id.clone()?, cols.iter().map(|c| c[r].clone()).collect()))
+                    })
+                    .collect();
+                // The lookup as it stood when each fact batch landed, and today.
+                let today = self.lookup_rows(&j, self.last_good.as_ref())?;
+                let position = |id: &str| self.batches.iter().position(|b| b.batch_id == id);
+                let mut as_of = Vec::new();
+                for (info, _) in &batches {
+                    let upto = position(&info.batch_id).unwrap_or(usize::MAX);
+                    let earlier: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>> = self
+                        .bronze
+                        .iter()
+                        .map(|(t, bs)| {
+                            let kept = bs
+                                .iter()
+                                .filter(|(i, _)| position(&i.batch_id).is_some_and(|p| p <= upto))
+                                .cloned()
+                                .collect();
+                            (t.clone(), kept)
+                        })
+                        .collect();
+                    let copy = self
+                        .run_copy_boxed(self.def.clone(), earlier, 0)
+                        .await
+                        .map_err(could_not_run)?;
+                    as_of.push((
+                        info.batch_id.clone(),
+                        self.lookup_rows(&j, copy.last_good.as_ref())?,
+                    ));
+                }
+                let stale = (0..ids.len())
+                    .filter(|&r| {
+                        let (Some(id), Some(batch)) = (&ids[r], &batch_ids[r]) else {
+                            return false;
+                        };
+                        let k = keys.get(id);
+                        as_of
+                            .iter()
+                            .find(|(b, _)| b == batch)
+                            .is_some_and(|(_, then)| {
+                                k.and_then(|k| then.get(k)) != k.and_then(|k| today.get(k))
+                            })
+                    })
+                    .count();
+                let (b, n) = bake_joined(&bronze, &j, &keys, |bi| {
+                    Ok(as_of.get(bi).map(|(_, v)| v.clone()).unwrap_or_default())
+                })?;
+                bronze = b;
+                let (b, _) = bake_joined(&now_bronze, &j, &keys, |_| Ok(today.clone()))?;
+                now_bronze = b;
+                // Silver reads the stored columns instead of the lookup.
+                if let Some(f) = def.bronze.iter_mut().find(|b| b.name == j.facts) {
+                    for c in &j.columns {
+                        f.schema.columns.push(crate::model::SourceColumn::new(
+                            &IngestJoin::field(c),
+                            crate::model::ColumnType::String,
+                        ));
+                    }
+                }
+                // One enrichment per column (only a lookup enrichment adds several).
+                if let Some(s) = def.silver.iter_mut().find(|s| s.name == j.silver) {
+                    if let Some(at) = s.rules.rules.iter().position(|r| r.id == j.rule) {
+                        let r = s.rules.rules.remove(at);
+                        let expr = r
+                            .resolved_expression()
+                            .replace(&format!("{}.", j.alias), "joined_");
+                        let (cols, exprs) = (split_top_level(&r.column), split_top_level(&expr));
+                        let pairs: Vec<(String, String)> = if cols.len() == exprs.len() {
+                            cols.into_iter().zip(exprs).collect()
+                        } else {
+                            vec![(r.column.clone(), expr)]
+                        };
+                        for (i, (c, e)) in pairs.into_iter().enumerate().rev() {
+                            let mut one = r.clone();
+                            one.lookup = None;
+                            one.params.clear();
+                            one.id = if i == 0 {
+                                r.id.clone()
+                            } else {
+                                format!("{}.{}", r.id, i + 1)
+                            };
+                            one.column = c;
+                            one.expression = e;
+                            s.rules.rules.insert(at, one);
+                        }
+                    }
+                }
+                joined.push((j, n, stale));
+            }
+            if joined.iter().any(|(_, _, stale)| *stale > 0) {
+                join_replay = Some(
+                    self.run_copy_boxed(def.clone(), now_bronze, self.lab.reruns())
+                        .await
+                        .map_err(could_not_run)?,
+                );
+            }
+        }
         let shortcut_reads = if self.lab.has(AntiPattern::Shortcut) {
             def.anti_patterns.gold_reads_bronze = true;
             crate::lab::shortcut::models(&self.def, &self.batches)
@@ -904,7 +1187,26 @@ impl Playground {
             deleted_customer,
             overwritten,
             shortcut_reads,
+            joined,
+            join_replay,
         })
+    }
+
+    /// The rows of `join`'s lookup table in `out` (a run's output) as the
+    /// join reads them: per `on` key, the looked-up values.
+    fn lookup_rows(
+        &self,
+        join: &IngestJoin,
+        out: Option<&RunOutput>,
+    ) -> Result<std::collections::HashMap<Vec<Option<String>>, Vec<Option<String>>>> {
+        let rows = out.and_then(|o| match join.lookup.layer() {
+            medallion_protocol::Layer::Bronze => o.typed_bronze.get(join.lookup.name()),
+            _ => o.table(&join.lookup),
+        });
+        match rows {
+            Some(rows) => lookup_values(join, rows),
+            None => Ok(Default::default()),
+        }
     }
 
     /// A throw-away playground in its own in-memory lake: `def` over
@@ -1049,9 +1351,25 @@ impl Playground {
                 !self.history.versions(&t).is_empty(),
             ));
         }
+        if let Some(t) = twin {
+            for (j, _, _) in &t.joined {
+                lineage.push((
+                    TableName::bronze(&j.facts),
+                    Err(tr(
+                        lang,
+                        format!("its {} come from a JOIN with {} at ingest, which no log of bronze records", j.columns.join(", "), j.lookup),
+                        format!("его {} пришли из JOIN с {} при загрузке, который не записан ни в одном журнале bronze", j.columns.join(", "), j.lookup),
+                    )),
+                    true,
+                ));
+            }
+        }
         let published = twin.and_then(|t| t.published.as_ref());
+        let join_replay = twin.and_then(|t| t.join_replay.as_ref());
         let rebuild_differs = if let Some(p) = published {
             Some(Ok(gold_differs(&self.def, p, self)))
+        } else if let Some(r) = join_replay {
+            Some(Ok(gold_differs(&self.def, self, r)))
         } else if self.mode == RunMode::Full
             && reruns == 0
             && self.def.gold.iter().all(|g| g.merge_on.is_empty())
@@ -1086,6 +1404,7 @@ impl Playground {
             gold,
             rebuild_differs,
             rebuild_against_published: published.is_some(),
+            rebuild_by_join: join_replay.is_some(),
             overwritten: twin.map_or(0, |t| t.overwritten),
             lineage,
         })
@@ -1215,6 +1534,9 @@ impl Playground {
             view.findings
                 .extend(Box::pin(self.rewrite_findings(t, published)).await?);
         }
+        if self.lab.has(AntiPattern::JoinAtIngest) {
+            view.findings.extend(self.join_findings(t));
+        }
         if self.lab.has(AntiPattern::Shortcut) {
             let (gold, found) = Box::pin(self.shortcut(twin)).await?;
             view.gold.extend(gold);
@@ -1300,6 +1622,40 @@ impl Playground {
             ));
         }
         Ok(out)
+    }
+
+    /// What the JOIN at ingest stored in bronze, and what a lookup change did to it.
+    fn join_findings(&self, t: &Twin) -> Vec<String> {
+        let lang = self.lang;
+        if t.joined.is_empty() {
+            return vec![tr(
+                lang,
+                "No silver rule of this scenario looks a table up with a plain key (a = alias.b), so there is no join to move into bronze: load the Kafka orders scenario.".into(),
+                "Ни одно правило silver этого сценария не обращается к справочнику по простому ключу (a = alias.b), переносить в bronze нечего: загрузите сценарий заказов из Kafka.".into(),
+            )];
+        }
+        t.joined
+            .iter()
+            .map(|(j, n, stale)| {
+                let b = TableName::bronze(&j.facts);
+                let fields: Vec<String> = j.columns.iter().map(|c| IngestJoin::field(c)).collect();
+                let (cols, fields) = (j.columns.join(", "), fields.join(", "));
+                let l = &j.lookup;
+                if *stale > 0 {
+                    tr(
+                        lang,
+                        format!("{b}: the bronze job joined its {n} records with {l} at ingest and stored {cols} in them ({fields}). {stale} of them hold values {l} no longer has: yesterday's bronze kept the old meaning, a replay of the ingest today would store the new one, and the lineage of {b} now runs through {l}."),
+                        format!("{b}: bronze-джоба при загрузке соединила его {n} записей с {l} и сохранила в них {cols} ({fields}). В {stale} из них значения, которых в {l} больше нет: вчерашний bronze сохранил старый смысл, replay загрузки сегодня записал бы новый, а lineage {b} теперь идёт через {l}."),
+                    )
+                } else {
+                    tr(
+                        lang,
+                        format!("{b}: the bronze job joined its {n} records with {l} at ingest and stored {cols} in them ({fields}). Today they match {l}; let it change (Events: a dimension changes) and yesterday's bronze keeps the old values while silver's lookup moves on."),
+                        format!("{b}: bronze-джоба при загрузке соединила его {n} записей с {l} и сохранила в них {cols} ({fields}). Сегодня они совпадают с {l}; пусть он изменится (События: измерение меняется) — и вчерашний bronze сохранит старые значения, а lookup в silver пойдёт дальше."),
+                    )
+                }
+            })
+            .collect()
     }
 
     /// The shortcut's two gold models, each over the twin's bronze, side
@@ -1501,8 +1857,10 @@ impl Playground {
                     }
                 }
                 // Their findings come from the twin as published (`rewrite_findings`) and the shortcut's models.
-                AntiPattern::FixJobInBronze | AntiPattern::WeeklyDelete | AntiPattern::Shortcut => {
-                }
+                AntiPattern::FixJobInBronze
+                | AntiPattern::WeeklyDelete
+                | AntiPattern::Shortcut
+                | AntiPattern::JoinAtIngest => {}
                 AntiPattern::InsertInsteadOfMerge => {
                     let reruns = self.lab.reruns();
                     let merged = self.inserted_tables();
