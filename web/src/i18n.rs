@@ -55,7 +55,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Bronze keeps only the first record of each business key. The Kafka re-delivery and the CDC history of a key are gone before silver sees them; nobody can tell what the source sent.",
             "Bronze хранит только первую запись каждого бизнес-ключа. Повторная доставка Kafka и CDC-история ключа исчезают до silver; что прислал источник, уже не узнать.",
         ),
-        "lab_filter" => ("Business filter at ingest", "Бизнес-фильтр при загрузке"),
+        "lab_filter" => ("Business logic in bronze: a filter at ingest", "Бизнес-логика в bronze: фильтр при загрузке"),
         "lab_filter_hint" => (
             "Bronze stores only the records silver's rules would pass, as a WHERE status = 'OK' at ingest would. The rejected ones exist nowhere: no quarantine, no audit, no replay after a rule changes.",
             "Bronze сохраняет только записи, которые пропустили бы правила silver, как сделал бы WHERE status = 'OK' при загрузке. Отброшенных нет нигде: ни карантина, ни аудита, ни replay после смены правила.",

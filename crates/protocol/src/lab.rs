@@ -108,8 +108,9 @@ impl AntiPattern {
     /// The course section it comes from (`seed 000 §6`).
     pub fn seed(self) -> &'static str {
         match self {
+            // Seed 003 §6 calls the same filter "business logic in bronze".
+            AntiPattern::FilterAtIngest => "seed 000 §6, seed 003 §6",
             AntiPattern::DedupAtIngest
-            | AntiPattern::FilterAtIngest
             | AntiPattern::OverwritePartition
             | AntiPattern::JoinAtIngest
             | AntiPattern::FixJobInBronze => "seed 000 §6",
