@@ -145,7 +145,7 @@ test('events a real pipeline meets land in the session and on the timeline', () 
   // A technical failure: 503 halfway, nothing visible, the platform's retry lands it.
   await page.click('#lab-technical-failure');
   await page.waitForFunction(() => /A technical failure, then the retry/.test(document.querySelector('#lab-timeline')?.textContent ?? ''), null, { timeout: 60_000 });
-  assert.match(await text(page, '#lab-timeline'), /answered 503 after 1 of its writes[\s\S]*nothing became visible[\s\S]*the platform fixes it by retrying/);
+  assert.match(await text(page, '#lab-timeline'), /answered 503 Service Unavailable after 1 write; nothing became visible[\s\S]*the platform fixes it by retrying/);
   assert.deepEqual(problems, []);
 }));
 

@@ -515,7 +515,19 @@ fn playground(p: &PlaygroundProps) -> Html {
     let on_lab = sending(&engine, &answer(false), |on: Vec<AntiPattern>| {
         Request::SetLab { on }
     });
-    let on_lab_event = sending(&engine, &answer(false), |event: LabEvent| {
+    // A refusal is also shown in the lab, where the instructor is looking.
+    let lab_done = {
+        let (done, dispatch) = (answer(false), state.dispatcher());
+        Callback::from(move |r: Response| {
+            let notice = match &r {
+                Response::Error { message } => Some(message.clone()),
+                _ => None,
+            };
+            dispatch.dispatch(Action::LabNotice(notice));
+            done.emit(r)
+        })
+    };
+    let on_lab_event = sending(&engine, &lab_done, |event: LabEvent| {
         Request::LabEvent { event }
     });
 
@@ -588,7 +600,7 @@ fn playground(p: &PlaygroundProps) -> Html {
             <RunNotices lang={lang} notice={v.notice.clone()} stale={Stale::of(v)} />
             <main class="workspace">
                 <section class="left">
-                    <LabPanel lab={v.lab.clone()} lang={lang} instructor={*instructor} on_set={on_lab} on_event={on_lab_event} />
+                    <LabPanel lab={v.lab.clone()} lang={lang} instructor={*instructor} on_set={on_lab} on_event={on_lab_event} notice={state.lab_notice.clone()} />
                     <PiiPanel view={state.pii.clone()} lang={lang} on_request={on_pii} />
                     <RunBar run_mode={v.run_mode} checkpoints={v.checkpoints.clone()} replay={v.replay.clone()} state={v.state.clone()}
                         lang={lang} on_mode={on_mode} on_run={on_run} on_replay={on_replay} />

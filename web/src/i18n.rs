@@ -115,7 +115,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "lab_ev_kafka_redelivery_hint" => ("The last micro-batch was written to bronze but its offsets were not committed: it is delivered again", "Последний микробатч записан в bronze, но смещения не закоммичены: он приходит снова"),
         "lab_ev_kafka_redelivery_done" => ("The Kafka consumer crashed before commit", "Консьюмер Kafka упал до коммита"),
         "lab_ev_schema_drift" => ("The source renames and adds a column", "Источник переименовывает и добавляет колонку"),
-        "lab_ev_schema_drift_hint" => ("Schema drift: the newest records again with amount renamed to amount_v2 and a new source_version field", "Дрейф схемы: последние записи снова, amount переименована в amount_v2, добавлено поле source_version"),
+        "lab_ev_schema_drift_hint" => ("Schema drift: the newest records again with a declared column renamed (amount → amount_v2 where there is one) and a new source_version field", "Дрейф схемы: последние записи снова, объявленная колонка переименована (amount → amount_v2, где она есть), добавлено поле source_version"),
         "lab_ev_schema_drift_done" => ("The source changed its schema", "Источник изменил схему"),
         "lab_ev_business_error" => ("A business error: amount = -100", "Бизнес-ошибка: amount = -100"),
         "lab_ev_business_error_hint" => ("The newest record again with its amount at -100: the data owner fixes it, from the quarantine", "Последняя запись снова, с суммой -100: исправляет владелец данных, из карантина"),

@@ -47,6 +47,9 @@ pub struct State {
     pub export: Option<String>,
     /// The right to be forgotten three ways: the engine's last answer.
     pub pii: Option<PiiView>,
+    /// The lab's last refusal (an event that does not fit the scenario),
+    /// shown in the lab beside the buttons; cleared by the next answer.
+    pub lab_notice: Option<String>,
 }
 
 pub enum Action {
@@ -75,6 +78,8 @@ pub enum Action {
     /// A success that makes earlier messages moot.
     ReplaceBanners(Banner),
     RemoveBanner(usize),
+    /// The lab's refusal to show beside its buttons (`None` clears it).
+    LabNotice(Option<String>),
     OpenReingest(BatchInfo),
     CloseReingest,
     CloseTrail,
@@ -100,6 +105,7 @@ impl State {
             erasure_plan: None,
             export: None,
             pii: None,
+            lab_notice: None,
         }
     }
 
@@ -305,6 +311,7 @@ impl Reducible for State {
                     s.banners.remove(i);
                 }
             }
+            Action::LabNotice(n) => s.lab_notice = n,
             Action::OpenReingest(b) => s.reingest = Some(b),
             Action::CloseReingest => s.reingest = None,
             Action::CloseTrail => s.trail = None,

@@ -23,6 +23,9 @@ pub struct Props {
     /// Instructor mode: the panel opens by itself.
     #[prop_or_default]
     pub instructor: bool,
+    /// Why the last event was refused (it does not fit the scenario).
+    #[prop_or_default]
+    pub notice: Option<String>,
 }
 
 /// The i18n keys of an anti-pattern's title and explanation.
@@ -161,6 +164,9 @@ pub fn lab_panel(p: &Props) -> Html {
                     }
                 }) }
             </div>
+            if let Some(n) = &p.notice {
+                <div class="banner error" id="lab-refusal" role="alert">{ n }</div>
+            }
             // The newest event's outcome right under the buttons that fired it.
             if let Some(e) = p.lab.as_ref().and_then(|l| l.timeline.last()) {
                 <div class="lab-last-event" id="lab-last-event">

@@ -145,6 +145,24 @@ pub async fn evaluate(
     results
 }
 
+/// Open quarantine rows (not closed by a later run) of silver table `t`.
+fn open_quarantine_rows(out: &RunOutput, t: &TableName) -> usize {
+    use datafusion::arrow::array::{Array, StringArray};
+    let Some(q) = out.table(TableName::quarantine()) else {
+        return 0;
+    };
+    let Some(names) = q
+        .column_by_name("silver_table")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    else {
+        return 0;
+    };
+    let closed = q.column_by_name("closed_in_run");
+    (0..q.num_rows())
+        .filter(|&i| names.value(i) == t.name() && closed.is_none_or(|c| c.is_null(i)))
+        .count()
+}
+
 /// Reconciliation of a child table (see [`crate::silver::explode`]): its rows are
 /// array elements, so the exploded rows (elements, plus one per record
 /// without elements on an outer explode, plus one per unreadable record)
@@ -493,15 +511,17 @@ async fn evaluate_one(
             let silver = table(out, silver_table)?.num_rows();
             // Rows a merge removed (duplicates, older states) were not filtered.
             let removed = out.removed.get(silver_table).copied().unwrap_or(0);
-            // More rows than bronze can explain: some were written twice.
-            if silver + removed > bronze {
-                let extra = silver + removed - bronze;
+            // More rows than bronze can explain (with what a merge removed and
+            // the quarantine holds for this table): some were written again.
+            let held = open_quarantine_rows(out, silver_table);
+            if silver + removed + held > bronze {
+                let extra = silver + removed + held - bronze;
                 return Ok((
                     CheckStatus::Fail,
                     t(
                         lang,
-                        format!("{silver_table} holds {silver} rows, {extra} more than the {bronze} rows of {bronze_table} can explain: rows were written twice (an INSERT re-run?)"),
-                        format!("в {silver_table} {silver} строк — на {extra} больше, чем объясняют {bronze} строк {bronze_table}: строки записаны дважды (перезапуск INSERT?)"),
+                        format!("{silver_table} holds {silver} rows; with {removed} removed by its merge and {held} in the quarantine that is {extra} more than the {bronze} rows of {bronze_table}: rows were written more than once (an INSERT re-run?)"),
+                        format!("в {silver_table} строк: {silver}; вместе с удалёнными слиянием ({removed}) и карантином ({held}) это на {extra} больше, чем строк в {bronze_table} ({bronze}): строки записаны больше одного раза (перезапуск INSERT?)"),
                     ),
                     None,
                 ));

@@ -124,7 +124,9 @@ pub fn compare_gold(
         match waiting.get_mut(&key_of(l)).and_then(VecDeque::pop_front) {
             Some(j) => {
                 let r = &right[j];
-                let changed = (0..columns.len()).filter(|&c| l[c] != r[c]).collect();
+                let changed = (0..columns.len())
+                    .filter(|&c| !same_cell(&l[c], &r[c]))
+                    .collect();
                 rows.push(LabRow {
                     correct: l.clone(),
                     anti: r.clone(),
@@ -193,15 +195,30 @@ pub fn compare_gold(
     })
 }
 
-/// Does summing the column make sense? Not for averages, rates, shares
-/// and percentages (`avg_order`, `tip_rate`, `pct_late`): their sum is no figure.
+/// Does summing the column make sense? Not for averages, rates, shares,
+/// percentages, extremes and first / last values (`avg_order`,
+/// `tip_rate`, `pct_late`, `max_amount`, `latest_fare`): their sum is no figure.
 fn additive(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     ![
-        "avg", "mean", "average", "rate", "ratio", "share", "pct", "percent", "median",
+        "avg", "mean", "average", "rate", "ratio", "share", "pct", "percent", "median", "max",
+        "min", "maximum", "minimum", "highest", "lowest", "peak", "first", "last", "latest",
+        "earliest",
     ]
     .iter()
     .any(|w| n.split('_').any(|part| part == *w) || n.starts_with(w))
+}
+
+/// Two cells hold the same value: the same text, or the same number
+/// written at another scale or type (`72.00` DECIMAL and `72.0` DOUBLE).
+fn same_cell(a: &Option<String>, b: &Option<String>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => matches!(
+            (x.parse::<f64>(), y.parse::<f64>()),
+            (Ok(p), Ok(q)) if p == q && p.is_finite()
+        ),
+        _ => a == b,
+    }
 }
 
 fn is_numeric(t: &DataType) -> bool {
@@ -312,6 +329,17 @@ pub fn compare_checks(correct: &[CheckResult], anti: &[CheckResult]) -> Vec<LabC
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extremes_are_not_summed_and_equal_numbers_are_the_same_cell() {
+        assert!(!additive("max_amount") && !additive("min_fare") && !additive("latest_fare"));
+        assert!(additive("revenue") && additive("orders_count"));
+        let c = |s: &str| Some(s.to_string());
+        assert!(same_cell(&c("72.00"), &c("72.0")));
+        assert!(!same_cell(&c("72.00"), &c("72.01")));
+        assert!(!same_cell(&c("DE"), &c("RU")));
+        assert!(!same_cell(&None, &c("0")));
+    }
     use datafusion::arrow::array::StringArray;
     use datafusion::arrow::datatypes::{Field, Schema};
     use std::sync::Arc;

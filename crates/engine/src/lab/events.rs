@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use super::tr;
+use crate::api::Lang;
 use crate::bronze::{CsvDialect, SourceFormat};
 use crate::error::{EngineError, Result};
 
@@ -22,6 +24,7 @@ fn read(
     dialect: Option<&CsvDialect>,
     header: &[String],
     texts: &[String],
+    lang: Lang,
 ) -> Result<Vec<Fields>> {
     texts
         .iter()
@@ -34,7 +37,11 @@ fn read(
                     .delimiter(d)
                     .from_reader(text.as_bytes());
                 let rec = r.records().next().and_then(|r| r.ok()).ok_or_else(|| {
-                    EngineError::Request(format!("record {} of the file is not a CSV line", i + 1))
+                    EngineError::Request(tr(
+                        lang,
+                        format!("record {} of the file is not a CSV line", i + 1),
+                        format!("запись {} файла — не строка CSV", i + 1),
+                    ))
                 })?;
                 Ok(header
                     .iter()
@@ -42,14 +49,17 @@ fn read(
                     .map(|(h, v)| (h.clone(), Value::String(v.to_string())))
                     .collect())
             }
-            SourceFormat::Parquet => Err(EngineError::Request(
+            SourceFormat::Parquet => Err(EngineError::Request(tr(
+                lang,
                 "this event edits a CSV or JSON source; the newest file is Parquet".into(),
-            )),
+                "это событие меняет источник CSV или JSON, а последний файл — Parquet".into(),
+            ))),
             _ => match serde_json::from_str::<Value>(text) {
                 Ok(Value::Object(m)) => Ok(m.into_iter().collect()),
-                _ => Err(EngineError::Request(format!(
-                    "record {} of the file is not a JSON object",
-                    i + 1
+                _ => Err(EngineError::Request(tr(
+                    lang,
+                    format!("record {} of the file is not a JSON object", i + 1),
+                    format!("запись {} файла — не объект JSON", i + 1),
                 ))),
             },
         })
@@ -108,11 +118,12 @@ pub fn drifted(
     header: &[String],
     texts: &[String],
     candidates: &[String],
+    lang: Lang,
 ) -> Result<(String, &'static str, String)> {
     // Records that are not objects (a line cut off in transit) are left out.
     let mut records: Vec<Fields> = texts
         .iter()
-        .filter_map(|t| read(format, dialect, header, std::slice::from_ref(t)).ok())
+        .filter_map(|t| read(format, dialect, header, std::slice::from_ref(t), lang).ok())
         .flatten()
         .collect();
     let renamed = candidates
@@ -120,9 +131,11 @@ pub fn drifted(
         .find(|c| records.iter().any(|r| r.iter().any(|(k, _)| k == *c)))
         .cloned()
         .ok_or_else(|| {
-            EngineError::Request(
+            EngineError::Request(tr(
+                lang,
                 "the newest records have none of the declared columns left to rename".into(),
-            )
+                "в последних записях не осталось ни одной объявленной колонки, которую можно переименовать".into(),
+            ))
         })?;
     for r in &mut records {
         for (k, _) in r.iter_mut() {
@@ -152,16 +165,19 @@ pub fn with_negative_amount(
     texts: &[String],
     column: &str,
     key: Option<&str>,
+    lang: Lang,
 ) -> Result<(String, &'static str)> {
-    let last = texts
-        .last()
-        .ok_or_else(|| EngineError::Request("the file has no record to copy".into()))?;
-    let mut records = read(format, dialect, header, std::slice::from_ref(last))?;
+    let last = texts.last().ok_or_else(|| {
+        EngineError::Request(tr(
+            lang,
+            "the file has no record to copy".into(),
+            "в файле нет записи, которую можно скопировать".into(),
+        ))
+    })?;
+    let mut records = read(format, dialect, header, std::slice::from_ref(last), lang)?;
     for r in &mut records {
         let Some((_, v)) = r.iter_mut().find(|(k, _)| k == column) else {
-            return Err(EngineError::Request(format!(
-                "the newest record has no field {column}"
-            )));
+            return Err(no_field(column, lang));
         };
         *v = match v {
             Value::String(_) => Value::String("-100".into()),
@@ -197,8 +213,9 @@ pub fn edit_record(
     header: &[String],
     text: &str,
     edit: impl FnOnce(&mut Fields) -> bool,
+    lang: Lang,
 ) -> Result<Option<String>> {
-    let mut records = read(format, dialect, header, &[text.to_string()])?;
+    let mut records = read(format, dialect, header, &[text.to_string()], lang)?;
     let Some(r) = records.first_mut() else {
         return Ok(None);
     };
@@ -210,9 +227,10 @@ pub fn edit_record(
 }
 
 /// The absolute value of field `column` when it holds a negative number
-/// (a JSON number, or a text that parses as one: the minus is dropped, the
-/// digits kept exactly). Returns whether it changed.
-pub fn make_positive(fields: &mut Fields, column: &str) -> bool {
+/// (a JSON number, or a text that parses as one with `decimal` as its
+/// decimal separator: the minus is dropped, the digits kept exactly).
+/// Returns whether it changed.
+pub fn make_positive(fields: &mut Fields, column: &str, decimal: char) -> bool {
     let Some((_, v)) = fields.iter_mut().find(|(k, _)| k == column) else {
         return false;
     };
@@ -224,7 +242,7 @@ pub fn make_positive(fields: &mut Fields, column: &str) -> bool {
     let Some(digits) = text.strip_prefix('-') else {
         return false;
     };
-    if digits.parse::<f64>().is_err() {
+    if digits.replace(decimal, ".").parse::<f64>().is_err() {
         return false;
     }
     *v = match &*v {
@@ -251,11 +269,12 @@ pub fn late(
     date_column: &str,
     key: Option<&str>,
     days: i64,
+    lang: Lang,
 ) -> Result<(String, &'static str, String, String)> {
     let mut records: Vec<Fields> = Vec::new();
     let mut dates: Vec<(String, String)> = Vec::new();
     for t in texts {
-        let Ok(mut rs) = read(format, dialect, header, std::slice::from_ref(t)) else {
+        let Ok(mut rs) = read(format, dialect, header, std::slice::from_ref(t), lang) else {
             continue;
         };
         let Some(mut r) = rs.pop() else { continue };
@@ -279,8 +298,10 @@ pub fn late(
         records.push(r);
     }
     let (from, to) = dates.iter().min().cloned().ok_or_else(|| {
-        EngineError::Request(format!(
-            "the newest records have no date in {date_column} to move back"
+        EngineError::Request(tr(
+            lang,
+            format!("the newest records have no date in {date_column} to move back"),
+            format!("в последних записях нет даты в {date_column}, которую можно сдвинуть назад"),
         ))
     })?;
     let (text, ext) = write(format, dialect, &records)?;
@@ -295,10 +316,11 @@ pub fn field_texts(
     header: &[String],
     texts: &[String],
     column: &str,
+    lang: Lang,
 ) -> Vec<String> {
     texts
         .iter()
-        .filter_map(|t| read(format, dialect, header, std::slice::from_ref(t)).ok())
+        .filter_map(|t| read(format, dialect, header, std::slice::from_ref(t), lang).ok())
         .flatten()
         .filter_map(|r| {
             r.into_iter()
@@ -310,6 +332,15 @@ pub fn field_texts(
                 })
         })
         .collect()
+}
+
+/// The newest record lacks field `column`.
+fn no_field(column: &str, lang: Lang) -> EngineError {
+    EngineError::Request(tr(
+        lang,
+        format!("the newest record has no field {column}"),
+        format!("в последней записи нет поля {column}"),
+    ))
 }
 
 /// A slowly changing dimension: `text` (one record) again with field
@@ -324,11 +355,16 @@ pub fn changed_record(
     text: &str,
     column: &str,
     value: &str,
+    lang: Lang,
 ) -> Result<(String, &'static str, String, String)> {
-    let mut records = read(format, dialect, header, &[text.to_string()])?;
-    let r = records
-        .first_mut()
-        .ok_or_else(|| EngineError::Request("the record to change is empty".into()))?;
+    let mut records = read(format, dialect, header, &[text.to_string()], lang)?;
+    let r = records.first_mut().ok_or_else(|| {
+        EngineError::Request(tr(
+            lang,
+            "the record to change is empty".into(),
+            "изменяемая запись пуста".into(),
+        ))
+    })?;
     let which = r
         .first()
         .map(|(k, v)| match v {
@@ -339,7 +375,7 @@ pub fn changed_record(
     let (_, v) = r
         .iter_mut()
         .find(|(k, _)| k == column)
-        .ok_or_else(|| EngineError::Request(format!("the newest record has no field {column}")))?;
+        .ok_or_else(|| no_field(column, lang))?;
     let old = match &*v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -361,7 +397,7 @@ mod tests {
             r#"{"id": 2, "amo"#.to_string(),
         ];
         let (text, ext, renamed) =
-            drifted(SourceFormat::JsonLines, None, &[], &texts, &cands).unwrap();
+            drifted(SourceFormat::JsonLines, None, &[], &texts, &cands, Lang::En).unwrap();
         assert_eq!(
             (text.as_str(), ext, renamed.as_str()),
             (
@@ -372,7 +408,8 @@ mod tests {
         );
         // Drifted once already: the next candidate the records still have.
         let again = [r#"{"id": 1, "amount_v2": "9.50"}"#.to_string()];
-        let (_, _, renamed) = drifted(SourceFormat::JsonLines, None, &[], &again, &cands).unwrap();
+        let (_, _, renamed) =
+            drifted(SourceFormat::JsonLines, None, &[], &again, &cands, Lang::En).unwrap();
         assert_eq!(renamed, "id");
         let header = ["id".to_string(), "amount".to_string()];
         let (text, ext, _) = drifted(
@@ -381,6 +418,7 @@ mod tests {
             &header,
             &["1,\"9,50\"".into()],
             &cands,
+            Lang::En,
         )
         .unwrap();
         assert_eq!(
@@ -402,18 +440,35 @@ mod tests {
             &texts,
             "amount",
             Some("order_id"),
+            Lang::En,
         )
         .unwrap();
         assert_eq!(text, "{\"amount\":-100,\"order_id\":900002}\n");
-        let err = with_negative_amount(SourceFormat::JsonLines, None, &[], &texts, "fare", None)
-            .unwrap_err();
+        let err = with_negative_amount(
+            SourceFormat::JsonLines,
+            None,
+            &[],
+            &texts,
+            "fare",
+            None,
+            Lang::En,
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "the newest record has no field fare");
     }
 
     #[test]
     fn the_fix_job_drops_the_minus_of_a_negative_amount_in_json_and_csv() {
         let fix = |format, header: &[String], text: &str| {
-            edit_record(format, None, header, text, |f| make_positive(f, "amount")).unwrap()
+            edit_record(
+                format,
+                None,
+                header,
+                text,
+                |f| make_positive(f, "amount", '.'),
+                Lang::En,
+            )
+            .unwrap()
         };
         assert_eq!(
             fix(
@@ -446,20 +501,39 @@ mod tests {
             fix(SourceFormat::Csv, &header, "9,-1.5").as_deref(),
             Some("9,1.5")
         );
+        // A source that writes decimal commas: the table's separator.
+        let mut f = vec![("amount".to_string(), Value::String("-5,00".into()))];
+        assert!(make_positive(&mut f, "amount", ','));
+        assert_eq!(f[0].1, Value::String("5,00".into()));
     }
 
     #[test]
     fn a_dimension_change_keeps_the_key_and_changes_one_field() {
         let header = ["uid".to_string(), "country".to_string()];
-        let (text, ext, which, old) =
-            changed_record(SourceFormat::Csv, None, &header, "42,DE", "country", "RU").unwrap();
+        let (text, ext, which, old) = changed_record(
+            SourceFormat::Csv,
+            None,
+            &header,
+            "42,DE",
+            "country",
+            "RU",
+            Lang::En,
+        )
+        .unwrap();
         assert_eq!(
             (text.as_str(), ext, which.as_str(), old.as_str()),
             ("uid,country\n42,RU\n", "csv", "uid = 42", "DE")
         );
         let texts = ["15,RU".to_string(), "42,DE".to_string(), "x".to_string()];
         assert_eq!(
-            field_texts(SourceFormat::Csv, None, &header, &texts, "country"),
+            field_texts(
+                SourceFormat::Csv,
+                None,
+                &header,
+                &texts,
+                "country",
+                Lang::En
+            ),
             ["RU", "DE"]
         );
     }
@@ -478,6 +552,7 @@ mod tests {
             "order_ts",
             Some("order_id"),
             3,
+            Lang::En,
         )
         .unwrap();
         assert_eq!(
@@ -497,6 +572,7 @@ mod tests {
             "order_ts",
             None,
             3,
+            Lang::En,
         )
         .unwrap_err();
         assert_eq!(

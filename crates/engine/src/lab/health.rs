@@ -82,10 +82,15 @@ pub fn evaluate(f: &HealthFacts) -> Vec<SignState> {
             tr(
                 lang,
                 format!(
-                    "{lost} records the source sent are not in bronze: {}",
+                    "{lost} {} the source sent {} not in bronze: {}",
+                    if lost == 1 { "record" } else { "records" },
+                    if lost == 1 { "is" } else { "are" },
                     how.join("; ")
                 ),
-                format!("{lost} присланных записей нет в bronze: {}", how.join("; ")),
+                format!(
+                    "присланных записей нет в bronze: {lost} ({})",
+                    how.join("; ")
+                ),
             ),
         )
     };
@@ -165,7 +170,7 @@ pub fn evaluate(f: &HealthFacts) -> Vec<SignState> {
         }
     };
     let rebuild = if f.overwritten > 0 && rebuild.ok {
-        sign(false, tr(lang, format!("{} bronze batches were overwritten by a later batch of the same day: the gold published while they were there cannot be rebuilt by replay", f.overwritten), format!("{} батчей bronze перезаписаны более поздним батчем того же дня: gold, опубликованный при них, через replay не пересобрать", f.overwritten)))
+        sign(false, tr(lang, format!("{} overwritten by a later batch of the same day: the gold published while {} there cannot be rebuilt by replay", if f.overwritten == 1 { "1 bronze batch was".to_string() } else { format!("{} bronze batches were", f.overwritten) }, if f.overwritten == 1 { "it was" } else { "they were" }), format!("перезаписано батчей bronze более поздним батчем того же дня: {}; gold, опубликованный при них, через replay не пересобрать", f.overwritten)))
     } else {
         rebuild
     };

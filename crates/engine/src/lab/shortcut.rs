@@ -6,14 +6,17 @@
 //! [`models`] writes the two queries for the scenario's first bronze table
 //! with an amount column and a business key, and the same measure over the
 //! silver table that reads it (the single source of truth) to compare them
-//! with. Each query gives one row: `records BIGINT`, `total` (the amount's
-//! declared type summed).
+//! with. Both read bronze's records as its declared schema parses them
+//! ([`SOURCE`]: the parsed rows with their lineage columns and `_arrival`,
+//! the record's place in arrival order), then clean them their own way.
+//! Each query gives one row: `records BIGINT`, `total` (the amount summed).
 
-use medallion_protocol::bronze::{BatchInfo, SourceFormat};
-use medallion_protocol::schema::ColumnType;
 use medallion_protocol::{Scd, TableName};
 
 use crate::model::{BronzeMode, PipelineDef};
+
+/// The table name the two models read: bronze's parsed records.
+pub const SOURCE: &str = "shortcut_bronze_records";
 
 /// The shortcut's two gold models over one bronze table.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,20 +29,26 @@ pub struct Shortcut {
     pub amount: String,
     /// The business key the second model keeps the newest record of.
     pub key: String,
-    /// `(gold model name, SQL over bronze)`: `{table}_total_a` keeps one
+    /// `(gold model name, SQL over [`SOURCE`])`: `{table}_total_a` keeps one
     /// record per distinct payload (an amount that does not convert is
     /// NULL, its record still counted); `{table}_total_b` keeps the newest
-    /// record (by `_ingest_ts`) of each business key whose amount is above
-    /// 0. Neither applies silver's rules.
+    /// record of each business key whose amount is above 0. Neither applies
+    /// silver's rules.
     pub models: Vec<(String, String)>,
-    /// The same measure over the silver table (its current rows for SCD2).
-    pub silver_sql: String,
+    /// The same measure over the silver table (its current rows for SCD2);
+    /// the second form reads a text amount as a number.
+    pub silver_sql: [String; 2],
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// The shortcut for `def`, or `None` when no bronze table has an amount
-/// column, a silver table with a MERGE key that bronze declares, and
-/// (stored raw) only CSV, JSON or Kafka batches in `batches`.
-pub fn models(def: &PipelineDef, batches: &[BatchInfo]) -> Option<Shortcut> {
+/// column and a silver table with a MERGE key that bronze declares.
+/// `decimal` is the table's decimal separator (for an amount declared as
+/// text).
+pub fn models(def: &PipelineDef, decimal: impl Fn(&str) -> char) -> Option<Shortcut> {
     def.bronze.iter().find_map(|b| {
         let amount = super::amount_column(b)?;
         let s = def
@@ -53,68 +62,39 @@ pub fn models(def: &PipelineDef, batches: &[BatchInfo]) -> Option<Shortcut> {
             .find(|k| b.schema.columns.iter().any(|c| &c.name == *k))?
             .clone();
         let ty = b.schema.columns.iter().find(|c| c.name == amount)?.data_type;
-        let sql_type = match ty {
-            ColumnType::Decimal { .. } => ty.sql_name(),
-            ColumnType::Int | ColumnType::Bigint => "BIGINT".into(),
-            _ => "DOUBLE".into(),
+        let amount_sql = if ty.is_numeric() {
+            quoted(&amount)
+        } else {
+            let d = decimal(&b.name).to_string().replace('\'', "''");
+            format!("TRY_CAST(replace({}, '{d}', '.') AS DOUBLE)", quoted(&amount))
         };
-        let quote = |s: &str| s.replace('\'', "''");
-        let table = TableName::bronze(&b.name);
-        let (field, distinct): (Box<dyn Fn(&str) -> String>, String) =
-            if b.mode != BronzeMode::Raw {
-                let cols: Vec<String> = b
-                    .schema
-                    .columns
-                    .iter()
-                    .map(|c| format!("\"{}\"", c.name.replace('"', "\"\"")))
-                    .collect();
-                (
-                    Box::new(|c: &str| format!("CAST(\"{}\" AS VARCHAR)", c.replace('"', "\"\""))),
-                    format!("SELECT DISTINCT {} FROM {table}", cols.join(", ")),
-                )
-            } else {
-                let live: Vec<&BatchInfo> = batches
-                    .iter()
-                    .filter(|i| i.table == b.name && i.superseded_by.is_none())
-                    .collect();
-                let first = live.first()?;
-                if live.iter().any(|i| i.format != first.format) {
-                    return None;
-                }
-                let field: Box<dyn Fn(&str) -> String> = match first.format {
-                    SourceFormat::Csv => {
-                        let delim = first.dialect.as_ref().map_or(',', |d| d.delimiter);
-                        let header = first.header.clone();
-                        Box::new(move |c: &str| {
-                            let n = header.iter().position(|h| h == c).map_or(0, |i| i + 1);
-                            format!("split_part(raw_payload, '{}', {n})", quote(&delim.to_string()))
-                        })
-                    }
-                    SourceFormat::Parquet => return None,
-                    _ => Box::new(move |c: &str| format!("json_as_text(raw_payload, '{}')", quote(c))),
-                };
-                (field, format!("SELECT DISTINCT raw_payload FROM {table}"))
-            };
-        let amount_sql = format!("TRY_CAST({} AS {sql_type})", field(&amount));
-        let cols = |name: &str| {
-            if b.mode != BronzeMode::Raw {
-                format!("\"{}\"", name.replace('"', "\"\""))
-            } else {
-                field(name)
-            }
+        // A typed bronze keeps no payload text: its declared columns are the record.
+        let distinct = if b.mode == BronzeMode::Raw {
+            format!("SELECT DISTINCT raw_payload, {amount_sql} AS amount FROM {SOURCE}")
+        } else {
+            let cols: Vec<String> = b.schema.columns.iter().map(|c| quoted(&c.name)).collect();
+            format!(
+                "SELECT DISTINCT {}, {amount_sql} AS amount FROM {SOURCE}",
+                cols.join(", ")
+            )
         };
         let a = format!(
-            "SELECT COUNT(*) AS records, SUM(amount) AS total\nFROM (SELECT {} AS amount FROM ({distinct}) d) x",
-            if b.mode != BronzeMode::Raw { format!("TRY_CAST({} AS {sql_type})", cols(&amount)) } else { amount_sql.clone() }
+            "SELECT COUNT(*) AS records, SUM(amount) AS total\nFROM ({distinct}) d"
         );
         let bq = format!(
-            "SELECT COUNT(*) AS records, SUM(amount) AS total\nFROM (SELECT {amount_sql} AS amount,\n             ROW_NUMBER() OVER (PARTITION BY {} ORDER BY _ingest_ts DESC, _event_id DESC) AS rn\n      FROM {table}) x\nWHERE rn = 1 AND amount > 0",
-            field(&key)
+            "SELECT COUNT(*) AS records, SUM(amount) AS total\nFROM (SELECT {amount_sql} AS amount,\n             ROW_NUMBER() OVER (PARTITION BY {} ORDER BY _arrival DESC) AS rn\n      FROM {SOURCE}) x\nWHERE rn = 1 AND amount > 0",
+            quoted(&key)
         );
         let current = if merge.stored_as == Scd::Scd2 {
             "\nWHERE is_current"
         } else {
             ""
+        };
+        let silver = |amount_sql: String| {
+            format!(
+                "SELECT COUNT(*) AS records, SUM({amount_sql}) AS total\nFROM {}{current}",
+                TableName::silver(&s.name)
+            )
         };
         Some(Shortcut {
             table: b.name.clone(),
@@ -125,11 +105,10 @@ pub fn models(def: &PipelineDef, batches: &[BatchInfo]) -> Option<Shortcut> {
                 (format!("{}_total_a", b.name), a),
                 (format!("{}_total_b", b.name), bq),
             ],
-            silver_sql: format!(
-                "SELECT COUNT(*) AS records, SUM(\"{}\") AS total\nFROM {}{current}",
-                amount.replace('"', "\"\""),
-                TableName::silver(&s.name)
-            ),
+            silver_sql: [
+                silver(quoted(&amount)),
+                silver(format!("TRY_CAST({} AS DOUBLE)", quoted(&amount))),
+            ],
         })
     })
 }

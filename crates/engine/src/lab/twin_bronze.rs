@@ -244,7 +244,16 @@ pub fn fix_job(
                         info.dialect.as_ref(),
                         &info.header,
                         t,
-                        |f| crate::lab::events::make_positive(f, col),
+                        |f| {
+                            let decimal = info
+                                .dialect
+                                .as_ref()
+                                .map(|d| d.decimal_separator)
+                                .or(info.options.decimal_separator)
+                                .unwrap_or('.');
+                            crate::lab::events::make_positive(f, col, decimal)
+                        },
+                        crate::api::Lang::En,
                     )
                     .ok()
                     .flatten(),
@@ -283,18 +292,17 @@ pub fn fix_job(
 const CUSTOMER_COLUMNS: &[&str] = &["user_id", "customer_id", "client_id", "passenger_id"];
 
 /// The customer a weekly DELETE request names: the customer column (the
-/// first of [`CUSTOMER_COLUMNS`] a bronze table declares) and its value
+/// first of [`CUSTOMER_COLUMNS`] a bronze table holds) and its value
 /// with the most records (ties: the smallest text), over every bronze
 /// table that declares it. `None` when no table has such a column.
 pub fn customer_to_delete(
     def: &PipelineDef,
     bronze: &BronzeBatches,
 ) -> Result<Option<(String, String)>> {
-    let Some(column) = CUSTOMER_COLUMNS.iter().find(|c| {
-        def.bronze
-            .iter()
-            .any(|b| b.schema.columns.iter().any(|d| d.name == **c))
-    }) else {
+    let Some(column) = CUSTOMER_COLUMNS
+        .iter()
+        .find(|c| def.bronze.iter().any(|b| column_in(def, b, c).is_some()))
+    else {
         return Ok(None);
     };
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -310,7 +318,27 @@ pub fn customer_to_delete(
     Ok(best)
 }
 
-/// Per bronze table declaring `column`: each parsed record's `_event_id`
+/// The column of bronze table `b` that holds `column`: itself when `b`
+/// declares it, else the declared column a silver table reading `b`
+/// renames to it in its select list (`uid AS user_id`).
+fn column_in(def: &PipelineDef, b: &crate::model::BronzeTableDef, column: &str) -> Option<String> {
+    let declared = |n: &str| b.schema.columns.iter().any(|c| c.name == n);
+    if declared(column) {
+        return Some(column.to_string());
+    }
+    def.silver
+        .iter()
+        .filter(|s| s.source == b.name)
+        .flat_map(|s| s.select.iter())
+        .find_map(|item| {
+            let lower = item.to_ascii_lowercase();
+            let at = lower.rfind(" as ")?;
+            let (src, alias) = (item[..at].trim(), item[at + 4..].trim());
+            (alias == column && declared(src)).then(|| src.to_string())
+        })
+}
+
+/// Per bronze table holding `column` (see [`column_in`]): each parsed record's `_event_id`
 /// and its value there (as text; records without one left out).
 fn customer_values(
     def: &PipelineDef,
@@ -319,15 +347,15 @@ fn customer_values(
 ) -> Result<Vec<(String, Vec<(String, String)>)>> {
     let mut out = Vec::new();
     for b in &def.bronze {
-        if !b.schema.columns.iter().any(|c| c.name == column) {
+        let Some(own) = column_in(def, b, column) else {
             continue;
-        }
+        };
         let Some(batches) = bronze.get(&b.name) else {
             continue;
         };
         let parsed = parse_bronze(&b.schema, batches)?;
         let ids = column_text(&parsed.rows, "_event_id")?;
-        let values = column_text(&parsed.rows, column)?;
+        let values = column_text(&parsed.rows, &own)?;
         let pairs = ids
             .into_iter()
             .zip(values)
@@ -339,8 +367,8 @@ fn customer_values(
 }
 
 /// The weekly `DELETE FROM bronze.… WHERE column = value` (seed 000 §7):
-/// the records of that customer leave every bronze table declaring
-/// `column`. Returns the batches and the records deleted per table.
+/// the records of that customer leave every bronze table holding
+/// `column` (declared, or renamed to it by silver: `uid AS user_id`). Returns the batches and the records deleted per table.
 pub fn weekly_delete(
     def: &PipelineDef,
     bronze: &BronzeBatches,
@@ -529,6 +557,7 @@ pub fn bake_joined(
                     }
                     true
                 },
+                crate::api::Lang::En,
             )
             .ok()
             .flatten();

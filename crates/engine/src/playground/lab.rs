@@ -358,11 +358,12 @@ impl Playground {
                             }
                         }
                     }
+                    // The twin is rebuilt from scratch: only its counts and gold values can be compared.
                     if moved.is_empty() {
                         tr(
                             lang,
-                            "no table changed".into(),
-                            "ни одна таблица не изменилась".into(),
+                            "no row count or gold value changed".into(),
+                            "ни число строк, ни значения gold не изменились".into(),
                         )
                     } else {
                         moved.join("; ")
@@ -485,9 +486,18 @@ impl Playground {
             .await?;
         self.run().await;
         let v = |x: Option<u64>| x.map_or("-".to_string(), |v| v.to_string());
+        let n = seen.written.len();
+        // "после 1 записи", "после 5 записей" (genitive after a number).
+        let writes_ru = if n % 10 == 1 && n % 100 != 11 {
+            "записи"
+        } else {
+            "записей"
+        };
+        // The store's own error (`failed`) stays out of the lesson: it is the simulated 503.
+        let _ = failed;
         Ok(Bi::new(
-            format!("Attempt 1 of writing {} to {t}: the object store answered 503 after {} of its writes ({failed}); nothing became visible, {t} stayed at version {}. Attempt 2, the platform's retry, landed it as version {}. A technical failure: the platform fixes it by retrying, the data needs nobody.", b.file_name, seen.written.len(), v(before), v(version(self))),
-            format!("Попытка 1 записать {} в {t}: хранилище ответило 503 после {} записей ({failed}); ничего не стало видимым, {t} осталась на версии {}. Попытка 2, повтор платформы, записала его версией {}. Техническая ошибка: её исправляет платформа повтором, данным никто не нужен.", b.file_name, seen.written.len(), v(before), v(version(self))),
+            format!("Attempt 1 of writing {} to {t}: the object store answered 503 Service Unavailable after {n} {}; nothing became visible, {t} stayed at version {}. Attempt 2, the platform's retry, landed it as version {}. A technical failure: the platform fixes it by retrying, the data needs nobody.", b.file_name, if n == 1 { "write" } else { "writes" }, v(before), v(version(self))),
+            format!("Попытка 1 записать {} в {t}: хранилище ответило 503 Service Unavailable после {n} {}; ничего не стало видимым, {t} осталась на версии {}. Попытка 2, повтор платформы, записала его версией {}. Техническая ошибка: её исправляет платформа повтором, данным никто не нужен.", b.file_name, writes_ru, v(before), v(version(self))),
         ))
     }
 
@@ -548,6 +558,22 @@ impl Playground {
         let split = crate::bronze::split_file(&bytes, &options)?;
         let texts = split.records.iter().map(|r| r.text.clone()).collect();
         Ok((split, texts))
+    }
+
+    /// The decimal separator of bronze `table`'s files (its declared
+    /// options, else its newest file's dialect, else `.`).
+    fn decimal_of(&self, table: &str) -> char {
+        self.def
+            .bronze_table(table)
+            .and_then(|b| b.ingest_options.decimal_separator)
+            .or_else(|| {
+                self.batches
+                    .iter()
+                    .rev()
+                    .find(|b| b.table == table)
+                    .and_then(|b| b.dialect.as_ref().map(|d| d.decimal_separator))
+            })
+            .unwrap_or('.')
     }
 
     /// Every enabled lookup rule whose join the lab can run at ingest.
@@ -616,6 +642,7 @@ impl Playground {
                 &split.header,
                 texts,
                 c,
+                lang,
             )
         };
         let (column, old) = join
@@ -651,6 +678,7 @@ impl Playground {
             &record,
             &column,
             &new,
+            lang,
         )?;
         let name = format!("{}_change.{ext}", file_stem(&b.file_name));
         self.append(&source, &name, text.as_bytes(), &IngestOptions::default())
@@ -671,6 +699,7 @@ impl Playground {
     /// edited as a real source would change them, sent as a new file (or
     /// new messages on its Kafka topic), then a run.
     async fn send_edited(&mut self, event: LabEvent) -> Result<Bi> {
+        let lang = self.lang;
         let amount_of = amount_column;
         let keys: HashSet<String> = self
             .def
@@ -770,6 +799,7 @@ impl Playground {
                         column,
                         key.as_deref(),
                         LATE_DAYS,
+                        lang,
                     )?;
                     *dates = Some((from, to));
                     (text, ext)
@@ -781,10 +811,11 @@ impl Playground {
                     &newest_accepted(&all, &rejected),
                     column,
                     key.as_deref(),
+                    lang,
                 )?,
                 _ => {
                     let (text, ext, renamed) =
-                        events::drifted(format, dialect, header, &all, &candidates)?;
+                        events::drifted(format, dialect, header, &all, &candidates, lang)?;
                     *column = renamed;
                     (text, ext)
                 }
@@ -849,7 +880,12 @@ impl Playground {
             self.append(&table, &what.en, text.as_bytes(), &IngestOptions::default())
                 .await?;
         }
+        let gold_before = self.table_versions();
         self.run().await;
+        let gold_moved = self
+            .table_versions()
+            .iter()
+            .any(|(t, v)| t.is_gold() && gold_before.get(t) != Some(v));
         let (what_en, what_ru) = (&what.en, &what.ru);
         if let (LabEvent::LateRecords, Some((from, to))) = (event, &dates) {
             let w = watermark
@@ -862,9 +898,21 @@ impl Playground {
                 RunMode::Full => Bi::new(format!("the full refresh reads all of bronze (the watermark on _ingest_ts was {w}), so it took them"), format!("полная перезапись читает весь bronze (watermark по _ingest_ts был {w}), поэтому она их взяла")),
             };
             let (how_en, how_ru) = (&how.en, &how.ru);
+            let gold = if gold_moved {
+                Bi::new(
+                    format!("and gold's figures for {to} move"),
+                    format!("и цифры gold за {to} меняются"),
+                )
+            } else {
+                Bi::new(
+                    "yet no gold figure moved (silver's rules kept them out, see the quarantine, or no gold model reads them)".into(),
+                    "но ни одна цифра gold не изменилась (правила silver их не пропустили — см. карантин — или их не читает ни одна gold-модель)".into(),
+                )
+            };
+            let (gold_en, gold_ru) = (&gold.en, &gold.ru);
             return Ok(Bi::new(
-                format!("Late records arrived in {t} ({what_en}): {column} on {to}, {LATE_DAYS} days before the newest records ({from}). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: {how_en}, and gold's figures for {to} move. A watermark on {column} would have skipped them for good."),
-                format!("В {t} пришли опоздавшие записи ({what_ru}): {column} = {to}, на {LATE_DAYS} дня раньше последних записей ({from}). Bronze партиционирован и отмечен watermark по _ingest_ts, а не по бизнес-дате: {how_ru}, и цифры gold за {to} меняются. Watermark по {column} пропустил бы их навсегда."),
+                format!("Late records arrived in {t} ({what_en}): {column} on {to}, {LATE_DAYS} days before the newest records ({from}). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: {how_en}, {gold_en}. A watermark on {column} would have skipped them for good."),
+                format!("В {t} пришли опоздавшие записи ({what_ru}): {column} = {to}, на {LATE_DAYS} дня раньше последних записей ({from}). Bronze партиционирован и отмечен watermark по _ingest_ts, а не по бизнес-дате: {how_ru}, {gold_ru}. Watermark по {column} пропустил бы их навсегда."),
             ));
         }
         Ok(match event {
@@ -1027,7 +1075,8 @@ impl Playground {
         let mut deleted_customer = None;
         if self.lab.has(AntiPattern::WeeklyDelete) {
             let mut n = BTreeMap::new();
-            if let Some((column, value)) = customer_to_delete(&self.def, &bronze)? {
+            // The request names a customer the source sent (the session's bronze).
+            if let Some((column, value)) = customer_to_delete(&self.def, &self.bronze)? {
                 let (b, gone) = weekly_delete(&self.def, &bronze, &column, &value)?;
                 bronze = b;
                 n = gone;
@@ -1162,7 +1211,7 @@ impl Playground {
         }
         let shortcut_reads = if self.lab.has(AntiPattern::Shortcut) {
             def.anti_patterns.gold_reads_bronze = true;
-            crate::lab::shortcut::models(&self.def, &self.batches)
+            crate::lab::shortcut::models(&self.def, |t| self.decimal_of(t))
                 .map(|m| {
                     m.models
                         .iter()
@@ -1556,11 +1605,19 @@ impl Playground {
                 let b = TableName::bronze(table);
                 out.push(tr(
                     lang,
-                    format!("{b}: the weekly fix job rewrote {} records the source sent: {} UPDATEd in place (the minus of a negative amount dropped), {} DELETEd (the other records silver rejected). The quarantine no longer shows them and the source's originals exist nowhere.", f.updated + f.deleted, f.updated, f.deleted),
+                    format!("{b}: the weekly fix job rewrote {} {} the source sent: {} UPDATEd in place (the minus of a negative amount dropped), {} DELETEd (the other records silver rejected). The quarantine no longer shows them and the source's originals exist nowhere.", f.updated + f.deleted, if f.updated + f.deleted == 1 { "record" } else { "records" }, f.updated, f.deleted),
                     format!("{b}: еженедельная джоба «исправления» переписала {} присланных записей: {} изменены UPDATE на месте (у отрицательной суммы убран минус), {} удалены DELETE (прочие отклонённые silver записи). В карантине их больше нет, а оригиналов источника нет нигде.", f.updated + f.deleted, f.updated, f.deleted),
                 ));
             }
-            if t.fixed.values().all(|f| f.updated + f.deleted == 0) {
+            if t.fixed.values().all(|f| f.updated + f.deleted == 0)
+                && !self.rejected_events(None).is_empty()
+            {
+                out.push(tr(
+                    lang,
+                    "The weekly fix job finds nothing to fix in the twin: the records silver rejected were already kept out of its bronze by another switch (the filter at ingest, DROPMALFORMED).".into(),
+                    "Еженедельной джобе «исправления» в двойнике нечего править: отклонённые silver записи уже не пустил в bronze другой переключатель (фильтр при загрузке, DROPMALFORMED).".into(),
+                ));
+            } else if t.fixed.values().all(|f| f.updated + f.deleted == 0) {
                 out.push(tr(
                     lang,
                     "The weekly fix job finds nothing to fix here: silver rejects no record of this scenario (send a business error, amount = -100, to give it one).".into(),
@@ -1571,6 +1628,11 @@ impl Playground {
         if self.lab.has(AntiPattern::WeeklyDelete) {
             match &t.deleted_customer {
                 Some((column, value)) => {
+                    let value = if value.parse::<f64>().is_ok() {
+                        value.clone()
+                    } else {
+                        format!("'{}'", value.replace('\'', "''"))
+                    };
                     let n = t.left_out.get(&AntiPattern::WeeklyDelete);
                     let tables: Vec<String> = n
                         .into_iter()
@@ -1663,7 +1725,7 @@ impl Playground {
     /// far they disagree.
     async fn shortcut(&self, twin: &Playground) -> Result<(Vec<crate::lab::LabGold>, Vec<String>)> {
         let lang = self.lang;
-        let Some(sc) = crate::lab::shortcut::models(&self.def, &self.batches) else {
+        let Some(sc) = crate::lab::shortcut::models(&self.def, |t| self.decimal_of(t)) else {
             return Ok((vec![], vec![tr(
                 lang,
                 "The shortcut needs a bronze table with an amount column and a business key, stored raw from CSV or JSON (or typed): load the Kafka orders scenario.".into(),
@@ -1681,7 +1743,41 @@ impl Playground {
                 )?)
             }
         };
-        let truth = one(&self.ctx, sc.silver_sql.clone()).await?;
+        let truth = match one(&self.ctx, sc.silver_sql[0].clone()).await {
+            Ok(t) => t,
+            Err(_) => one(&self.ctx, sc.silver_sql[1].clone()).await?,
+        };
+        // Bronze's records as the declared schema parses them, in arrival order.
+        let parsed = twin
+            .last_good
+            .as_ref()
+            .and_then(|o| o.typed_bronze.get(&sc.table))
+            .cloned()
+            .ok_or_else(|| {
+                EngineError::Internal(format!("the twin has no parsed bronze.{}", sc.table))
+            })?;
+        let arrival: datafusion::arrow::array::ArrayRef = std::sync::Arc::new(
+            datafusion::arrow::array::Int64Array::from_iter_values(0..parsed.num_rows() as i64),
+        );
+        let mut fields: Vec<datafusion::arrow::datatypes::FieldRef> =
+            parsed.schema().fields().iter().cloned().collect();
+        fields.push(std::sync::Arc::new(
+            datafusion::arrow::datatypes::Field::new(
+                "_arrival",
+                datafusion::arrow::datatypes::DataType::Int64,
+                false,
+            ),
+        ));
+        let mut columns = parsed.columns().to_vec();
+        columns.push(arrival);
+        let source = RecordBatch::try_new(
+            std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new(fields)),
+            columns,
+        )?;
+        let _ = twin.ctx.deregister_table(crate::lab::shortcut::SOURCE);
+        twin.ctx
+            .register_batch(crate::lab::shortcut::SOURCE, source)
+            .map_err(EngineError::from)?;
         let mut gold = Vec::new();
         // Per model: its (records, total) as text.
         let mut figures: Vec<(String, Option<(String, String)>)> = Vec::new();
@@ -1731,9 +1827,12 @@ impl Playground {
         if let ([(a, Some((ra, ta))), (b, Some((rb, tb)))], Some((rs, ts))) =
             (figures.as_slice(), truth)
         {
+            // The gap as a share of the second model's figure; none when it is 0 or NULL.
             let pct = |x: &str, y: &str| match (x.parse::<f64>(), y.parse::<f64>()) {
-                (Ok(x), Ok(y)) if y != 0.0 => format!("{:.1}%", (x - y).abs() / y.abs() * 100.0),
-                _ => "?".into(),
+                (Ok(x), Ok(y)) if y != 0.0 => {
+                    format!(" ({:.1}%)", (x - y).abs() / y.abs() * 100.0)
+                }
+                _ => String::new(),
             };
             let (t, k, amount) = (TableName::bronze(&sc.table), &sc.key, &sc.amount);
             let s = TableName::silver(&sc.silver);
@@ -1741,15 +1840,15 @@ impl Playground {
             if ta != tb {
                 apart.push(tr(
                     lang,
-                    format!("Σ {amount} {ta} against {tb} ({})", pct(ta, tb)),
-                    format!("Σ {amount} {ta} против {tb} ({})", pct(ta, tb)),
+                    format!("Σ {amount} {ta} against {tb}{}", pct(ta, tb)),
+                    format!("Σ {amount} {ta} против {tb}{}", pct(ta, tb)),
                 ));
             }
             if ra != rb {
                 apart.push(tr(
                     lang,
-                    format!("{ra} records against {rb} ({})", pct(ra, rb)),
-                    format!("{ra} записей против {rb} ({})", pct(ra, rb)),
+                    format!("{ra} records against {rb}{}", pct(ra, rb)),
+                    format!("записей: {ra} против {rb}{}", pct(ra, rb)),
                 ));
             }
             found.push(if apart.is_empty() {
@@ -1799,8 +1898,8 @@ impl Playground {
                         if mine > theirs {
                             out.push(tr(
                                 lang,
-                                format!("{t}: {} of its {mine} batches were overwritten by a later batch of the same day; their {n} records are gone ({sent} → {kept}). Time travel to the versions they made and a replay of that day can only show the last batch.", mine - theirs),
-                                format!("{t}: {} из {mine} батчей перезаписаны более поздним батчем того же дня; их {n} записей больше нет ({sent} → {kept}). Time travel к их версиям и replay этого дня покажут только последний батч.", mine - theirs),
+                                format!("{t}: {} of its {mine} batches {} overwritten by a later batch of the same day; {} {n} {} gone ({sent} → {kept}). Time travel to the versions {} made and a replay of that day can only show the last batch.", mine - theirs, if mine - theirs == 1 { "was" } else { "were" }, if mine - theirs == 1 { "its" } else { "their" }, if n == 1 { "record is" } else { "records are" }, if mine - theirs == 1 { "it" } else { "they" }),
+                                format!("{t}: {} из {mine} батчей {} более поздним батчем того же дня; записей из них больше нет: {n} ({sent} → {kept}). Time travel к их версиям и replay этого дня покажут только последний батч.", mine - theirs, if (mine - theirs) % 10 == 1 && (mine - theirs) % 100 != 11 { "перезаписан" } else { "перезаписаны" }),
                             ));
                         }
                     }
@@ -1826,7 +1925,9 @@ impl Playground {
                         let Some(c) = count(&TableName::bronze(&b.name)) else {
                             continue;
                         };
-                        let (sent, kept) = (c.correct.unwrap_or(0), c.anti.unwrap_or(0));
+                        // This switch's own effect, whatever the others left out.
+                        let sent = c.correct.unwrap_or(0);
+                        let kept = sent.saturating_sub(n);
                         if n == 0 {
                             continue;
                         }
@@ -1886,17 +1987,19 @@ impl Playground {
                             if let Some(c) = count(t) {
                                 let (m, i, runs) =
                                     (c.correct.unwrap_or(0), c.anti.unwrap_or(0), reruns + 1);
-                                out.push(if i > m {
+                                // INSERT appends the same rows each run: one run's share.
+                                let per_run = i / runs;
+                                out.push(if i > m || (per_run > 0 && i == per_run * runs && runs > 1) {
                                     tr(
                                         lang,
-                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job: every re-run appended the same rows again."),
-                                        format!("{t}: строк с MERGE — {m}, с INSERT — {i} после {runs} запусков той же джобы: каждый перезапуск дописал те же строки ещё раз."),
+                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job ({per_run} a run): every re-run appended the same rows again."),
+                                        format!("{t}: строк с MERGE — {m}, с INSERT — {i} после {runs} запусков той же джобы (по {per_run} за запуск): каждый перезапуск дописал те же строки ещё раз."),
                                     )
                                 } else {
                                     tr(
                                         lang,
-                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job (the rows a re-run repeats are the ones this twin's other switches left out of bronze)."),
-                                        format!("{t}: строк с MERGE — {m}, с INSERT — {i} после {runs} запусков той же джобы (строки, которые повторяет перезапуск, другие переключатели двойника не пустили в bronze)."),
+                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job."),
+                                        format!("{t}: строк с MERGE — {m}, с INSERT — {i} после {runs} запусков той же джобы."),
                                     )
                                 });
                             }
@@ -1910,7 +2013,7 @@ impl Playground {
             let why = match a {
                 AntiPattern::DedupAtIngest => Some(tr(lang, "dropDuplicates at ingest changes nothing here: no two records of a bronze table share a business key (re-send a file or let the Kafka consumer crash to see it).".into(), "dropDuplicates при загрузке здесь ничего не меняет: ни у каких двух записей таблицы bronze нет общего бизнес-ключа (пришлите файл повторно или уроните консьюмер Kafka, чтобы увидеть эффект).".into())),
                 AntiPattern::FilterAtIngest => Some(tr(lang, "The business filter at ingest changes nothing here: silver's rules reject no record of this scenario (send a business error to see it).".into(), "Бизнес-фильтр при загрузке здесь ничего не меняет: правила silver не отклоняют ни одной записи этого сценария (пришлите бизнес-ошибку, чтобы увидеть эффект).".into())),
-                AntiPattern::DropMalformed => Some(tr(lang, "DROPMALFORMED changes nothing here: every record fits the declared schema (load the e-commerce scenario, whose files have records that do not).".into(), "DROPMALFORMED здесь ничего не меняет: каждая запись подходит к объявленной схеме (загрузите сценарий e-commerce, где есть неподходящие записи).".into())),
+                AntiPattern::DropMalformed => Some(tr(lang, "DROPMALFORMED changes nothing here: every record fits the declared schema; the records silver rejects fail its rules (a cast, an expectation), which a read mode does not apply. Load the e-commerce scenario, whose files have records that do not fit.".into(), "DROPMALFORMED здесь ничего не меняет: каждая запись подходит к объявленной схеме; записи, которые отклоняет silver, не проходят его правила (приведение типа, ожидание), а режим чтения их не применяет. Загрузите сценарий e-commerce — там есть неподходящие записи.".into())),
                 _ => None,
             };
             if let (true, Some(why)) = (none, why) {
@@ -1947,8 +2050,9 @@ fn gold_differs(def: &PipelineDef, a: &Playground, b: &Playground) -> Vec<(Table
             b.last_good.as_ref().and_then(|o| o.table(&t)),
         );
         if let (Some(x), Some(y)) = (x, y) {
+            // A changed row is one out and one in: count it once.
             let n = crate::lake::versions::row_diff(x, y)
-                .map(|(p, q)| p + q)
+                .map(|(p, q)| p.max(q))
                 .unwrap_or(usize::MAX);
             if n > 0 {
                 differs.push((t, n));
