@@ -74,7 +74,7 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
   assert.equal(await countsRow(page, 'bronze.orders'), 'bronze.orders\t4\t3');
   assert.match(await text(page, '#lab-findings'), /An audit query over bronze for them finds 0 rows/);
   assert.equal((await colours())[0], 'bronze_keeps_everything:green/red');
-  assert.match(await text(page, '#lab-health tr[data-sign="bronze_keeps_everything"]'), /1 records the source sent are not in bronze: bronze\.orders: 1 \(filter_at_ingest\)/);
+  assert.match(await text(page, '#lab-health tr[data-sign="bronze_keeps_everything"]'), /1 record the source sent is not in bronze: bronze\.orders: 1 \(filter_at_ingest\)/);
 
   // OVERWRITE of the day's partition on the landing-zone retry: the first file is gone.
   await page.click('#lab-filter_at_ingest input');
@@ -82,7 +82,7 @@ test('each anti-pattern runs in a twin beside the correct pipeline and its damag
   await page.selectOption('#example-picker', 'landing_retry');
   await until(page, () => document.querySelector('#lab-counts tr[data-table="silver.orders"]')?.innerText === 'silver.orders\t2\t1');
   assert.equal(await countsRow(page, 'bronze.orders'), 'bronze.orders\t4\t2');
-  assert.match(await text(page, '#lab-findings'), /1 of its 2 batches were overwritten by a later batch of the same day/);
+  assert.match(await text(page, '#lab-findings'), /1 of its 2 batches was overwritten by a later batch of the same day/);
 
   // dropDuplicates at ingest on the CDC scenario: the history is gone.
   await page.click('#lab-overwrite_partition input');
@@ -216,5 +216,20 @@ test('a JOIN at ingest keeps yesterday\'s lookup in bronze when a customer moves
     'bronze_keeps_everything:green/green', 'nothing_reads_bronze:green/green', 'gold_speaks_business:green/green',
     'gold_rebuildable:green/red', 'lineage_known:green/red',
   ]);
+  assert.deepEqual(problems, []);
+}));
+
+test('DROPMALFORMED at ingest leaves the quarantine empty because the evidence never landed', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.selectOption('#example-picker', 'ecommerce');
+  await page.waitForSelector('#card-silver-customers .count', { timeout: 60_000 });
+  await page.click('#lab > summary');
+  await page.click('#lab-drop_malformed input');
+  await until(page, () => /DROPMALFORMED dropped 1 of 6 records that did not fit the declared schema/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
+  assert.match(await text(page, '#lab-findings'), /bronze\.orders: DROPMALFORMED dropped 3 of 8 records/);
+  assert.equal(await countsRow(page, 'bronze.orders'), 'bronze.orders\t8\t5');
+  const colours = await page.$$eval('#lab-health tbody tr', (rows) => rows.map((r) => `${r.dataset.sign}:${r.dataset.correct}/${r.dataset.anti}`));
+  assert.equal(colours[0], 'bronze_keeps_everything:green/red');
   assert.deepEqual(problems, []);
 }));
