@@ -139,6 +139,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "lab_table" => ("Table (rows)", "Таблица (строк)"),
         "lab_checks" => ("Checks that differ", "Проверки, которые расходятся"),
         "lab_changed_rows" => ("rows differ", "строк различаются"),
+        "lab_changed_row" => ("row differs", "строка различается"),
+        "lab_changed_rows_few" => ("rows differ", "строки различаются"),
         "lab_no_row" => ("(no such row)", "(нет такой строки)"),
         "lab_timeline" => ("Timeline", "Хронология"),
         "shortcut_switch" => ("Anti-pattern: let gold read bronze (the shortcut)", "Анти-паттерн: разрешить gold читать bronze (shortcut)"),

@@ -43,6 +43,18 @@ fn keys(a: AntiPattern) -> (&'static str, &'static str) {
     }
 }
 
+/// "1 row differs", "2 rows differ"; Russian "1 строка", "3 строки", "5 строк".
+fn changed_rows_key(n: usize, lang: Lang) -> &'static str {
+    if lang == Lang::En {
+        return if n == 1 { "lab_changed_row" } else { "lab_changed_rows" };
+    }
+    match (n % 10, n % 100) {
+        (1, h) if h != 11 => "lab_changed_row",
+        (2..=4, h) if !(12..=14).contains(&h) => "lab_changed_rows_few",
+        _ => "lab_changed_rows",
+    }
+}
+
 fn cell(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "NULL".into())
 }
@@ -235,7 +247,7 @@ fn comparison(l: &LabView, lang: Lang) -> Html {
                     <div class="lab-gold" id={format!("lab-gold-{}", g.model.name())}>
                         <h4>
                             { g.model.to_string() }
-                            <span class="hint">{ format!(" · {} {}", g.changed_rows, t(lang, "lab_changed_rows")) }</span>
+                            <span class="hint">{ format!(" · {} {}", g.changed_rows, t(lang, changed_rows_key(g.changed_rows, lang))) }</span>
                         </h4>
                         if let Some(e) = &g.error {
                             <div class="banner error">{ e }</div>

@@ -1992,7 +1992,7 @@ impl Playground {
                                 out.push(if i > m || (per_run > 0 && i == per_run * runs && runs > 1) {
                                     tr(
                                         lang,
-                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job ({per_run} a run): every re-run appended the same rows again."),
+                                        format!("{t}: {m} rows with MERGE, {i} with INSERT after {runs} runs of the same job ({per_run} each run): every re-run appended the same rows again."),
                                         format!("{t}: строк с MERGE — {m}, с INSERT — {i} после {runs} запусков той же джобы (по {per_run} за запуск): каждый перезапуск дописал те же строки ещё раз."),
                                     )
                                 } else {
