@@ -331,10 +331,8 @@ fn column_in(def: &PipelineDef, b: &crate::model::BronzeTableDef, column: &str) 
         .filter(|s| s.source == b.name)
         .flat_map(|s| s.select.iter())
         .find_map(|item| {
-            let lower = item.to_ascii_lowercase();
-            let at = lower.rfind(" as ")?;
-            let (src, alias) = (item[..at].trim(), item[at + 4..].trim());
-            (alias == column && declared(src)).then(|| src.to_string())
+            let (src, alias) = crate::silver::select::select_item(item).ok()?;
+            (alias.as_deref() == Some(column) && declared(&src)).then_some(src)
         })
 }
 

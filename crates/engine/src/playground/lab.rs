@@ -86,28 +86,6 @@ fn file_stem(name: &str) -> &str {
     name.rsplit_once('.').map_or(name, |(s, _)| s)
 }
 
-/// `text` split at its commas outside parentheses and quotes, each part trimmed.
-fn split_top_level(text: &str) -> Vec<String> {
-    let (mut parts, mut depth, mut quote, mut cur) = (Vec::new(), 0i32, None, String::new());
-    for ch in text.chars() {
-        match (ch, quote) {
-            ('\'' | '"', None) => quote = Some(ch),
-            (q, Some(open)) if q == open => quote = None,
-            ('(', None) => depth += 1,
-            (')', None) => depth -= 1,
-            (',', None) if depth == 0 => {
-                parts.push(cur.trim().to_string());
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(ch);
-    }
-    parts.push(cur.trim().to_string());
-    parts
-}
-
 /// The newest `n` of `texts` that silver did not reject, oldest first
 /// (the newest `n` of all when it rejected each).
 fn newest_accepted_n(texts: &[String], rejected: &HashSet<String>, n: usize) -> Vec<String> {
@@ -1178,7 +1156,9 @@ impl Playground {
                         let expr = r
                             .resolved_expression()
                             .replace(&format!("{}.", j.alias), "joined_");
-                        let (cols, exprs) = (split_top_level(&r.column), split_top_level(&expr));
+                        let cols = r.output_columns();
+                        let exprs =
+                            crate::silver::enrich::split_expressions(&expr).unwrap_or_default();
                         let pairs: Vec<(String, String)> = if cols.len() == exprs.len() {
                             cols.into_iter().zip(exprs).collect()
                         } else {
