@@ -233,3 +233,29 @@ test('DROPMALFORMED at ingest leaves the quarantine empty because the evidence n
   assert.equal(colours[0], 'bronze_keeps_everything:green/red');
   assert.deepEqual(problems, []);
 }));
+
+test('a failed silver job stops a monolithic silver; independent jobs refresh what does not read it', () => withPage(async (page, problems) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
+  await page.selectOption('#example-picker', 'cdc_order');
+  await page.waitForSelector('#card-silver-order_history .count', { timeout: 60_000 });
+  await page.click('#lab > summary');
+  await page.click('#lab-monolithic_silver input');
+  await until(page, () => /One job builds every silver table in the twin/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
+  await page.click('#lab-silver-job-fails');
+  await until(page, () => /Monolithic silver: the whole run stopped/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
+  assert.match(await text(page, '#lab-findings'), /With independent jobs only these wait: silver\.order_current \(gold models: 0 of 1\); up to date: silver\.order_history, gold\.time_in_status/);
+  assert.match(await text(page, '#lab-last-event'), /the job of silver\.order_current failed halfway \(injected by the lab, once\)/);
+  // The session's history and its gold took the new records; the monolithic twin's did not.
+  assert.equal(await countsRow(page, 'silver.order_history'), 'silver.order_history\t7\t5');
+  assert.equal(await countsRow(page, 'silver.order_current'), 'silver.order_current\t1\t1');
+  assert.match(await text(page, '#lab-gold-time_in_status .lab-measure[data-column="versions"]'), /7 → 5/);
+  assert.match(await text(page, '#stale-banner'), /silver\.order_current: the job failed halfway/);
+  // The retry: both sides catch up.
+  await page.click('#lab-rerun-job');
+  await until(page, () => /The retry: the job of silver\.order_current ran again and succeeded/.test(document.querySelector('#lab-last-event')?.textContent ?? ''));
+  await until(page, () => /One job builds every silver table in the twin/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
+  assert.equal(await countsRow(page, 'silver.order_history'), 'silver.order_history\t7\t7');
+  assert.equal(await page.locator('#stale-banner').count(), 0);
+  assert.deepEqual(problems, []);
+}));

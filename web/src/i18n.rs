@@ -101,6 +101,11 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Silver appends each run's rows instead of merging them by key. One run looks right; when the orchestrator re-runs the job, silver holds every row twice and gold revenue doubles.",
             "Silver дописывает строки каждого запуска вместо MERGE по ключу. Один запуск выглядит верно; когда оркестратор перезапускает джобу, в silver каждая строка дважды, а выручка в gold удваивается.",
         ),
+        "lab_monolithic" => ("Monolithic silver: one job for every table", "Монолитный silver: одна джоба на все таблицы"),
+        "lab_monolithic_hint" => (
+            "Every silver table is built by one job, like a silver.everything with all the JOINs: when one table's job fails, nothing is refreshed and every gold model waits. Fire \"A silver job fails\" to see it.",
+            "Все таблицы silver строит одна джоба, как silver.everything со всеми JOIN-ами: когда падает джоба одной таблицы, не обновляется ничего и ждёт каждая gold-модель. Нажмите «Джоба silver падает», чтобы это увидеть.",
+        ),
         "lab_events" => ("Events", "События"),
         "lab_ev_rerun_job" => ("The orchestrator re-runs the job", "Оркестратор перезапускает джобу"),
         "lab_ev_rerun_job_hint" => (
@@ -129,6 +134,9 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "lab_ev_dimension_change" => ("A dimension changes: a customer moves", "Измерение меняется: клиент переезжает"),
         "lab_ev_dimension_change_hint" => ("The source of a looked-up table sends its newest record again with one looked-up field changed, the same key (a slowly changing dimension)", "Источник справочника присылает последнюю запись снова с изменённым полем и тем же ключом (медленно меняющееся измерение)"),
         "lab_ev_dimension_change_done" => ("A dimension changed", "Измерение изменилось"),
+        "lab_ev_silver_job_fails" => ("A silver job fails halfway", "Джоба silver падает на полпути"),
+        "lab_ev_silver_job_fails_hint" => ("New records arrive, and the job of one silver table fails on the next run (once): what does not read that table should still be refreshed", "Приходят новые записи, и джоба одной таблицы silver падает при следующем запуске (один раз): то, что эту таблицу не читает, всё равно должно обновиться"),
+        "lab_ev_silver_job_fails_done" => ("A silver job failed", "Джоба silver упала"),
         "lab_reset_hint" => (
             "Switch every anti-pattern off and clear the timeline; what the events sent stays in your session (reload the scenario to start clean)",
             "Выключить все антипаттерны и очистить хронологию; то, что прислали события, остаётся в сессии (перезагрузите сценарий, чтобы начать с чистого листа)",
@@ -207,8 +215,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "kb" => ("KB", "КБ"),
         "bytes_unit" => ("B", "Б"),
         "stale" => (
-            "The pipeline has errors (listed here, and marked at their rule or model): showing the results of the last good run.",
-            "В пайплайне ошибки (перечислены здесь и отмечены у правила или модели): показаны результаты последнего успешного запуска.",
+            "The pipeline has errors (listed here, and marked at their rule or model): each silver table they stop, and what reads it, shows its last good version; every other table is up to date (silver tables are independent jobs).",
+            "В пайплайне ошибки (перечислены здесь и отмечены у правила или модели): каждая остановленная ими таблица silver и всё, что её читает, показывают последнюю успешную версию; остальные таблицы актуальны (таблицы silver — независимые джобы).",
         ),
         "stale_gold" => (
             "A gold model has an error (listed here, and marked on its card): it shows its last good result; bronze and silver are up to date.",

@@ -45,8 +45,19 @@ pub struct RunOutput {
     /// TIMESTAMP source columns without a declared zone whose values had no
     /// offset and were taken as UTC, per bronze table (name without layer).
     pub read_as_utc: BTreeMap<String, Vec<ReadAsUtc>>,
-    /// Gold models that failed (scope `gold`); their tables are missing from `tables`.
+    /// Gold models that failed (scope `gold`), or were not run because they
+    /// read a table this run did not refresh; their tables are missing from `tables`.
     pub gold_errors: Vec<Diagnostic>,
+    /// Why silver tables were not refreshed: rule diagnostics (scope `rule`,
+    /// `table` set) and pipeline ones (a failed or blocked table, scope
+    /// `pipeline`, `id` the silver table). Empty when every silver table was built.
+    #[serde(default)]
+    pub silver_errors: Vec<Diagnostic>,
+    /// Tables this run did not refresh (qualified): silver tables whose rules
+    /// failed or that read one, gold models over them. Each silver one in
+    /// `tables` holds its last good rows (absent if it never had any).
+    #[serde(default)]
+    pub not_refreshed: Vec<TableName>,
     /// Per silver table (qualified): rows that passed the rules but are not
     /// rows of the table (duplicates, superseded states, deletes), counted
     /// over every run that built the current table.
@@ -105,4 +116,10 @@ pub struct RunInput<'a> {
     pub new_batches: Option<&'a std::collections::HashSet<String>>,
     /// Hears which rule and which gold model the run is at.
     pub progress: crate::progress::Reporter<'a>,
+    /// A silver table (name without layer) whose job this run fails on
+    /// purpose before it reads anything: the lab's "a silver job fails"
+    /// event (seed 003 §6). `None` outside the lab.
+    pub fail_silver: Option<&'a str>,
+    /// The language of that failure's message (the session's).
+    pub lang: medallion_protocol::request::Lang,
 }

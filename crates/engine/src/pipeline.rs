@@ -13,8 +13,13 @@
 //!
 //! Each rule runs on the materialized output of the previous one, so an error
 //! (syntax, unknown column, type mismatch, runtime failure) is attributed to
-//! exactly one rule. A run that has any rule or gold error produces no output:
-//! the caller keeps the last good results and shows the errors next to their rules.
+//! exactly one rule. Silver tables are independent jobs (seed 003 §6, "monolithic
+//! silver"): a table whose rules fail keeps its last good version, and so does
+//! everything that reads it (a silver table looking it up, a gold model over
+//! it; in an incremental run also the tables sharing its bronze source, whose
+//! watermark cannot move); every other table is refreshed. The errors are
+//! shown next to their rules. With [`crate::model::AntiPatterns::monolithic_silver`]
+//! (the lab's twin) one failure stops the whole run, as one wide silver job would.
 //!
 //! The stages live with their layer: reading bronze, the rules and the
 //! quarantine in [`crate::silver`], the models in [`crate::gold`]; what a run
@@ -125,7 +130,35 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
     let mut silver_done: BTreeMap<TableName, RecordBatch> = BTreeMap::new();
     let mut exploded_stats = BTreeMap::new();
     let mut exploded_read_as_utc = BTreeMap::new();
+    // Silver tables (names without the layer) this run did not refresh:
+    // failed ones, and those that read a table that was not refreshed.
+    let mut failed: std::collections::BTreeSet<String> = Default::default();
+    let mut blocked: BTreeMap<String, String> = BTreeMap::new();
     for s in &def.silver {
+        if let Some(upstream) = reads_not_refreshed(s, &failed, &blocked) {
+            blocked.insert(s.name.clone(), upstream);
+            continue;
+        }
+        if input.fail_silver == Some(s.name.as_str()) {
+            diagnostics.push(Diagnostic {
+                scope: "pipeline".into(),
+                id: s.name.clone(),
+                message: crate::lab::tr(
+                    input.lang,
+                    format!(
+                        "{}: the job failed halfway (the lab's injected failure: an executor was lost); press Run now or re-run the job to retry",
+                        TableName::silver(&s.name)
+                    ),
+                    format!(
+                        "{}: джоба упала на полпути (сбой внесён лабораторией: потерян executor); нажмите «Запустить» или перезапустите джобу, чтобы повторить",
+                        TableName::silver(&s.name)
+                    ),
+                ),
+                table: String::new(),
+            });
+            failed.insert(s.name.clone());
+            continue;
+        }
         // A child table reads an array of each record instead (crate::silver::explode).
         let exploded = if s.explode.is_some() {
             let batches: Vec<(BatchInfo, RecordBatch)> = input
@@ -149,6 +182,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                         message: e.to_string(),
                         table: String::new(),
                     });
+                    failed.insert(s.name.clone());
                     continue;
                 }
                 None => None,
@@ -191,6 +225,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 ),
                 table: String::new(),
             });
+            failed.insert(s.name.clone());
             continue;
         };
         let name = TableName::silver(&s.name);
@@ -211,6 +246,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             let refused = values_from_other_rows(ctx, s);
             if !refused.is_empty() {
                 diagnostics.extend(refused);
+                failed.insert(s.name.clone());
                 continue;
             }
         }
@@ -395,12 +431,100 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 silver_done.insert(name.clone(), batch.clone());
                 silver_out.push(TableData { name, batch });
             }
-            Err(d) => diagnostics.extend(d),
+            Err(d) => {
+                diagnostics.extend(d);
+                failed.insert(s.name.clone());
+            }
         }
     }
-    if !diagnostics.is_empty() {
+    if !failed.is_empty() && def.anti_patterns.monolithic_silver {
         return Err(diagnostics);
     }
+    hold_back_readers(def, &failed, &mut blocked);
+    let not_refreshed: std::collections::HashSet<String> =
+        failed.iter().chain(blocked.keys()).cloned().collect();
+    if !not_refreshed.is_empty() {
+        // Each keeps the last good run's table and what was counted with it.
+        let previous = input.previous;
+        silver_out.retain(|t| !not_refreshed.contains(t.name.name()));
+        quarantine.retain(|(t, _)| !not_refreshed.contains(t));
+        rule_stats.retain(|r| !not_refreshed.contains(&r.silver_table));
+        rebuilt.retain(|t| !not_refreshed.contains(t));
+        for s in def
+            .silver
+            .iter()
+            .filter(|s| not_refreshed.contains(&s.name))
+        {
+            let name = TableName::silver(&s.name);
+            let before = previous.and_then(|p| p.table(&name));
+            if let Some(batch) = before {
+                silver_done.insert(name.clone(), batch.clone());
+                silver_out.push(TableData {
+                    name: name.clone(),
+                    batch: batch.clone(),
+                });
+            }
+            removed.remove(&name);
+            merge_log.remove(&name);
+            merge_state.remove(&name);
+            exploded_stats.remove(&name);
+            exploded_read_as_utc.remove(&name);
+            if let Some(p) = previous {
+                if let Some(v) = p.removed.get(&name) {
+                    removed.insert(name.clone(), *v);
+                }
+                if let Some(v) = p.merge_state.get(&name) {
+                    merge_state.insert(name.clone(), v.clone());
+                }
+                if let Some(v) = p.exploded.get(&name) {
+                    exploded_stats.insert(name.clone(), v.clone());
+                }
+                if let Some(v) = p.exploded_read_as_utc.get(&name) {
+                    exploded_read_as_utc.insert(name.clone(), v.clone());
+                }
+                rule_stats.extend(
+                    p.rule_stats
+                        .iter()
+                        .filter(|r| r.silver_table == s.name)
+                        .cloned(),
+                );
+            }
+        }
+        // Keep the definition's table order.
+        silver_out.sort_by_key(|t| def.silver.iter().position(|s| s.name == t.name.name()));
+    }
+    for (table, upstream) in &blocked {
+        diagnostics.push(Diagnostic {
+            scope: "pipeline".into(),
+            id: table.clone(),
+            message: {
+                let (t, up) = (TableName::silver(table), TableName::silver(upstream));
+                let reads = reads_table(def, table, upstream);
+                crate::lab::tr(
+                    input.lang,
+                    format!(
+                        "{t} was not refreshed: it {} {up}, which this run could not build; it stays at its last good version",
+                        if reads {
+                            "reads"
+                        } else {
+                            "appends, and shares its bronze source (one watermark, which stays) with"
+                        }
+                    ),
+                    format!(
+                        "{t} не обновлена: она {} {up}, которую этот запуск не смог построить; остаётся на последней успешной версии",
+                        if reads {
+                            "читает"
+                        } else {
+                            "дописывает строки и делит источник bronze (один watermark, он стоит) с"
+                        }
+                    ),
+                )
+            },
+            table: String::new(),
+        });
+    }
+    let silver_errors = diagnostics;
+    let mut diagnostics = Vec::new();
     tables.extend(silver_out);
     let previous_quarantine = input
         .previous
@@ -412,6 +536,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             &quarantine,
             input.run_id as i64,
             incremental.map(|_| &rebuilt),
+            &not_refreshed,
         )
         .map_err(|e| vec![pipeline_diag(e)])?,
     });
@@ -423,7 +548,15 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             return Err(vec![pipeline_diag(e)]);
         }
     }
-    let gold = build_gold(ctx, def, input.previous, input.progress).await?;
+    let gold = build_gold(
+        ctx,
+        def,
+        input.previous,
+        input.progress,
+        &not_refreshed,
+        input.lang,
+    )
+    .await?;
     tables.extend(gold.tables);
     diagnostics.extend(gold.errors);
     let gold_reads_bronze = gold.reads_bronze;
@@ -437,6 +570,14 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         missing_columns,
         read_as_utc,
         gold_errors: diagnostics,
+        silver_errors,
+        not_refreshed: def
+            .silver
+            .iter()
+            .filter(|s| not_refreshed.contains(&s.name))
+            .map(|s| TableName::silver(&s.name))
+            .chain(gold.blocked)
+            .collect(),
         removed,
         merge_log,
         merge_state,
@@ -445,6 +586,77 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         exploded: exploded_stats,
         superseded,
         exploded_read_as_utc,
+    })
+}
+
+/// Adds to `blocked` (silver table → the table that holds it back, names
+/// without the layer) every silver table that cannot be refreshed when the
+/// tables in `failed` and `blocked` were not: one that looks one of them up,
+/// and an appending one that shares a bronze source with one of them. A
+/// bronze table's watermark moves for all of its silver tables at once, so
+/// it stays while one of them was not refreshed, and the next run reads
+/// those batches again: a MERGE table takes them once (equal rows merge to
+/// the same table), an appending one would take them twice, so it waits.
+pub fn hold_back_readers(
+    def: &crate::model::PipelineDef,
+    failed: &std::collections::BTreeSet<String>,
+    blocked: &mut BTreeMap<String, String>,
+) {
+    loop {
+        let stuck: Vec<(String, String)> = def
+            .silver
+            .iter()
+            .filter(|s| !failed.contains(&s.name) && !blocked.contains_key(&s.name))
+            .filter_map(|s| {
+                if let Some(up) = reads_not_refreshed(s, failed, blocked) {
+                    return Some((s.name.clone(), up));
+                }
+                if s.merge.is_some() {
+                    return None;
+                }
+                let sibling = def
+                    .silver
+                    .iter()
+                    .find(|o| {
+                        o.source == s.source
+                            && (failed.contains(&o.name) || blocked.contains_key(&o.name))
+                    })
+                    .map(|o| o.name.clone())?;
+                Some((s.name.clone(), sibling))
+            })
+            .collect();
+        if stuck.is_empty() {
+            break;
+        }
+        blocked.extend(stuck);
+    }
+}
+
+/// The first silver table `s` looks up (an enabled rule's lookup) that
+/// this run did not refresh: `s` cannot be built from it.
+fn reads_not_refreshed(
+    s: &SilverTableDef,
+    failed: &std::collections::BTreeSet<String>,
+    blocked: &BTreeMap<String, String>,
+) -> Option<String> {
+    s.rules
+        .rules
+        .iter()
+        .filter(|r| r.enabled)
+        .filter_map(|r| r.lookup.as_ref())
+        .filter(|l| l.table.is_silver_table())
+        .map(|l| l.table.name().to_string())
+        .find(|t| failed.contains(t) || blocked.contains_key(t))
+}
+
+/// Does silver table `table` look up silver table `upstream`?
+fn reads_table(def: &crate::model::PipelineDef, table: &str, upstream: &str) -> bool {
+    def.silver.iter().filter(|s| s.name == table).any(|s| {
+        s.rules
+            .rules
+            .iter()
+            .filter_map(|r| r.lookup.as_ref())
+            .any(|l| l.table == TableName::silver(upstream))
     })
 }
 

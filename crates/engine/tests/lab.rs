@@ -457,6 +457,8 @@ async fn each_switch_turns_the_right_sign_of_health_red() {
         ),
         ("ecommerce", AntiPattern::DropMalformed, bronze_red),
         ("kafka_orders", AntiPattern::InsertInsteadOfMerge, all_green),
+        // Its damage is lateness, which none of the five signs measures.
+        ("cdc_order", AntiPattern::MonolithicSilver, all_green),
     ] {
         let mut p = scenario(scenario_name, Lang::En).await;
         let v = send(&mut p, Request::SetLab { on: vec![a] }).await;
@@ -1080,4 +1082,102 @@ async fn the_lab_reads_a_decimal_comma_source_and_a_text_key_as_the_session_does
     )
     .await;
     assert!(lab(&v).findings.iter().any(|f| f.starts_with("The weekly DELETE … WHERE customer_id = 'K-1' removed that customer's records from bronze.sales (4)")), "{:?}", lab(&v).findings);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_failed_silver_job_stops_a_monolithic_silver_and_only_its_readers_otherwise() {
+    // CDC: order_current fails; order_history and the gold over it do not read it.
+    let mut p = scenario("cdc_order", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::MonolithicSilver],
+        },
+    )
+    .await;
+    assert_eq!(
+        lab(&v).findings[0],
+        "One job builds every silver table in the twin. Fire \"A silver job fails\" (Events): one table's failure then stops all of them."
+    );
+    let v = event(&mut p, LabEvent::SilverJobFails).await;
+    let l = lab(&v);
+    assert_eq!(
+        l.timeline.last().unwrap().correct,
+        "New records arrived in bronze.order_cdc (order_cdc_new.jsonl), and the job of silver.order_current failed halfway (injected by the lab, once). Each silver table is its own job. Waiting for the retry at their last good version (re-run the job): silver.order_current. Refreshed: silver.order_history, gold.time_in_status. bronze.order_cdc: 5 → 7 rows; gold.time_in_status: 2 rows, their values changed (v0 → v1); silver.order_history: 5 → 7 rows"
+    );
+    assert_eq!(
+        l.timeline.last().unwrap().anti,
+        "bronze.order_cdc: 5 → 7 rows"
+    );
+    assert_eq!(count(l, "silver.order_current"), (Some(1), Some(1)));
+    assert_eq!(count(l, "silver.order_history"), (Some(7), Some(5)));
+    assert_eq!(
+        measure(l, "time_in_status", "versions"),
+        ("7".into(), "5".into(), Some(5.0 / 7.0))
+    );
+    assert_eq!(
+        l.findings[0],
+        "The job of silver.order_current failed. Monolithic silver: the whole run stopped, and no silver table (2) and no gold model was refreshed (gold models waiting for the retry: 1 of 1). With independent jobs only these wait: silver.order_current (gold models: 0 of 1); up to date: silver.order_history, gold.time_in_status."
+    );
+    assert_eq!(colours(&v), ["GG", "GG", "GG", "GG", "GG"]);
+    assert!(!v.run.ok);
+    assert_eq!(
+        v.run.errors,
+        ["silver.order_current: the job failed halfway (the lab's injected failure: an executor was lost); press Run now or re-run the job to retry"]
+    );
+    assert_eq!(v.gold[0].error, None);
+    // The retry builds it; the monolithic twin catches up.
+    let v = event(&mut p, LabEvent::RerunJob).await;
+    let l = lab(&v);
+    assert!(v.run.ok, "{:?}", v.run);
+    assert_eq!(
+        l.timeline.last().unwrap().correct,
+        "The retry: the job of silver.order_current ran again and succeeded, so every silver table and gold model is up to date. silver.order_current: v0 → v1 (1 → 2 rows)"
+    );
+    assert_eq!(count(l, "silver.order_current"), (Some(2), Some(2)));
+    assert_eq!(count(l, "silver.order_history"), (Some(7), Some(7)));
+    assert!(
+        l.findings[0].starts_with("One job builds every silver table"),
+        "{:?}",
+        l.findings
+    );
+
+    // Kafka orders in Russian: orders fails, the new users still land in silver.
+    let mut p = scenario("kafka_orders", Lang::Ru).await;
+    send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::MonolithicSilver],
+        },
+    )
+    .await;
+    let v = event(&mut p, LabEvent::SilverJobFails).await;
+    let l = lab(&v);
+    assert_eq!(count(l, "silver.users"), (Some(4), Some(2)));
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(2)));
+    assert_eq!(
+        v.run.errors,
+        ["silver.orders: джоба упала на полпути (сбой внесён лабораторией: потерян executor); нажмите «Запустить» или перезапустите джобу, чтобы повторить"]
+    );
+    for g in &v.gold {
+        assert_eq!(
+            g.error.as_deref(),
+            Some("не обновлена: читает silver.orders, которую этот запуск не смог построить; показывает последний успешный результат, пока запуск не построит silver.orders"),
+            "{}",
+            g.model.name
+        );
+    }
+    assert!(
+        l.findings[0]
+            .starts_with("Джоба silver.orders упала. Монолитный silver: остановился весь запуск"),
+        "{:?}",
+        l.findings
+    );
+
+    // One silver table: nothing else could keep running.
+    let mut p = scenario("landing_retry", Lang::En).await;
+    match p.handle(Request::LabEvent { event: LabEvent::SilverJobFails }).await {
+        Response::Error { message } => assert_eq!(message, "this scenario has one silver table: there is no other job to keep running (load e-commerce, Kafka orders or the CDC order)"),
+        other => panic!("unexpected {other:?}"),
+    }
 }

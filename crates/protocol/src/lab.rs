@@ -74,6 +74,12 @@ pub enum AntiPattern {
     /// applies silver's rules), and their totals of the same measure
     /// disagree by a percentage nobody can explain.
     Shortcut,
+    /// Monolithic silver (seed 003 §6, anti-pattern 3): every silver table
+    /// is one job, so a failure in any of them stops all of them and every
+    /// gold model waits ([`LabEvent::SilverJobFails`] shows it). The correct
+    /// session runs each silver table as its own job: a failure holds back
+    /// only that table and what reads it.
+    MonolithicSilver,
 }
 
 impl AntiPattern {
@@ -87,6 +93,7 @@ impl AntiPattern {
         AntiPattern::FixJobInBronze,
         AntiPattern::WeeklyDelete,
         AntiPattern::InsertInsteadOfMerge,
+        AntiPattern::MonolithicSilver,
         AntiPattern::Shortcut,
     ];
 
@@ -102,6 +109,7 @@ impl AntiPattern {
             AntiPattern::WeeklyDelete => "weekly_delete",
             AntiPattern::Shortcut => "shortcut",
             AntiPattern::JoinAtIngest => "join_at_ingest",
+            AntiPattern::MonolithicSilver => "monolithic_silver",
         }
     }
 
@@ -116,14 +124,16 @@ impl AntiPattern {
             | AntiPattern::FixJobInBronze => "seed 000 §6",
             AntiPattern::WeeklyDelete => "seed 000 §7",
             AntiPattern::DropMalformed => "seed 001",
-            AntiPattern::InsertInsteadOfMerge | AntiPattern::Shortcut => "seed 003 §6",
+            AntiPattern::InsertInsteadOfMerge
+            | AntiPattern::MonolithicSilver
+            | AntiPattern::Shortcut => "seed 003 §6",
         }
     }
 
     /// The layer it breaks (`bronze`, `silver` or `gold`).
     pub fn layer(self) -> &'static str {
         match self {
-            AntiPattern::InsertInsteadOfMerge => "silver",
+            AntiPattern::InsertInsteadOfMerge | AntiPattern::MonolithicSilver => "silver",
             AntiPattern::Shortcut => "gold",
             _ => "bronze",
         }
@@ -169,6 +179,12 @@ pub enum LabEvent {
     /// table looks up sends a changed record (a customer moves to another
     /// country), the same key with a new value.
     DimensionChange,
+    /// A silver job fails halfway (seed 003 §6: the recompute dies at hour
+    /// seven): new records arrive, and the next run fails one silver
+    /// table's job, once. Independent jobs refresh everything that does not
+    /// read that table; a monolithic one ([`AntiPattern::MonolithicSilver`])
+    /// refreshes nothing. Re-running the job is the retry.
+    SilverJobFails,
 }
 
 impl LabEvent {
@@ -182,6 +198,7 @@ impl LabEvent {
         LabEvent::TechnicalFailure,
         LabEvent::LateRecords,
         LabEvent::DimensionChange,
+        LabEvent::SilverJobFails,
     ];
 
     /// The snake_case key (as in JSON): `resend_file`.
@@ -195,6 +212,7 @@ impl LabEvent {
             LabEvent::TechnicalFailure => "technical_failure",
             LabEvent::LateRecords => "late_records",
             LabEvent::DimensionChange => "dimension_change",
+            LabEvent::SilverJobFails => "silver_job_fails",
         }
     }
 }

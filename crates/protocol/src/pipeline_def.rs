@@ -130,6 +130,13 @@ pub struct AntiPatterns {
     /// [`crate::lab::AntiPattern::InsertInsteadOfMerge`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub insert_into: Vec<String>,
+    /// "Monolithic silver" (seed 003 §6, anti-pattern 3): every silver
+    /// table is one job, so a failure in any of them stops the whole run
+    /// (no silver table, no gold model is refreshed). Off: each silver table
+    /// is its own job and a failure holds back only what reads it. The
+    /// lab's twin sets it for [`crate::lab::AntiPattern::MonolithicSilver`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub monolithic_silver: bool,
 }
 
 /// A whole pipeline: what the playground runs.

@@ -40,6 +40,7 @@ fn keys(a: AntiPattern) -> (&'static str, &'static str) {
         AntiPattern::WeeklyDelete => ("lab_weekly_delete", "lab_weekly_delete_hint"),
         AntiPattern::Shortcut => ("lab_shortcut", "lab_shortcut_hint"),
         AntiPattern::JoinAtIngest => ("lab_join", "lab_join_hint"),
+        AntiPattern::MonolithicSilver => ("lab_monolithic", "lab_monolithic_hint"),
     }
 }
 

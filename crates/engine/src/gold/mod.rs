@@ -83,24 +83,62 @@ pub(crate) struct GoldBuild {
     pub tables: Vec<TableData>,
     pub errors: Vec<Diagnostic>,
     pub reads_bronze: BTreeMap<String, Vec<String>>,
+    /// Models not run (qualified) because they read a table the run did not
+    /// refresh; each has a diagnostic in `errors`.
+    pub blocked: Vec<TableName>,
 }
 
-/// Runs every gold model over the registered silver tables and registers the results.
+/// Runs every gold model over the registered silver tables and registers the
+/// results. A model that reads a silver table in `not_refreshed` (names
+/// without the layer), or a model blocked before it, is not run: it gets a
+/// diagnostic saying which table holds it back, and keeps its last good
+/// table (seed 003 §6: independent pipelines, a failure blocks only what
+/// depends on it).
 pub(crate) async fn build_gold(
     ctx: &SessionContext,
     def: &PipelineDef,
     previous: Option<&RunOutput>,
     progress: crate::progress::Reporter<'_>,
+    not_refreshed: &std::collections::HashSet<String>,
+    lang: medallion_protocol::request::Lang,
 ) -> std::result::Result<GoldBuild, Vec<Diagnostic>> {
     let mut tables = Vec::new();
     let mut diagnostics = Vec::new();
     let mut gold_reads_bronze = BTreeMap::new();
+    let mut held: Vec<String> = not_refreshed
+        .iter()
+        .map(|t| TableName::silver(t).to_string())
+        .collect();
+    let mut blocked = Vec::new();
     for (i, g) in def.gold.iter().enumerate() {
         progress.report(crate::progress::Progress::Model {
             table: TableName::gold(&g.name),
             n: i as u32 + 1,
             of: def.gold.len() as u32,
         });
+        // (SQL too long to plan safely is refused by `run_gold`.)
+        if !held.is_empty() && check_size(&g.sql, MAX_SQL_TOKENS).is_ok() {
+            // A table that was never built does not plan: its name is read from the SQL.
+            let reads = match inputs(ctx, &g.sql).await {
+                Ok(r) => r,
+                Err(_) => named_tables(ctx, &g.sql),
+            };
+            if let Some(t) = reads.iter().find(|t| held.contains(t)) {
+                diagnostics.push(Diagnostic {
+                    scope: "gold".into(),
+                    id: g.name.clone(),
+                    message: crate::lab::tr(
+                        lang,
+                        format!("not refreshed: it reads {t}, which this run could not build; it shows its last good result until a run builds {t}"),
+                        format!("не обновлена: читает {t}, которую этот запуск не смог построить; показывает последний успешный результат, пока запуск не построит {t}"),
+                    ),
+                    table: String::new(),
+                });
+                held.push(TableName::gold(&g.name).to_string());
+                blocked.push(TableName::gold(&g.name));
+                continue;
+            }
+        }
         match run_gold(ctx, &g.name, &g.sql, def.anti_patterns.gold_reads_bronze).await {
             Ok((batch, bronze_read)) => {
                 if !bronze_read.is_empty() {
@@ -161,6 +199,7 @@ pub(crate) async fn build_gold(
         tables,
         errors: diagnostics,
         reads_bronze: gold_reads_bronze,
+        blocked,
     })
 }
 
@@ -291,6 +330,18 @@ pub async fn inputs(ctx: &SessionContext, sql: &str) -> std::result::Result<Vec<
     tables.sort();
     tables.dedup();
     Ok(tables)
+}
+
+/// The tables the SQL names (`silver.orders`; CTEs left out), read from
+/// its syntax without planning: empty when it does not parse.
+fn named_tables(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    state
+        .sql_to_statement(sql, &dialect)
+        .and_then(|st| state.resolve_table_references(&st))
+        .map(|refs| refs.iter().map(|r| r.to_string()).collect())
+        .unwrap_or_default()
 }
 
 /// The tables `plan` scans (`schema.table`, subqueries included), in plan order.

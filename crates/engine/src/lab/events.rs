@@ -308,6 +308,39 @@ pub fn late(
     Ok((text, ext, from, to))
 }
 
+/// New records: `texts` again, each under a new value of its business
+/// key `key` (so none ties with a record the source sent before), in the
+/// source's format. Records that do not parse are left out. Errors: none
+/// of them parses (nothing to send).
+pub fn again(
+    format: SourceFormat,
+    dialect: Option<&CsvDialect>,
+    header: &[String],
+    texts: &[String],
+    key: Option<&str>,
+    lang: Lang,
+) -> Result<(String, &'static str)> {
+    let mut records: Vec<Fields> = Vec::new();
+    for t in texts {
+        let Ok(mut rs) = read(format, dialect, header, std::slice::from_ref(t), lang) else {
+            continue;
+        };
+        let Some(mut r) = rs.pop() else { continue };
+        if let Some((_, k)) = key.and_then(|key| r.iter_mut().find(|(n, _)| n == key)) {
+            *k = new_key(k, 900_000, "-N");
+        }
+        records.push(r);
+    }
+    if records.is_empty() {
+        return Err(EngineError::Request(tr(
+            lang,
+            "the source's newest records cannot be read to send new ones like them".into(),
+            "последние записи источника не читаются, чтобы прислать похожие новые".into(),
+        )));
+    }
+    write(format, dialect, &records)
+}
+
 /// The texts of field `column` over `texts` (records that do not parse,
 /// or lack it, left out; JSON non-strings in their JSON form).
 pub fn field_texts(

@@ -321,7 +321,7 @@ pub fn customer_to_delete(
 /// The column of bronze table `b` that holds `column`: itself when `b`
 /// declares it, else the declared column a silver table reading `b`
 /// renames to it in its select list (`uid AS user_id`).
-fn column_in(def: &PipelineDef, b: &crate::model::BronzeTableDef, column: &str) -> Option<String> {
+pub(crate) fn column_in(def: &PipelineDef, b: &crate::model::BronzeTableDef, column: &str) -> Option<String> {
     let declared = |n: &str| b.schema.columns.iter().any(|c| c.name == n);
     if declared(column) {
         return Some(column.to_string());

@@ -447,14 +447,14 @@ impl Playground {
             self.show_lake_after_erasure(&shown, &m.event_ids)?;
         }
         if !self.run_info.ok {
-            let why: Vec<String> = if self.run_info.errors.is_empty() {
-                self.diagnostics
-                    .iter()
-                    .map(|d| format!("{}: {}", d.id, d.message))
-                    .collect()
-            } else {
-                self.run_info.errors.clone()
-            };
+            // The rules' errors, then what they held back.
+            let mut why: Vec<String> = self
+                .diagnostics
+                .iter()
+                .filter(|d| d.scope != "pipeline")
+                .map(|d| format!("{}: {}", d.id, d.message))
+                .collect();
+            why.extend(self.run_info.errors.iter().cloned());
             self.notice = Some(format!(
                 "{}: {} record(s) erased from bronze, but silver and gold could not all be rebuilt ({}): a table still at its previous version may hold the erased records until a run succeeds.",
                 erasure.table,

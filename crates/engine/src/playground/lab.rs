@@ -37,6 +37,20 @@ pub struct LabState {
     pub on: Vec<AntiPattern>,
     /// Events since the lab was last switched, oldest first.
     pub timeline: Vec<LabEventRecord>,
+    /// The last "a silver job fails" event, until a run builds every silver
+    /// table again (the retry): the twin fails the same job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_failed: Option<JobFailure>,
+}
+
+/// A silver job the lab failed ([`LabEvent::SilverJobFails`]), for the twin.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobFailure {
+    /// The silver table whose job failed (name without the layer).
+    pub table: String,
+    /// The batches (`_batch_id`) bronze held before the event's new
+    /// records: the twin runs over them first, then fails over all.
+    pub before: Vec<String>,
 }
 
 impl LabState {
@@ -173,15 +187,27 @@ impl Playground {
             .unwrap_or_default();
         // Everything an event needs is read before it writes anything: a
         // refusal (no file to re-send, no Kafka topic) changes nothing.
+        let retrying = self.lab.job_failed.clone();
         let lesson = match event {
             LabEvent::RerunJob => {
                 self.run().await;
-                None
+                // The retry of a failed silver job.
+                match (&retrying, &self.lab.job_failed) {
+                    (Some(f), None) => {
+                        let t = TableName::silver(&f.table);
+                        Some(Bi::new(
+                            format!("The retry: the job of {t} ran again and succeeded, so every silver table and gold model is up to date."),
+                            format!("Повтор: джоба {t} выполнилась снова и успешно, теперь все таблицы silver и gold-модели актуальны."),
+                        ))
+                    }
+                    _ => None,
+                }
             }
             LabEvent::ResendFile => Some(self.resend_file().await?),
             LabEvent::TechnicalFailure => Some(self.technical_failure().await?),
             LabEvent::KafkaRedelivery => Some(self.kafka_redeliver().await?),
             LabEvent::DimensionChange => Some(self.dimension_change().await?),
+            LabEvent::SilverJobFails => Some(self.silver_job_fails().await?),
             LabEvent::SchemaDrift | LabEvent::BusinessError | LabEvent::LateRecords => {
                 Some(self.send_edited(event).await?)
             }
@@ -247,7 +273,25 @@ impl Playground {
         };
         let outcome = |lang: Lang| -> String {
             let changed = changed(lang);
-            if !self.run_info.ok {
+            if !self.run_info.ok && !changed.is_empty() && event == LabEvent::SilverJobFails {
+                // The lesson says what waits, in both languages.
+                changed.join("; ")
+            } else if !self.run_info.ok && !changed.is_empty() {
+                // A run that refreshed some tables and held others back.
+                tr(
+                    lang,
+                    format!(
+                        "{}; not refreshed: {}",
+                        changed.join("; "),
+                        self.run_info.errors.join("; ")
+                    ),
+                    format!(
+                        "{}; не обновлено: {}",
+                        changed.join("; "),
+                        self.run_info.errors.join("; ")
+                    ),
+                )
+            } else if !self.run_info.ok {
                 tr(
                     lang,
                     format!("the run failed: {}", self.run_info.errors.join("; ")),
@@ -514,6 +558,200 @@ impl Playground {
         Ok(Bi::new(
             format!("The consumer of {topic} crashed after writing offsets {from}–{} to bronze and before committing them: on restart they were delivered again (at-least-once), and bronze keeps both deliveries.", to - 1),
             format!("Консьюмер {topic} упал после записи смещений {from}–{} в bronze и до их коммита: после рестарта они пришли снова (at-least-once), и bronze хранит обе доставки.", to - 1),
+        ))
+    }
+
+    /// Each line of `text` as a message on bronze `table`'s Kafka topic,
+    /// then one poll into bronze (no run).
+    async fn produce_lines(&mut self, table: &str, text: &str) -> Result<()> {
+        let messages = text
+            .lines()
+            .map(|l| crate::bronze::kafka::KafkaMessage {
+                key: None,
+                value: Some(l.to_string()),
+                producer_ts_micros: None,
+                erased: false,
+            })
+            .collect();
+        self.kafka_produce(table, messages)?;
+        self.poll_into_bronze(table, None, false).await.map(|_| ())
+    }
+
+    /// The silver table whose job [`LabEvent::SilverJobFails`] fails: the
+    /// one whose failure leaves the most gold models refreshed, then the
+    /// fewest silver tables held back; with what it holds back (silver
+    /// tables, then gold models, qualified). Errors: one silver table only.
+    async fn job_to_fail(&self) -> Result<(String, Vec<TableName>, Vec<TableName>)> {
+        if self.def.silver.len() < 2 {
+            return Err(EngineError::Request(tr(
+                self.lang,
+                "this scenario has one silver table: there is no other job to keep running (load e-commerce, Kafka orders or the CDC order)".into(),
+                "в этом сценарии одна таблица silver: нет другой джобы, которая продолжила бы работать (загрузите e-commerce, заказы из Kafka или CDC заказа)".into(),
+            )));
+        }
+        let mut reads: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for g in &self.def.gold {
+            reads.insert(
+                g.name.clone(),
+                crate::gold::inputs(&self.ctx, &g.sql)
+                    .await
+                    .unwrap_or_default(),
+            );
+        }
+        let mut best: Option<(String, Vec<TableName>, Vec<TableName>)> = None;
+        for x in &self.def.silver {
+            // What the pipeline holds back when x fails.
+            let failed = std::collections::BTreeSet::from([x.name.clone()]);
+            let mut blocked = BTreeMap::new();
+            crate::pipeline::hold_back_readers(&self.def, &failed, &mut blocked);
+            let held: Vec<String> = failed.into_iter().chain(blocked.into_keys()).collect();
+            let mut gold_held: Vec<String> = Vec::new();
+            for g in &self.def.gold {
+                let r = reads.get(&g.name).cloned().unwrap_or_default();
+                if r.iter().any(|t| {
+                    held.iter().any(|h| TableName::silver(h).to_string() == *t)
+                        || gold_held
+                            .iter()
+                            .any(|h| TableName::gold(h).to_string() == *t)
+                }) {
+                    gold_held.push(g.name.clone());
+                }
+            }
+            let score = |h: &Vec<TableName>, g: &Vec<TableName>| (g.len(), h.len());
+            let silver: Vec<TableName> = held.iter().map(|h| TableName::silver(h)).collect();
+            let gold: Vec<TableName> = gold_held.iter().map(|g| TableName::gold(g)).collect();
+            if best
+                .as_ref()
+                .is_none_or(|(_, h, g)| score(&silver, &gold) < score(h, g))
+            {
+                best = Some((x.name.clone(), silver, gold));
+            }
+        }
+        best.ok_or_else(|| EngineError::Internal("no silver table".into()))
+    }
+
+    /// New records arrive, and the next run fails one silver table's job
+    /// (seed 003 §6, monolithic silver): independent jobs refresh what does
+    /// not read it. The new records go to a bronze table some refreshed
+    /// silver table reads (else the failed one's source).
+    async fn silver_job_fails(&mut self) -> Result<Bi> {
+        let lang = self.lang;
+        let (table, held, gold_held) = self.job_to_fail().await?;
+        let fed = |p: &Playground, b: &str| {
+            p.topics.get(b).is_some_and(|t| t.committed > 0) || p.newest_landed(Some(b)).is_some()
+        };
+        let source = self
+            .def
+            .silver
+            .iter()
+            .filter(|s| !held.contains(&TableName::silver(&s.name)))
+            .map(|s| s.source.clone())
+            .chain(self.def.silver.iter().filter(|s| s.name == table).map(|s| s.source.clone()))
+            .find(|b| fed(self, b))
+            .ok_or_else(|| {
+                EngineError::Request(tr(
+                    lang,
+                    "no bronze table of this scenario has received data to send more of".into(),
+                    "ни одна таблица bronze этого сценария ещё не получила данных, чтобы прислать ещё".into(),
+                ))
+            })?;
+        // New records: the newest accepted ones again, under new keys.
+        let key: Option<String> = self
+            .def
+            .silver
+            .iter()
+            .filter(|s| s.source == source)
+            .find_map(|s| s.merge.as_ref())
+            .and_then(|m| m.keys.first().cloned())
+            .and_then(|k| {
+                let b = self.def.bronze_table(&source)?;
+                crate::lab::twin_bronze::column_in(&self.def, b, &k)
+            });
+        let rejected: HashSet<String> = self
+            .open_rejections()
+            .into_iter()
+            .map(|(_, _, payload)| payload)
+            .collect();
+        let before: Vec<String> = self.batches.iter().map(|b| b.batch_id.clone()).collect();
+        let kafka = self
+            .topics
+            .get(&source)
+            .filter(|t| t.committed > 0)
+            .cloned();
+        let what = if let Some(topic) = &kafka {
+            let live: Vec<String> = topic
+                .log
+                .iter()
+                .filter(|m| !m.erased)
+                .filter_map(|m| m.value.clone())
+                .collect();
+            let texts = newest_accepted_n(&live, &rejected, LATE_RECORDS);
+            let (text, _) = crate::lab::events::again(
+                crate::bronze::SourceFormat::JsonLines,
+                None,
+                &[],
+                &texts,
+                key.as_deref(),
+                lang,
+            )?;
+            self.produce_lines(&source, &text).await?;
+            Bi::new(
+                format!("new messages on {}", topic.name),
+                format!("новые сообщения в {}", topic.name),
+            )
+        } else {
+            let b = self
+                .newest_landed(Some(&source))
+                .ok_or_else(|| EngineError::Internal("no landed file".into()))?;
+            let (split, texts) = self.landed_records(&b, &source).await?;
+            let texts = newest_accepted_n(&texts, &rejected, LATE_RECORDS);
+            let (text, ext) = crate::lab::events::again(
+                split.format,
+                split.dialect.as_ref(),
+                &split.header,
+                &texts,
+                key.as_deref(),
+                lang,
+            )?;
+            let name = format!("{}_new.{ext}", file_stem(&b.file_name));
+            self.append(&source, &name, text.as_bytes(), &IngestOptions::default())
+                .await?;
+            Bi::new(name.clone(), name)
+        };
+        self.fail_silver_once = Some(table.clone());
+        self.run().await;
+        self.lab.job_failed = Some(JobFailure {
+            table: table.clone(),
+            before,
+        });
+        let names = |v: &[TableName]| {
+            v.iter()
+                .map(TableName::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let t = TableName::silver(&table);
+        let b = TableName::bronze(&source);
+        let waiting = names(&held.iter().chain(&gold_held).cloned().collect::<Vec<_>>());
+        let fresh: Vec<TableName> = self
+            .def
+            .silver
+            .iter()
+            .map(|s| TableName::silver(&s.name))
+            .filter(|s| !held.contains(s))
+            .chain(
+                self.def
+                    .gold
+                    .iter()
+                    .map(|g| TableName::gold(&g.name))
+                    .filter(|g| !gold_held.contains(g)),
+            )
+            .collect();
+        let fresh = names(&fresh);
+        let (w_en, w_ru) = (&what.en, &what.ru);
+        Ok(Bi::new(
+            format!("New records arrived in {b} ({w_en}), and the job of {t} failed halfway (injected by the lab, once). Each silver table is its own job. Waiting for the retry at their last good version (re-run the job): {waiting}. Refreshed: {fresh}."),
+            format!("В {b} пришли новые записи ({w_ru}), и джоба {t} упала на полпути (сбой внесён лабораторией, один раз). Каждая таблица silver — своя джоба. Ждут повтора на последней успешной версии (перезапустите джобу): {waiting}. Обновлены: {fresh}."),
         ))
     }
 
@@ -843,17 +1081,7 @@ impl Playground {
             (text, Bi::new(name.clone(), name))
         };
         if kafka.is_some() {
-            let messages = text
-                .lines()
-                .map(|l| crate::bronze::kafka::KafkaMessage {
-                    key: None,
-                    value: Some(l.to_string()),
-                    producer_ts_micros: None,
-                    erased: false,
-                })
-                .collect();
-            self.kafka_produce(&table, messages)?;
-            self.poll_into_bronze(&table, None, false).await?;
+            self.produce_lines(&table, &text).await?;
         } else {
             self.append(&table, &what.en, text.as_bytes(), &IngestOptions::default())
                 .await?;
@@ -983,6 +1211,7 @@ impl Playground {
     /// Returns it with the records its ingest left out, per bronze table.
     async fn build_twin(&self) -> Result<Twin> {
         let mut def = self.def.clone();
+        def.anti_patterns.monolithic_silver = self.lab.has(AntiPattern::MonolithicSilver);
         if self.lab.has(AntiPattern::InsertInsteadOfMerge) {
             def.anti_patterns.insert_into = self
                 .inserted_tables()
@@ -1204,10 +1433,17 @@ impl Playground {
         } else {
             BTreeMap::new()
         };
-        let twin = self
-            .run_copy_boxed(def, bronze, self.lab.reruns())
-            .await
-            .map_err(could_not_run)?;
+        // The session's failed silver job fails in the twin too, on the
+        // same new records (until the session's retry builds it).
+        let twin = match &self.lab.job_failed {
+            Some(f) => Box::pin(self.run_copy_failing(def, bronze, self.lab.reruns(), f))
+                .await
+                .map_err(could_not_run)?,
+            None => self
+                .run_copy_boxed(def, bronze, self.lab.reruns())
+                .await
+                .map_err(could_not_run)?,
+        };
         Ok(Twin {
             twin,
             left_out,
@@ -1252,6 +1488,73 @@ impl Playground {
         Box::pin(self.run_copy(def, bronze, reruns)).await
     }
 
+    /// [`Self::run_copy`] for a [`JobFailure`]: the copy runs over the
+    /// batches bronze held before the failure, then fails `failure.table`'s
+    /// job over all of `bronze` (a monolithic twin refreshes nothing then),
+    /// then re-runs `reruns` times. Errs only when the first run failed.
+    async fn run_copy_failing(
+        &self,
+        def: PipelineDef,
+        bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+        reruns: usize,
+        failure: &JobFailure,
+    ) -> std::result::Result<Playground, String> {
+        let earlier: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>> = bronze
+            .iter()
+            .map(|(t, bs)| {
+                let kept = bs
+                    .iter()
+                    .filter(|(i, _)| failure.before.contains(&i.batch_id))
+                    .cloned()
+                    .collect();
+                (t.clone(), kept)
+            })
+            .collect();
+        let mut copy = self.run_copy_boxed(def, earlier, 0).await?;
+        let failed = async {
+            copy.load_copy_bronze(&self.batches, &self.def, bronze)
+                .await?;
+            copy.fail_silver_once = Some(failure.table.clone());
+            Box::pin(copy.run()).await;
+            for _ in 0..reruns {
+                Box::pin(copy.run()).await;
+            }
+            Ok::<_, EngineError>(())
+        };
+        Box::pin(failed).await.map_err(|e| e.to_string())?;
+        Ok(copy)
+    }
+
+    /// Puts `bronze` into this copy as its bronze (batches in `order`'s
+    /// order), written and registered so SQL reads it.
+    async fn load_copy_bronze(
+        &mut self,
+        order: &[BatchInfo],
+        def: &PipelineDef,
+        bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+    ) -> Result<()> {
+        self.batches = bronze.values().flatten().map(|(i, _)| i.clone()).collect();
+        self.batches.sort_by_key(|b| {
+            order
+                .iter()
+                .position(|o| o.batch_id == b.batch_id)
+                .unwrap_or(usize::MAX)
+        });
+        self.bronze = bronze;
+        for b in def.bronze.clone() {
+            // Gold that reads bronze scans its files: one file with all its rows.
+            let rows = self.bronze_rows(&b.name, None)?;
+            if rows.num_rows() > 0 {
+                let path = format!("{}/part-000001.parquet", TableName::bronze(&b.name).path());
+                self.lake
+                    .write_parquet(&path, rows.schema(), std::slice::from_ref(&rows))
+                    .await?;
+            }
+            self.register_bronze(&b.name).await?;
+        }
+        Ok(())
+    }
+
     async fn run_copy(
         &self,
         def: PipelineDef,
@@ -1271,25 +1574,8 @@ impl Playground {
                 Arc::new(SeededIds::new(0x1ab_7e1_u128)),
             )?;
             copy.reset(&self.example, def, self.lang).await?;
-            copy.batches = bronze.values().flatten().map(|(i, _)| i.clone()).collect();
-            copy.batches.sort_by_key(|b| {
-                self.batches
-                    .iter()
-                    .position(|o| o.batch_id == b.batch_id)
-                    .unwrap_or(usize::MAX)
-            });
-            copy.bronze = bronze;
-            for b in self.def.bronze.clone() {
-                // Gold that reads bronze scans its files: one file with all its rows.
-                let rows = copy.bronze_rows(&b.name, None)?;
-                if rows.num_rows() > 0 {
-                    let path = format!("{}/part-000001.parquet", TableName::bronze(&b.name).path());
-                    copy.lake
-                        .write_parquet(&path, rows.schema(), std::slice::from_ref(&rows))
-                        .await?;
-                }
-                copy.register_bronze(&b.name).await?;
-            }
+            copy.load_copy_bronze(&self.batches, &self.def, bronze)
+                .await?;
             Box::pin(copy.run()).await;
             for _ in 0..reruns {
                 Box::pin(copy.run()).await;
@@ -1840,6 +2126,64 @@ impl Playground {
         Ok((gold, found))
     }
 
+    /// What monolithic silver did with the last failed silver job: the
+    /// twin's whole run stopped, the session held back only what reads the
+    /// failed table (from its last run's `not_refreshed`).
+    fn monolithic_finding(&self, twin: &Playground, lang: Lang) -> String {
+        let Some(f) = &self.lab.job_failed else {
+            return tr(
+                lang,
+                "One job builds every silver table in the twin. Fire \"A silver job fails\" (Events): one table's failure then stops all of them.".into(),
+                "В двойнике все таблицы silver строит одна джоба. Нажмите «Джоба silver падает» (События): сбой одной таблицы остановит их все.".into(),
+            );
+        };
+        let t = TableName::silver(&f.table);
+        let waiting: Vec<TableName> = self
+            .last_good
+            .as_ref()
+            .map(|o| o.not_refreshed.clone())
+            .unwrap_or_default();
+        let gold_waiting = waiting.iter().filter(|w| w.is_gold()).count();
+        let (silver_n, gold_n) = (self.def.silver.len(), self.def.gold.len());
+        let names = |v: &[TableName]| {
+            v.iter()
+                .map(TableName::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let fresh: Vec<TableName> = self
+            .def
+            .silver
+            .iter()
+            .map(|s| TableName::silver(&s.name))
+            .chain(self.def.gold.iter().map(|g| TableName::gold(&g.name)))
+            .filter(|n| !waiting.contains(n))
+            .collect();
+        let stopped = !twin.run_info.ok
+            && twin
+                .last_good
+                .as_ref()
+                .is_some_and(|o| o.not_refreshed.is_empty());
+        let (w, fr) = (names(&waiting), names(&fresh));
+        match (stopped, fresh.is_empty()) {
+            (true, false) => tr(
+                lang,
+                format!("The job of {t} failed. Monolithic silver: the whole run stopped, and no silver table ({silver_n}) and no gold model was refreshed (gold models waiting for the retry: {gold_n} of {gold_n}). With independent jobs only these wait: {w} (gold models: {gold_waiting} of {gold_n}); up to date: {fr}."),
+                format!("Джоба {t} упала. Монолитный silver: остановился весь запуск, не обновилась ни одна таблица silver ({silver_n}) и ни одна gold-модель (gold-моделей ждут повтора: {gold_n} из {gold_n}). С независимыми джобами ждут только: {w} (gold-моделей: {gold_waiting} из {gold_n}); актуальны: {fr}."),
+            ),
+            (true, true) => tr(
+                lang,
+                format!("The job of {t} failed and the whole monolithic run stopped; here every table reads {t}, so the independent jobs wait too."),
+                format!("Джоба {t} упала, и весь монолитный запуск остановился; здесь каждая таблица читает {t}, поэтому независимые джобы тоже ждут."),
+            ),
+            (false, _) => tr(
+                lang,
+                format!("The job of {t} failed; the twin's run did not stop as a whole (see its error)."),
+                format!("Джоба {t} упала; запуск двойника не остановился целиком (см. его ошибку)."),
+            ),
+        }
+    }
+
     /// What exposes each anti-pattern that is on, from the figures compared.
     fn findings(
         &self,
@@ -1942,6 +2286,7 @@ impl Playground {
                 | AntiPattern::WeeklyDelete
                 | AntiPattern::Shortcut
                 | AntiPattern::JoinAtIngest => {}
+                AntiPattern::MonolithicSilver => out.push(self.monolithic_finding(twin, lang)),
                 AntiPattern::InsertInsteadOfMerge => {
                     let reruns = self.lab.reruns();
                     let merged = self.inserted_tables();

@@ -89,6 +89,9 @@ pub struct Playground {
     rereading: Option<String>,
     checks: Vec<CheckResult>,
     diagnostics: Vec<Diagnostic>,
+    /// The lab's "a silver job fails" event: the next run fails this silver
+    /// table's job (name without the layer), once (never saved).
+    fail_silver_once: Option<String>,
     run_info: RunInfo,
     run_history: Vec<crate::api::RunRecord>,
     /// Hears how far a long request got (see [`Playground::set_progress`]).
@@ -211,6 +214,7 @@ impl Playground {
             rereading: None,
             checks: vec![],
             diagnostics: vec![],
+            fail_silver_once: None,
             run_history: vec![],
             run_info: RunInfo {
                 ok: true,
@@ -259,12 +263,15 @@ impl Playground {
             // A new scenario keeps the lab's switches; its timeline starts over.
             self.lab = LabState {
                 on: lab_before.on,
-                timeline: vec![],
+                ..Default::default()
             };
         } else if lab_follows {
             // Only the lab's requests change it (a language switch that
-            // reloads an untouched example keeps it too).
+            // reloads an untouched example keeps it too), and a run that
+            // builds every silver table again (the retry of a failed job).
+            let job_failed = self.lab.job_failed.take();
             self.lab = lab_before;
+            self.lab.job_failed = job_failed;
         }
         if lab_follows && self.lab.active() {
             Box::pin(self.refresh_lab()).await;

@@ -118,9 +118,16 @@ impl Playground {
             previous: None,
             new_batches: None,
             progress: self.reporter(),
+            fail_silver: None,
+            lang: self.lang,
         })
         .await
         .map_err(RebuildError::Run)
+        // A rebuild is all or nothing: a silver table it cannot build is its error.
+        .and_then(|out| match out.silver_errors.is_empty() {
+            true => Ok(out),
+            false => Err(RebuildError::Run(out.silver_errors)),
+        })
     }
 }
 

@@ -54,8 +54,15 @@ impl Playground {
             self.run_info.ok = false;
         } else if table.is_silver() {
             let previous = self.last_good.clone();
-            match crate::gold::build_gold(&self.ctx, &self.def, previous.as_ref(), self.reporter())
-                .await
+            match crate::gold::build_gold(
+                &self.ctx,
+                &self.def,
+                previous.as_ref(),
+                self.reporter(),
+                &Default::default(),
+                self.lang,
+            )
+            .await
             {
                 Ok(gold) => {
                     for g in gold.tables {

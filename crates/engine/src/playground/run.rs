@@ -40,7 +40,9 @@ impl Playground {
     }
 
     /// Runs the pipeline; returns whether it produced a new output (the
-    /// last successful run): `false` when silver could not be built.
+    /// last successful run): `false` when nothing could be built. A silver
+    /// table whose rules fail keeps its last good version, as does what
+    /// reads it ([`crate::pipeline`]); the rest is refreshed and committed.
     pub(super) async fn run_with(&mut self, incremental: bool) -> bool {
         let started = web_time::Instant::now();
         self.run_info.runs += 1;
@@ -54,10 +56,32 @@ impl Playground {
             previous: self.last_good.as_ref(),
             new_batches: incremental.then_some(&new_batches),
             progress: self.reporter(),
+            fail_silver: self.fail_silver_once.as_deref(),
+            lang: self.lang,
         })
         .await;
+        // The lab's injected job failure happens once; the retry succeeds.
+        self.fail_silver_once = None;
         let produced = match result {
             Ok(mut out) => {
+                // A silver table this run did not refresh holds its batches
+                // back: its source's watermark stays, so the next run reads them.
+                let held_sources: HashSet<&str> = self
+                    .def
+                    .silver
+                    .iter()
+                    .filter(|s| out.not_refreshed.contains(&TableName::silver(&s.name)))
+                    .map(|s| s.source.as_str())
+                    .collect();
+                let new_batches: HashSet<String> = self
+                    .batches
+                    .iter()
+                    .filter(|b| {
+                        new_batches.contains(&b.batch_id)
+                            && !held_sources.contains(b.table.as_str())
+                    })
+                    .map(|b| b.batch_id.clone())
+                    .collect();
                 // A failed gold model keeps showing its last good table (marked in the UI).
                 for d in &out.gold_errors {
                     let name = TableName::gold(&d.id);
@@ -163,7 +187,19 @@ impl Playground {
                 if !out.notes.is_empty() {
                     self.notice = Some(out.notes.join(" "));
                 }
-                self.diagnostics = std::mem::take(&mut out.gold_errors);
+                self.run_info.errors.extend(
+                    out.silver_errors
+                        .iter()
+                        .filter(|d| d.scope == "pipeline")
+                        .map(|d| d.message.clone()),
+                );
+                // The retry of the lab's failed job: every silver table built.
+                if out.silver_errors.is_empty() {
+                    self.lab.job_failed = None;
+                }
+                let mut diagnostics = std::mem::take(&mut out.silver_errors);
+                diagnostics.append(&mut out.gold_errors);
+                self.diagnostics = diagnostics;
                 self.run_info.ok = self.diagnostics.is_empty() && self.run_info.errors.is_empty();
                 self.last_good = Some(out);
                 true

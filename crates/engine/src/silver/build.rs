@@ -62,7 +62,7 @@ pub(crate) fn apply_action(
         Action::Fail if !stopping.is_empty() => diags.push(Diagnostic::rule(
             &rule.id,
             format!(
-                "{n} {rows} failed {id}, whose action is fail: the update stopped and silver, quarantine and gold stay at their previous version. First: {first}",
+                "{n} {rows} failed {id}, whose action is fail: the update of this silver table stopped; it, its quarantine rows and what reads it stay at their previous version. First: {first}",
                 n = stopping.len(),
                 rows = if stopping.len() == 1 { "row" } else { "rows" },
                 id = rule.id,

@@ -74,12 +74,14 @@ pub fn open_quarantine(batch: &RecordBatch) -> Result<RecordBatch> {
 /// row says why). An incremental run only sees new batches: it closes nothing,
 /// except for the silver tables in `incremental` (tables it rebuilt from all
 /// of bronze), whose rows are treated as in a full run. `incremental`: None
-/// in a full run.
+/// in a full run. The rows of the silver tables in `kept` (tables this run
+/// did not refresh, see [`crate::pipeline`]) stay as they were.
 pub(crate) fn quarantine_history(
     previous: Option<&RecordBatch>,
     rejected: &[(String, Rejected)],
     run_id: i64,
     incremental: Option<&std::collections::HashSet<String>>,
+    kept: &std::collections::HashSet<String>,
 ) -> Result<RecordBatch> {
     use datafusion::arrow::array::Int64Array;
     let key = |table: &str, event: &str, rules: &str, reason: &str| {
@@ -119,6 +121,7 @@ pub(crate) fn quarantine_history(
                     closed_in.push(Some(was.value(row)));
                     closed_as.push(how.is_valid(row).then(|| how.value(row).to_string()));
                 } else if incremental.is_some_and(|rebuilt| !rebuilt.contains(t.value(row)))
+                    || kept.contains(t.value(row))
                     || current.contains(&k)
                 {
                     open.insert(k);
