@@ -309,10 +309,14 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 };
                 break Ok((batch, rejected));
             };
+            // INSERT INTO instead of MERGE INTO (the lab's anti-pattern)
+            // merges the run's rows among themselves only, and appends them.
+            let inserting = def.anti_patterns.insert_into.contains(&s.name);
+            let base = base.filter(|_| !inserting);
             let previous_state = incremental
                 .filter(|_| !whole)
                 .and_then(|(_, b)| b.merge_state.get(&name));
-            if !whole {
+            if !whole && !inserting {
                 let late = match previous_state {
                     None => Some("no earlier merge of this table".to_string()),
                     Some(st) => match st.late_row(spec, &built.rows) {
@@ -408,11 +412,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 base_removed + rows_in.saturating_sub(m.batch.num_rows() + m.ambiguous.len()),
             );
             merge_log.insert(name.clone(), m.removed);
-            // INSERT INTO instead of MERGE INTO (the lab's anti-pattern): the
-            // run's rows, deduplicated by key among themselves, are appended
-            // to the table the last run left, so the same job run twice
-            // holds every row twice.
-            if def.anti_patterns.insert_into.contains(&s.name) {
+            // INSERT INTO: the run's rows, deduplicated by key among
+            // themselves, are appended to the table the last run left, so
+            // the same job run twice holds every row twice, and a batch
+            // delivered twice is inserted twice.
+            if inserting {
                 if let Some(old) = input.previous.and_then(|p| p.table(&name)) {
                     match append_rows(&name, old, &m.batch) {
                         Ok(b) => break Ok((b, rejected)),

@@ -1181,3 +1181,25 @@ async fn a_failed_silver_job_stops_a_monolithic_silver_and_only_its_readers_othe
         other => panic!("unexpected {other:?}"),
     }
 }
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn insert_takes_a_kafka_redelivery_twice_while_merge_takes_it_once() {
+    let mut p = scenario("kafka_orders", Lang::En).await;
+    send(&mut p, Request::SetLab { on: vec![AntiPattern::InsertInsteadOfMerge] }).await;
+    let v = event(&mut p, LabEvent::KafkaRedelivery).await;
+    let l = lab(&v);
+    assert_eq!(count(l, "bronze.orders"), (Some(8), Some(8)));
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(4)));
+    assert_eq!(
+        l.findings[0],
+        "silver.orders: 2 rows with MERGE, 4 with INSERT: what the source delivered again (orders_raw:0:0-3) was inserted again; MERGE matched it to the rows it repeats."
+    );
+    assert_eq!(
+        measure(l, "revenue_daily", "revenue"),
+        ("99.99".into(), "199.98".into(), Some(2.0))
+    );
+    assert_eq!(
+        l.timeline.last().unwrap().anti,
+        "bronze.orders: 4 → 8 rows; silver.orders: 2 → 4 rows; silver.quarantine: 1 → 2 rows; gold.revenue_daily: 1 row, their values changed; gold.user_kpi: 2 rows, their values changed"
+    );
+}

@@ -321,7 +321,11 @@ pub fn customer_to_delete(
 /// The column of bronze table `b` that holds `column`: itself when `b`
 /// declares it, else the declared column a silver table reading `b`
 /// renames to it in its select list (`uid AS user_id`).
-pub(crate) fn column_in(def: &PipelineDef, b: &crate::model::BronzeTableDef, column: &str) -> Option<String> {
+pub(crate) fn column_in(
+    def: &PipelineDef,
+    b: &crate::model::BronzeTableDef,
+    column: &str,
+) -> Option<String> {
     let declared = |n: &str| b.schema.columns.iter().any(|c| c.name == n);
     if declared(column) {
         return Some(column.to_string());
@@ -573,4 +577,16 @@ pub fn bake_joined(
         }
     }
     Ok((out, n))
+}
+
+/// The batches (`_batch_id`, in `batches`' order) whose bytes repeat an
+/// earlier batch of the same bronze table (same SHA-256): a re-sent file,
+/// a Kafka micro-batch delivered again after a crash before commit.
+pub fn repeated(batches: &[BatchInfo]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    batches
+        .iter()
+        .filter(|b| !b.sha256.is_empty() && !seen.insert((b.table.as_str(), b.sha256.as_str())))
+        .map(|b| b.batch_id.clone())
+        .collect()
 }

@@ -1577,6 +1577,13 @@ impl Playground {
             copy.load_copy_bronze(&self.batches, &self.def, bronze)
                 .await?;
             Box::pin(copy.run()).await;
+            // An INSERT job takes each delivery as it comes: a batch the
+            // source delivered again is inserted again, in a run of its own.
+            if !copy.def.anti_patterns.insert_into.is_empty() {
+                for batch in crate::lab::twin_bronze::repeated(&copy.batches) {
+                    Box::pin(copy.run_over(true, Some(HashSet::from([batch])))).await;
+                }
+            }
             for _ in 0..reruns {
                 Box::pin(copy.run()).await;
             }
@@ -2290,12 +2297,36 @@ impl Playground {
                 AntiPattern::InsertInsteadOfMerge => {
                     let reruns = self.lab.reruns();
                     let merged = self.inserted_tables();
+                    let again: Vec<String> = crate::lab::twin_bronze::repeated(&self.batches)
+                        .iter()
+                        .filter_map(|id| self.batches.iter().find(|b| &b.batch_id == id))
+                        .filter(|b| {
+                            merged.iter().any(|t| {
+                                self.def.silver.iter().any(|s| {
+                                    TableName::silver(&s.name) == *t && s.source == b.table
+                                })
+                            })
+                        })
+                        .map(|b| b.file_name.clone())
+                        .collect();
                     if merged.is_empty() {
                         out.push(tr(
                             lang,
                             "No silver table of this scenario is written by MERGE, so INSERT changes nothing here: load the Kafka orders scenario.".into(),
                             "В этом сценарии нет таблиц silver, которые пишутся через MERGE, поэтому INSERT здесь ничего не меняет: загрузите сценарий заказов из Kafka.".into(),
                         ));
+                    } else if reruns == 0 && !again.is_empty() {
+                        let files = again.join(", ");
+                        for t in &merged {
+                            if let Some(c) = count(t) {
+                                let (m, i) = (c.correct.unwrap_or(0), c.anti.unwrap_or(0));
+                                out.push(tr(
+                                    lang,
+                                    format!("{t}: {m} rows with MERGE, {i} with INSERT: what the source delivered again ({files}) was inserted again; MERGE matched it to the rows it repeats."),
+                                    format!("{t}: строк с MERGE — {m}, с INSERT — {i}: то, что источник доставил повторно ({files}), вставлено ещё раз; MERGE сопоставил это со строками, которые оно повторяет."),
+                                ));
+                            }
+                        }
                     } else if reruns == 0 {
                         let names = merged
                             .iter()

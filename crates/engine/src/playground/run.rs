@@ -44,10 +44,21 @@ impl Playground {
     /// table whose rules fail keeps its last good version, as does what
     /// reads it ([`crate::pipeline`]); the rest is refreshed and committed.
     pub(super) async fn run_with(&mut self, incremental: bool) -> bool {
+        self.run_over(incremental, None).await
+    }
+
+    /// [`Self::run_with`]; an incremental run reads the batches `only`
+    /// when given (the lab's INSERT twin inserts a re-delivered batch
+    /// again), else those past the watermark.
+    pub(super) async fn run_over(
+        &mut self,
+        incremental: bool,
+        only: Option<HashSet<String>>,
+    ) -> bool {
         let started = web_time::Instant::now();
         self.run_info.runs += 1;
         self.run_info.errors.clear();
-        let new_batches = self.batches_past_watermark();
+        let new_batches = only.unwrap_or_else(|| self.batches_past_watermark());
         let result = run(RunInput {
             ctx: &self.ctx,
             def: &self.def,
