@@ -330,7 +330,7 @@ async fn a_language_switch_keeps_the_lab_and_translates_its_findings() {
     assert_eq!(
         (l.timeline[0].correct.as_str(), l.timeline[0].anti.as_str()),
         (
-            "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полная перезапись идемпотентны), новой версии нет",
+            "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полный пересчёт идемпотентны), новой версии нет",
             "ни число строк, ни значения gold не изменились"
         )
     );
@@ -1202,4 +1202,18 @@ async fn insert_takes_a_kafka_redelivery_twice_while_merge_takes_it_once() {
         l.timeline.last().unwrap().anti,
         "bronze.orders: 4 → 8 rows; silver.orders: 2 → 4 rows; silver.quarantine: 1 → 2 rows; gold.revenue_daily: 1 row, their values changed; gold.user_kpi: 2 rows, their values changed"
     );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn schema_drift_that_repeats_keys_says_why_silver_empties() {
+    // The CDC source sends its five events again with amount renamed: each
+    // ties with the event it repeats, so MERGE quarantines both.
+    let mut p = scenario("cdc_order", Lang::En).await;
+    let v = event(&mut p, LabEvent::SchemaDrift).await;
+    let text = &lab(&v).timeline.last().unwrap().correct;
+    assert!(
+        text.contains("They came again under the keys and sequence values of records silver already had, with other values, so a MERGE cannot tell which one is right: 20 quarantine rows (rule merge)"),
+        "{text}"
+    );
+    assert!(text.ends_with("silver.order_history: 5 → 0 rows; silver.quarantine: 0 → 20 rows"), "{text}");
 }

@@ -232,6 +232,11 @@ async fn the_physical_delete_rewrites_bronze_and_expires_older_snapshots() {
     assert_ne!(now.bronze_sha256, before.bronze_sha256, "bronze rewritten");
     assert_eq!((before.bronze.total_rows, now.bronze.total_rows), (6, 4));
     assert_eq!((before.bronze.rows.len(), now.bronze.rows.len()), (2, 0));
+    // What bronze held before is shown without the personal data it held.
+    assert_eq!(stored(&before.bronze, "email"), some(&["•••", "•••"]));
+    assert_eq!(read(&before.bronze, "email"), some(&["•••", "•••"]));
+    assert_eq!(read(&before.bronze, "country"), some(&["GB", "GB"]));
+    assert_eq!(before.bronze.pii_cells(), (6, 6));
     assert_eq!(
         (now.bronze_version, now.bronze_operation.as_str()),
         (3, "DELETE")

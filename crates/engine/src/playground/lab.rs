@@ -301,7 +301,7 @@ impl Playground {
                 tr(
                 lang,
                 "no table changed: the job wrote the same rows again (MERGE and a full refresh are idempotent), so no new version".into(),
-                "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полная перезапись идемпотентны), новой версии нет".into(),
+                "ни одна таблица не изменилась: джоба записала те же строки (MERGE и полный пересчёт идемпотентны), новой версии нет".into(),
             )
             } else if changed.is_empty() {
                 tr(
@@ -984,6 +984,7 @@ impl Playground {
                 .unwrap_or(0)
         };
         let held_before = quarantined(self);
+        let ties_before = self.open_ties();
         // The business error copies a record silver accepted: -100 is its only fault.
         let rejected: HashSet<String> = self
             .open_rejections()
@@ -1101,7 +1102,7 @@ impl Playground {
                 });
             let how = match self.mode {
                 RunMode::Incremental => Bi::new(format!("the incremental run reads what landed after the watermark on _ingest_ts ({w}), so it took them"), format!("инкрементальный запуск читает то, что пришло после watermark по _ingest_ts ({w}), поэтому он их взял")),
-                RunMode::Full => Bi::new(format!("the full refresh reads all of bronze (the watermark on _ingest_ts was {w}), so it took them"), format!("полная перезапись читает весь bronze (watermark по _ingest_ts был {w}), поэтому она их взяла")),
+                RunMode::Full => Bi::new(format!("the full refresh reads all of bronze (the watermark on _ingest_ts was {w}), so it took them"), format!("полный пересчёт читает весь bronze (watermark по _ingest_ts был {w}), поэтому он их взял")),
             };
             let (how_en, how_ru) = (&how.en, &how.ru);
             let gold = if gold_moved {
@@ -1130,10 +1131,21 @@ impl Playground {
                 format!("A record with {column} = -100 arrived in {t} ({what_en}): a business error, and no rule of silver rejects it, so it went through to silver and gold. A rule is missing: an expectation {column} > 0 would quarantine it for the data owner (seed 000 §8)."),
                 format!("В {t} пришла запись с {column} = -100 ({what_ru}): бизнес-ошибка, и ни одно правило silver её не отклоняет, поэтому она прошла в silver и gold. Не хватает правила: ожидание {column} > 0 отправило бы её в карантин владельцу данных (seed 000 §8)."),
             ),
-            _ => Bi::new(
-                format!("The source renamed {column} to {column}_v2 and added source_version ({what_en}): {t} took the records as they came; silver reads the declared {column} as missing in them (see the batch log and the schema checks)."),
-                format!("Источник переименовал {column} в {column}_v2 и добавил source_version ({what_ru}): {t} принял записи как есть; silver не находит в них объявленную {column} (см. журнал батчей и проверки схемы)."),
-            ),
+            _ => {
+                let text = Bi::new(
+                    format!("The source renamed {column} to {column}_v2 and added source_version ({what_en}): {t} took the records as they came; silver reads the declared {column} as missing in them (see the batch log and the schema checks)."),
+                    format!("Источник переименовал {column} в {column}_v2 и добавил source_version ({what_ru}): {t} принял записи как есть; silver не находит в них объявленную {column} (см. журнал батчей и проверки схемы)."),
+                );
+                // The records came again under their keys: a MERGE that
+                // cannot tell the old and the new apart quarantines both.
+                match self.open_ties().saturating_sub(ties_before) {
+                    0 => text,
+                    n => Bi::new(
+                        format!("{} They came again under the keys and sequence values of records silver already had, with other values, so a MERGE cannot tell which one is right: {n} quarantine {} (rule merge), the old records with the new, and the rows they would have been leave silver until the source says which is right.", text.en, if n == 1 { "row" } else { "rows" }),
+                        format!("{} Они пришли снова с ключами и значениями последовательности записей, которые уже есть в silver, но с другими значениями, поэтому MERGE не может решить, какая верна: строк карантина (правило merge): {n}, старые записи вместе с новыми, а их строки уходят из silver, пока источник не скажет, какая верна.", text.ru),
+                    ),
+                }
+            }
         })
     }
 
@@ -1776,6 +1788,27 @@ impl Playground {
 
     /// Open quarantine rows of the last good run (ambiguous merge ties
     /// aside): `(_event_id, rule_id, raw_payload)`.
+    /// Open quarantine rows of MERGE ties (rule `merge`): two records of
+    /// one key and sequence value with different values.
+    fn open_ties(&self) -> usize {
+        let Some(q) = self
+            .last_good
+            .as_ref()
+            .and_then(|o| o.table(TableName::quarantine()))
+        else {
+            return 0;
+        };
+        let rules = q
+            .column_by_name("rule_id")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
+        let closed = q.column_by_name("closed_in_run");
+        rules.map_or(0, |rules| {
+            (0..q.num_rows())
+                .filter(|&i| closed.is_none_or(|c| c.is_null(i)) && rules.value(i) == "merge")
+                .count()
+        })
+    }
+
     fn open_rejections(&self) -> Vec<(String, String, String)> {
         let Some(q) = self
             .last_good

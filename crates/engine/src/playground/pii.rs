@@ -223,8 +223,38 @@ async fn forget_in(m: &mut MethodLake, customer: &str, lang: Lang) -> Result<()>
             Box::pin(lake.forget(BRONZE_TABLE, &predicate, &reason, None, None)).await?;
         }
     }
+    let mut before = before;
+    redact(&mut before, m.method);
     m.forgotten.insert(customer.to_string(), (before, version));
     Ok(())
+}
+
+/// What a forgotten customer's personal cells read as in the facts kept
+/// from before the forget: the comparison keeps their number, not them.
+pub const REDACTED: &str = "•••";
+
+/// The facts kept from before `customer` was forgotten, with every
+/// personal value they read replaced by [`REDACTED`] (and, for the
+/// physical DELETE, the stored plain values too; tokens and ciphertext
+/// stay, they are what bronze holds): keeping them to show would keep
+/// what the request asked to forget.
+fn redact(facts: &mut PiiFacts, method: PiiMethod) {
+    for table in [&mut facts.bronze, &mut facts.time_travel, &mut facts.replay] {
+        let pii = table.pii.clone();
+        for row in &mut table.rows {
+            for (cell, personal) in row.iter_mut().zip(&pii) {
+                if !*personal {
+                    continue;
+                }
+                if cell.read.is_some() {
+                    cell.read = Some(REDACTED.into());
+                }
+                if method == PiiMethod::Delete && cell.stored.is_some() {
+                    cell.stored = Some(REDACTED.into());
+                }
+            }
+        }
+    }
 }
 
 /// Bronze's newest version in `lake`.
