@@ -240,6 +240,8 @@ test('a failed silver job stops a monolithic silver; independent jobs refresh wh
   await page.selectOption('#example-picker', 'cdc_order');
   await page.waitForSelector('#card-silver-order_history .count', { timeout: 60_000 });
   await page.click('#lab > summary');
+  // The lab explains its terms for a learner.
+  assert.match(await page.locator('#lab-glossary').textContent(), /Watermark[\s\S]*an incremental run reads only what landed after it/);
   await page.click('#lab-monolithic_silver input');
   await until(page, () => /One job builds every silver table in the twin/.test(document.querySelector('#lab-findings')?.textContent ?? ''));
   await page.click('#lab-silver-job-fails');

@@ -28,6 +28,13 @@ pub struct Props {
     pub notice: Option<String>,
 }
 
+/// The terms the lab's texts use, explained for a learner (i18n keys
+/// `lab_term_<key>` and `lab_term_<key>_def`).
+const TERMS: &[&str] = &[
+    "twin", "merge", "insert", "idempotent", "at_least_once", "watermark", "scd",
+    "quarantine", "replay", "time_travel", "lineage",
+];
+
 /// The i18n keys of an anti-pattern's title and explanation.
 fn keys(a: AntiPattern) -> (&'static str, &'static str) {
     match a {
@@ -126,6 +133,17 @@ pub fn lab_panel(p: &Props) -> Html {
         <details class="panel lab" id="lab" open={*open} ontoggle={ontoggle}>
             <summary><h2>{ t(lang, "lab_title") }</h2></summary>
             <p class="hint">{ t(lang, "lab_intro") }</p>
+            <details class="lab-glossary" id="lab-glossary">
+                <summary>{ t(lang, "lab_terms") }</summary>
+                <dl>
+                    { for TERMS.iter().map(|k| html! {
+                        <>
+                            <dt>{ t(lang, &format!("lab_term_{k}")) }</dt>
+                            <dd>{ t(lang, &format!("lab_term_{k}_def")) }</dd>
+                        </>
+                    }) }
+                </dl>
+            </details>
             if !on.is_empty() {
                 <div class="lab-reset-row">
                     <button id="lab-reset" class="secondary" disabled={locked} title={t(lang, "lab_reset_hint")}
