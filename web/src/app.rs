@@ -607,6 +607,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                     <PipelineStrip tables={v.tables.clone()} silver={v.silver.clone()} gold={v.gold.clone()}
                         bronze_modes={v.bronze_modes.clone()} bronze_mode={v.bronze_mode}
                         read_as_utc={v.read_as_utc.clone()} quarantine_open={v.quarantine_open}
+                        not_refreshed={v.run.not_refreshed.clone()}
                         lang={lang} selected={selected.clone()} on_select={on_select} on_files={on_files} on_bronze_mode={on_bronze_mode} />
                     if let Some(tv) = state.table_view() {
                         <TablePanel

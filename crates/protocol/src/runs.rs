@@ -20,6 +20,11 @@ pub struct RunInfo {
     pub runs: u64,
     /// Errors not tied to a rule or gold model.
     pub errors: Vec<String>,
+    /// Tables the last run did not refresh (qualified): a silver table whose
+    /// rules failed, what reads it, gold over them; each shows its last good
+    /// version (silver tables are independent jobs, seed 003 §6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_refreshed: Vec<TableName>,
 }
 
 /// Runs kept in [`crate::PipelineView::run_history`].

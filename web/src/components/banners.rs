@@ -48,9 +48,11 @@ impl Stale {
             .silver
             .iter()
             .flat_map(|s| {
-                s.rules
-                    .iter()
-                    .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.rule.id)))
+                s.rules.iter().filter_map(|r| {
+                    r.error
+                        .as_ref()
+                        .map(|e| format!("{} {}: {e}", s.name, r.rule.id))
+                })
             })
             .collect();
         let gold_only = errors.is_empty() && v.run.errors.is_empty();

@@ -30,6 +30,9 @@ pub struct Props {
     pub on_files: Callback<(String, Vec<web_sys::File>)>,
     /// Reload the example with bronze stored in this mode.
     pub on_bronze_mode: Callback<BronzeMode>,
+    /// Tables the last run did not refresh (shown at their last good version).
+    #[prop_or_default]
+    pub not_refreshed: Vec<TableName>,
 }
 
 fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
@@ -89,10 +92,11 @@ pub fn pipeline_strip(p: &Props) -> Html {
     let lang = p.lang;
     let (locked, hint) = use_locked(lang);
     let card = |name: &TableName, count: usize, layer: &str, extra: Html| {
-        let has_error = p
-            .gold
-            .iter()
-            .any(|g| g.error.is_some() && TableName::gold(&g.model.name) == *name);
+        let stale = p.not_refreshed.contains(name);
+        let has_error = !stale
+            && p.gold
+                .iter()
+                .any(|g| g.error.is_some() && TableName::gold(&g.model.name) == *name);
         let on_click = {
             let cb = p.on_select.clone();
             let name = name.clone();
@@ -100,11 +104,14 @@ pub fn pipeline_strip(p: &Props) -> Html {
         };
         let id = format!("card-{}", name.as_str().replace('.', "-"));
         html! {
-            <div class={classes!("card", layer.to_string(), (p.selected.as_ref() == Some(name)).then_some("selected"), has_error.then_some("has-error"))} id={id} onclick={on_click}>
+            <div class={classes!("card", layer.to_string(), (p.selected.as_ref() == Some(name)).then_some("selected"), (has_error || stale).then_some("has-error"), stale.then_some("not-refreshed"))} id={id} onclick={on_click}>
                 <div class="card-name">{ card_name(name) }</div>
                 <div class="card-count"><span class="count">{ count }</span>{ " " }{ rows_word(lang, count) }</div>
                 if has_error {
                     <div class="card-error">{ t(lang, "has_error") }</div>
+                }
+                if stale {
+                    <div class="card-error not-refreshed">{ t(lang, "not_refreshed_card") }</div>
                 }
                 { extra }
             </div>

@@ -131,6 +131,25 @@ pub async fn evaluate(
             (CheckStatus::Fail, Severity::Warn) => CheckStatus::Warn,
             (s, _) => s,
         };
+        let (status, observed) = match not_refreshed_by(&c.kind, out) {
+            None => (status, observed),
+            Some((t, true)) => (
+                CheckStatus::Info,
+                crate::lab::tr(
+                    lang,
+                    format!("not evaluated: {t} was not refreshed by this run, so bronze holds records it has not read yet ({observed})"),
+                    format!("не оценивалась: {t} не обновлена этим запуском, поэтому в bronze есть записи, которые она ещё не прочла ({observed})"),
+                ),
+            ),
+            Some((t, false)) => (
+                status,
+                crate::lab::tr(
+                    lang,
+                    format!("{observed} (on the last good version of {t}: this run did not refresh it)"),
+                    format!("{observed} (по последней успешной версии {t}: этот запуск её не обновил)"),
+                ),
+            ),
+        };
         results.push(CheckResult {
             id: c.id.clone(),
             level: c.level,
@@ -143,6 +162,36 @@ pub async fn evaluate(
         });
     }
     results
+}
+
+/// The table of check `kind` that the run did not refresh
+/// ([`RunOutput::not_refreshed`]), and whether the check compares it with
+/// bronze (whose newest records it has not read, so the comparison says
+/// nothing this run).
+fn not_refreshed_by(kind: &CheckKind, out: &RunOutput) -> Option<(TableName, bool)> {
+    let stale = |t: &TableName| out.not_refreshed.contains(t);
+    match kind {
+        CheckKind::Reconciliation { silver_table, .. }
+        | CheckKind::FilteredShare { silver_table, .. }
+        | CheckKind::CompareAverage { silver_table, .. } => {
+            stale(silver_table).then(|| (silver_table.clone(), true))
+        }
+        CheckKind::Relationships { table, to, .. } => [table, to]
+            .into_iter()
+            .find(|t| stale(t))
+            .map(|t| (t.clone(), false)),
+        CheckKind::RowPredicate { table, .. }
+        | CheckKind::ColumnType { table, .. }
+        | CheckKind::ColumnsExist { table, .. }
+        | CheckKind::NotNull { table, .. }
+        | CheckKind::Unique { table, .. }
+        | CheckKind::AcceptedValues { table, .. }
+        | CheckKind::AcceptedRange { table, .. }
+        | CheckKind::Contract { table, .. } => stale(table).then(|| (table.clone(), false)),
+        CheckKind::SourceColumnsPresent { .. }
+        | CheckKind::TimestampOffsets { .. }
+        | CheckKind::Audit { .. } => None,
+    }
 }
 
 /// Open quarantine rows (not closed by a later run) of silver table `t`.

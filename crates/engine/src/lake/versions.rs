@@ -247,6 +247,32 @@ impl History {
         self.vacuum(lake, table, &old).await
     }
 
+    /// Deletes the data files of every version of `table` written before
+    /// `ts_micros` but the current one: after an erasure whose rebuild left
+    /// `table` at a version from before it, the first run that writes a
+    /// new version expires that one too (seed 000 §7: no snapshot keeps
+    /// erased records once a run could rebuild the table). Returns how
+    /// many versions expired.
+    pub async fn expire_before(
+        &mut self,
+        lake: &Lake,
+        table: &TableName,
+        ts_micros: i64,
+    ) -> Result<usize> {
+        let current = self.current(table);
+        let old: Vec<u64> = self
+            .versions(table)
+            .iter()
+            .filter(|v| v.readable && v.ts_micros < ts_micros && Some(v.version) != current)
+            .map(|v| v.version)
+            .collect();
+        if old.is_empty() {
+            return Ok(0);
+        }
+        self.vacuum(lake, table, &old).await?;
+        Ok(old.len())
+    }
+
     async fn vacuum(&mut self, lake: &Lake, table: &TableName, versions: &[u64]) -> Result<()> {
         let keep: HashSet<String> = self
             .current(table)

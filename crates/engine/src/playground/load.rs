@@ -174,6 +174,7 @@ impl Playground {
             duration_ms: 0.0,
             runs: 0,
             errors: vec![],
+            not_refreshed: vec![],
         };
         let created = self.clock.now_micros();
         for b in self.def.bronze.clone() {

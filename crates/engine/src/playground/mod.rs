@@ -221,6 +221,7 @@ impl Playground {
                 duration_ms: 0.0,
                 runs: 0,
                 errors: vec![],
+                not_refreshed: vec![],
             },
             progress: None,
             saved: Default::default(),

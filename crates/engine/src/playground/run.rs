@@ -58,6 +58,7 @@ impl Playground {
         let started = web_time::Instant::now();
         self.run_info.runs += 1;
         self.run_info.errors.clear();
+        self.run_info.not_refreshed.clear();
         let new_batches = only.unwrap_or_else(|| self.batches_past_watermark());
         let result = run(RunInput {
             ctx: &self.ctx,
@@ -139,6 +140,20 @@ impl Playground {
                         not_committed.push(t.name.clone());
                     }
                 }
+                // A table an erasure could not rebuild kept its version from
+                // before it; once a run writes a newer one, that one expires.
+                if let Some(erased_at) = self.erasures.iter().map(|e| e.ts_micros).max() {
+                    let names: Vec<TableName> = written.iter().map(|t| t.name.clone()).collect();
+                    for name in names {
+                        if let Err(e) = self
+                            .history
+                            .expire_before(&self.lake, &name, erased_at)
+                            .await
+                        {
+                            self.run_info.errors.push(e.to_string());
+                        }
+                    }
+                }
                 if let Some(silver) = not_committed.iter().find(|n| n.is_silver_table()) {
                     if !held.is_empty() {
                         self.run_info.errors.push(held_back(silver, &held));
@@ -204,6 +219,7 @@ impl Playground {
                         .filter(|d| d.scope == "pipeline")
                         .map(|d| d.message.clone()),
                 );
+                self.run_info.not_refreshed = out.not_refreshed.clone();
                 // The retry of the lab's failed job: every silver table built.
                 if out.silver_errors.is_empty() {
                     self.lab.job_failed = None;
