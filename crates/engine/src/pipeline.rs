@@ -31,7 +31,7 @@ use medallion_protocol::TableName;
 use std::collections::BTreeMap;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::compute::concat_batches;
+use crate::lake::concat_batches;
 use datafusion::prelude::SessionContext;
 
 use crate::bronze::BatchInfo;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
-use datafusion::arrow::compute::concat_batches;
+use crate::lake::concat_batches;
 use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::catalog::MemTable;
 use datafusion::dataframe::DataFrame;

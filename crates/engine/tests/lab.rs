@@ -1185,7 +1185,13 @@ async fn a_failed_silver_job_stops_a_monolithic_silver_and_only_its_readers_othe
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn insert_takes_a_kafka_redelivery_twice_while_merge_takes_it_once() {
     let mut p = scenario("kafka_orders", Lang::En).await;
-    send(&mut p, Request::SetLab { on: vec![AntiPattern::InsertInsteadOfMerge] }).await;
+    send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::InsertInsteadOfMerge],
+        },
+    )
+    .await;
     let v = event(&mut p, LabEvent::KafkaRedelivery).await;
     let l = lab(&v);
     assert_eq!(count(l, "bronze.orders"), (Some(8), Some(8)));
@@ -1215,5 +1221,45 @@ async fn schema_drift_that_repeats_keys_says_why_silver_empties() {
         text.contains("They came again under the keys and sequence values of records silver already had, with other values, so a MERGE cannot tell which one is right: 20 quarantine rows (rule merge)"),
         "{text}"
     );
-    assert!(text.ends_with("silver.order_history: 5 → 0 rows; silver.quarantine: 0 → 20 rows"), "{text}");
+    assert!(
+        text.ends_with("silver.order_history: 5 → 0 rows; silver.quarantine: 0 → 20 rows"),
+        "{text}"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_join_at_ingest_on_typed_bronze_or_two_lookups_of_one_table_runs_and_says_what_it_did() {
+    // Found by a fresh instructor: on e-commerce (typed bronze.orders) the
+    // switch panicked the engine; on NYC taxi two lookups of the zone table
+    // stored the same joined_borough twice and the twin could not run.
+    let mut p = scenario("ecommerce", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::JoinAtIngest],
+        },
+    )
+    .await;
+    assert_eq!(
+        lab(&v).findings,
+        ["bronze.orders is stored typed here (its columns, not the record's text), so the bronze job has no raw record to write the looked-up columns into: the JOIN at ingest is shown on raw bronze (load the Kafka orders scenario)."]
+    );
+    let mut p = scenario("nyc_taxi_silver", Lang::En).await;
+    let v = send(
+        &mut p,
+        Request::SetLab {
+            on: vec![AntiPattern::JoinAtIngest],
+        },
+    )
+    .await;
+    let f = &lab(&v).findings;
+    assert!(f[0].starts_with("bronze.nyc_taxi_yellow: the bronze job joined its 266 records with bronze.taxi_zone_lookup at ingest and stored borough, zone in them (joined_pu_borough, joined_pu_zone)."), "{f:?}");
+    assert!(
+        f[1].contains("(joined_dz_borough, joined_dz_zone)"),
+        "{f:?}"
+    );
+    assert_eq!(
+        count(lab(&v), "silver.nyc_taxi_yellow"),
+        (Some(260), Some(260))
+    );
 }

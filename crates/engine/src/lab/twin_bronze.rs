@@ -462,8 +462,11 @@ impl IngestJoin {
     }
 
     /// The bronze field a joined column is stored in: `joined_country`.
-    pub fn field(column: &str) -> String {
-        format!("joined_{column}")
+    /// The field the bronze job stores a looked-up column in:
+    /// `joined_{alias}_{column}` (`joined_u_country`), so two lookups of
+    /// the same table (pickup and drop-off zones) do not collide.
+    pub fn field(&self, column: &str) -> String {
+        format!("joined_{}_{column}", self.alias)
     }
 }
 
@@ -555,7 +558,7 @@ pub fn bake_joined(
                             (None, true) => Value::String(String::new()),
                             (None, false) => Value::Null,
                         };
-                        f.push((IngestJoin::field(col), v));
+                        f.push((join.field(col), v));
                     }
                     true
                 },
@@ -573,7 +576,7 @@ pub fn bake_joined(
         *rows = RecordBatch::try_new(rows.schema(), columns)?;
         if csv {
             info.header
-                .extend(join.columns.iter().map(|c| IngestJoin::field(c)));
+                .extend(join.columns.iter().map(|c| join.field(c)));
         }
     }
     Ok((out, n))

@@ -20,7 +20,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+use datafusion::arrow::array::{
+    Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use medallion_protocol::TableName;
 
@@ -99,10 +101,12 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<Checkpoint>> {
     fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Option<&'a T> {
         batch.column_by_name(name)?.as_any().downcast_ref::<T>()
     }
-    let tables = column::<StringArray>(batch, "bronze_table").ok_or_else(|| bad("no Utf8 column bronze_table"))?;
+    let tables = column::<StringArray>(batch, "bronze_table")
+        .ok_or_else(|| bad("no Utf8 column bronze_table"))?;
     let ts = column::<TimestampMicrosecondArray>(batch, "last_ingest_ts")
         .ok_or_else(|| bad("no Timestamp(µs) column last_ingest_ts"))?;
-    let batches = column::<Int64Array>(batch, "batches").ok_or_else(|| bad("no Int64 column batches"))?;
+    let batches =
+        column::<Int64Array>(batch, "batches").ok_or_else(|| bad("no Int64 column batches"))?;
     let rows = column::<Int64Array>(batch, "rows").ok_or_else(|| bad("no Int64 column rows"))?;
     let modes = column::<StringArray>(batch, "mode").ok_or_else(|| bad("no Utf8 column mode"))?;
     let runs = column::<Int64Array>(batch, "run").ok_or_else(|| bad("no Int64 column run"))?;
@@ -113,7 +117,8 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<Checkpoint>> {
             return Err(bad(&format!("row {r} has a NULL")));
         }
         let count = |a: &Int64Array, what: &str| {
-            usize::try_from(a.value(r)).map_err(|_| bad(&format!("row {r}: {what} {} is negative", a.value(r))))
+            usize::try_from(a.value(r))
+                .map_err(|_| bad(&format!("row {r}: {what} {} is negative", a.value(r))))
         };
         out.push(Checkpoint {
             bronze_table: TableName::parse(tables.value(r))
@@ -124,7 +129,11 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<Checkpoint>> {
             mode: match modes.value(r) {
                 "full" => RunMode::Full,
                 "incremental" => RunMode::Incremental,
-                other => return Err(bad(&format!("row {r}: mode '{other}' is neither full nor incremental"))),
+                other => {
+                    return Err(bad(&format!(
+                        "row {r}: mode '{other}' is neither full nor incremental"
+                    )))
+                }
             },
             run: count(runs, "run")? as u64,
         });
@@ -168,7 +177,11 @@ mod tests {
     #[test]
     fn rows_of_another_table_are_refused_naming_the_column() {
         let batch = RecordBatch::try_new(
-            Arc::new(Schema::new(vec![Field::new("bronze_table", DataType::Int64, false)])),
+            Arc::new(Schema::new(vec![Field::new(
+                "bronze_table",
+                DataType::Int64,
+                false,
+            )])),
             vec![Arc::new(Int64Array::from(vec![1]))],
         )
         .unwrap();

@@ -180,6 +180,61 @@ pub fn encode_parquet(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Byte
     Ok(Bytes::from(buf))
 }
 
+/// `batches` as one batch of `schema`, like arrow's `concat_batches`, which
+/// indexes each batch's columns by the schema's positions and panics when a
+/// batch has fewer (a panic kills the whole module in the browser). A batch
+/// whose columns are the schema's in another order is read by name; one
+/// that lacks a column, has one more, or has another type is an error that
+/// names the column.
+pub fn concat_batches<'a>(
+    schema: &SchemaRef,
+    batches: impl IntoIterator<Item = &'a RecordBatch>,
+) -> std::result::Result<RecordBatch, datafusion::arrow::error::ArrowError> {
+    use datafusion::arrow::error::ArrowError;
+    let mut aligned: Vec<RecordBatch> = Vec::new();
+    for b in batches {
+        if b.schema().fields() == schema.fields() {
+            aligned.push(b.clone());
+            continue;
+        }
+        let mismatch = |why: String| ArrowError::SchemaError(why);
+        if b.num_columns() != schema.fields().len() {
+            return Err(mismatch(format!(
+                "a batch has {} columns where the table has {} ({})",
+                b.num_columns(),
+                schema.fields().len(),
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for f in schema.fields() {
+            let Some(c) = b.column_by_name(f.name()) else {
+                return Err(mismatch(format!("a batch has no column {}", f.name())));
+            };
+            if c.data_type() != f.data_type() {
+                return Err(mismatch(format!(
+                    "column {} is {} in a batch and {} in the table",
+                    f.name(),
+                    c.data_type(),
+                    f.data_type()
+                )));
+            }
+            columns.push(c.clone());
+        }
+        aligned.push(RecordBatch::try_new_with_options(
+            schema.clone(),
+            columns,
+            &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+        )?);
+    }
+    datafusion::arrow::compute::concat_batches(schema, &aligned)
+}
+
 /// The whole Parquet file as one record batch (with its schema even when
 /// it holds no rows).
 pub fn decode_parquet_table(data: Bytes) -> Result<RecordBatch> {
@@ -189,9 +244,7 @@ pub fn decode_parquet_table(data: Bytes) -> Result<RecordBatch> {
     for b in builder.build()? {
         batches.push(b?);
     }
-    Ok(datafusion::arrow::compute::concat_batches(
-        &schema, &batches,
-    )?)
+    Ok(concat_batches(&schema, &batches)?)
 }
 
 /// Record batches from Parquet bytes.
@@ -202,4 +255,46 @@ pub fn decode_parquet(data: Bytes) -> Result<Vec<RecordBatch>> {
         out.push(b?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod concat_tests {
+    use super::*;
+    use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+        RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    #[test]
+    fn a_batch_that_does_not_fit_the_schema_is_an_error_not_a_panic() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Utf8, true),
+        ]));
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let b: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+        // Fewer columns: arrow's concat_batches indexes past the end.
+        let short = batch(vec![("a", a.clone())]);
+        assert_eq!(
+            concat_batches(&schema, [&short]).unwrap_err().to_string(),
+            "Schema error: a batch has 1 columns where the table has 2 (a, b)"
+        );
+        // The same columns in another order are read by name.
+        let swapped = batch(vec![("b", b.clone()), ("a", a.clone())]);
+        let both = concat_batches(
+            &schema,
+            [&batch(vec![("a", a.clone()), ("b", b.clone())]), &swapped],
+        )
+        .unwrap();
+        assert_eq!(both.num_rows(), 4);
+        assert_eq!(both.schema(), schema);
+        // Another type is named.
+        let typed = batch(vec![("a", b.clone()), ("b", b)]);
+        assert_eq!(
+            concat_batches(&schema, [&typed]).unwrap_err().to_string(),
+            "Schema error: column a is Utf8 in a batch and Int64 in the table"
+        );
+    }
 }

@@ -21,8 +21,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use crate::lake::concat_batches;
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::row::{RowConverter, SortField};
 
 use super::log::{schema_string, Action, CommitInfo, Format, MetaData, TableLog};

@@ -19,7 +19,8 @@ use medallion_protocol::{Layer, TableName};
 use std::collections::{BTreeMap, HashSet};
 
 use datafusion::arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
-use datafusion::arrow::compute::{concat_batches, filter_record_batch, not};
+use crate::lake::concat_batches;
+use datafusion::arrow::compute::{filter_record_batch, not};
 
 use super::Playground;
 use crate::api::Erasure;

@@ -3,7 +3,7 @@
 //! PERMISSIVE, FAILFAST, DROPMALFORMED), the landing copy, and one commit in
 //! the table's log; then a run.
 
-use datafusion::arrow::compute::concat_batches;
+use crate::lake::concat_batches;
 use medallion_protocol::{Layer, TableName};
 
 use crate::bronze::{

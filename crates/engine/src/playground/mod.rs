@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::compute::concat_batches;
+use crate::lake::concat_batches;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::MemorySchemaProvider;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};

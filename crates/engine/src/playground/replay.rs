@@ -3,7 +3,7 @@
 //! (bronze is enough to rebuild everything; seed 000).
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::compute::concat_batches;
+use crate::lake::concat_batches;
 use medallion_protocol::TableName;
 
 use crate::api::{ReplayReport, ReplayTable};

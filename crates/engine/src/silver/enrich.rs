@@ -6,7 +6,7 @@ use medallion_protocol::TableName;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
-use datafusion::arrow::compute::concat_batches;
+use crate::lake::concat_batches;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::{Expr, JoinType};
 use datafusion::prelude::SessionContext;

@@ -88,7 +88,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray, UInt32Array,
 };
-use datafusion::arrow::compute::{cast, concat, concat_batches, take};
+use crate::lake::concat_batches;
+use datafusion::arrow::compute::{cast, concat, take};
 use datafusion::arrow::datatypes::{
     DataType, Field, Float16Type, Float32Type, Float64Type, Schema,
 };

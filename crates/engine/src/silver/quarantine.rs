@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
-use datafusion::arrow::compute::{concat_batches, filter_record_batch};
+use crate::lake::concat_batches;
+use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::Result;

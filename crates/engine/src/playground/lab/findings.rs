@@ -164,6 +164,24 @@ impl Playground {
     /// What the JOIN at ingest stored in bronze, and what a lookup change did to it.
     pub(super) fn join_findings(&self, t: &Twin) -> Vec<String> {
         let lang = self.lang;
+        let typed: Vec<String> = self
+            .ingest_joins()
+            .iter()
+            .filter(|j| {
+                self.def
+                    .bronze_table(&j.facts)
+                    .is_some_and(|b| b.mode != crate::model::BronzeMode::Raw)
+            })
+            .map(|j| TableName::bronze(&j.facts).to_string())
+            .collect();
+        if t.joined.is_empty() && !typed.is_empty() {
+            let b = typed.join(", ");
+            return vec![tr(
+                lang,
+                format!("{b} is stored typed here (its columns, not the record's text), so the bronze job has no raw record to write the looked-up columns into: the JOIN at ingest is shown on raw bronze (load the Kafka orders scenario)."),
+                format!("{b} здесь хранится типизированно (колонками, а не текстом записи), поэтому bronze-джобе некуда записать колонки справочника: JOIN при загрузке показан на сыром bronze (загрузите сценарий заказов из Kafka)."),
+            )];
+        }
         if t.joined.is_empty() {
             return vec![tr(
                 lang,
@@ -175,7 +193,7 @@ impl Playground {
             .iter()
             .map(|(j, n, stale)| {
                 let b = TableName::bronze(&j.facts);
-                let fields: Vec<String> = j.columns.iter().map(|c| IngestJoin::field(c)).collect();
+                let fields: Vec<String> = j.columns.iter().map(|c| j.field(c)).collect();
                 let (cols, fields) = (j.columns.join(", "), fields.join(", "));
                 let l = &j.lookup;
                 if *stale > 0 {
@@ -216,9 +234,7 @@ impl Playground {
                 let df = ctx.sql(&sql).await?;
                 let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
                 let batches = df.collect().await?;
-                Ok::<_, EngineError>(datafusion::arrow::compute::concat_batches(
-                    &schema, &batches,
-                )?)
+                Ok::<_, EngineError>(crate::lake::concat_batches(&schema, &batches)?)
             }
         };
         let truth = match one(&self.ctx, sc.silver_sql[0].clone()).await {

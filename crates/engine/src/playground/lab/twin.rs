@@ -97,6 +97,10 @@ impl Playground {
                 let Some(facts) = self.def.bronze_table(&j.facts).cloned() else {
                     continue;
                 };
+                // A typed bronze keeps no raw record to write the lookup into.
+                if facts.mode != crate::model::BronzeMode::Raw {
+                    continue;
+                }
                 let declared = |f: &String| facts.schema.columns.iter().any(|c| &c.name == f);
                 if !j.on.iter().all(|(f, _)| declared(f)) {
                     continue;
@@ -171,7 +175,7 @@ impl Playground {
                 if let Some(f) = def.bronze.iter_mut().find(|b| b.name == j.facts) {
                     for c in &j.columns {
                         f.schema.columns.push(crate::model::SourceColumn::new(
-                            &IngestJoin::field(c),
+                            &j.field(c),
                             crate::model::ColumnType::String,
                         ));
                     }
@@ -182,7 +186,7 @@ impl Playground {
                         let r = s.rules.rules.remove(at);
                         let expr = r
                             .resolved_expression()
-                            .replace(&format!("{}.", j.alias), "joined_");
+                            .replace(&format!("{}.", j.alias), &format!("joined_{}_", j.alias));
                         let cols = r.output_columns();
                         let exprs =
                             crate::silver::enrich::split_expressions(&expr).unwrap_or_default();
