@@ -93,8 +93,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         ),
         "lab_shortcut" => ("The shortcut: two gold models read bronze", "Shortcut: две gold-модели читают bronze"),
         "lab_shortcut_hint" => (
-            "Two gold models skip silver and clean bronze their own way (distinct payloads; the newest record per key with amount > 0). Their totals of the same measure disagree, and neither matches silver.",
-            "Две gold-модели минуют silver и чистят bronze каждая по-своему (различные payload; последняя запись ключа с amount > 0). Их итоги одной и той же меры расходятся, и ни один не совпадает с silver.",
+            "Two gold models skip silver and clean bronze their own way (distinct payloads; the newest record per key with amount > 0). Their totals of the same measure drift apart as dirty records arrive (send a business error or re-send a file), and nobody can tell which dashboard is right.",
+            "Две gold-модели минуют silver и чистят bronze каждая по-своему (различные payload; последняя запись ключа с amount > 0). Их итоги одной и той же меры расходятся, когда приходят грязные записи (пришлите бизнес-ошибку или файл повторно), и никто не скажет, какая витрина права.",
         ),
         "lab_insert" => ("INSERT instead of MERGE", "INSERT вместо MERGE"),
         "lab_insert_hint" => (
@@ -103,8 +103,8 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         ),
         "lab_monolithic" => ("Monolithic silver: one job for every table", "Монолитный silver: одна джоба на все таблицы"),
         "lab_monolithic_hint" => (
-            "Every silver table is built by one job, like a silver.everything with all the JOINs: when one table's job fails, nothing is refreshed and every gold model waits. Fire \"A silver job fails\" to see it.",
-            "Все таблицы silver строит одна джоба, как silver.everything со всеми JOIN-ами: когда падает джоба одной таблицы, не обновляется ничего и ждёт каждая gold-модель. Нажмите «Джоба silver падает», чтобы это увидеть.",
+            "Every silver table is built by one job, like a silver.everything with all the JOINs: when one table's job fails, nothing is refreshed and every gold model waits. Fire \"A silver job fails halfway\" to see it.",
+            "Все таблицы silver строит одна джоба, как silver.everything со всеми JOIN-ами: когда падает джоба одной таблицы, не обновляется ничего и ждёт каждая gold-модель. Нажмите «Джоба silver падает на полпути», чтобы это увидеть.",
         ),
         "lab_terms" => ("Terms used here", "Термины"),
         "lab_term_twin" => ("Twin", "Двойник"),

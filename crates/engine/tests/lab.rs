@@ -195,7 +195,7 @@ async fn dedup_at_ingest_loses_the_kafka_redelivery_and_the_cdc_history() {
     assert_eq!(count(l, "bronze.orders"), (Some(4), Some(3)));
     // MERGE already removed the duplicate: silver and gold agree.
     assert_eq!(count(l, "silver.orders"), (Some(2), Some(2)));
-    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 3. The 1 dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
+    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 3. The one dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
 
     let mut p = scenario("cdc_order", Lang::En).await;
     let v = send(
@@ -631,7 +631,7 @@ async fn a_technical_failure_leaves_nothing_visible_and_the_retry_lands_the_file
     let mut p = scenario("landing_retry", Lang::En).await;
     let v = event(&mut p, LabEvent::TechnicalFailure).await;
     let e = &lab(&v).timeline[0];
-    assert_eq!(e.correct, "Attempt 1 of writing batch_2024_01_15_retry.json to bronze.orders: the object store answered 503 Service Unavailable after 1 write; nothing became visible, bronze.orders stayed at version 2. Attempt 2, the platform's retry, landed it as version 3. A technical failure: the platform fixes it by retrying, the data needs nobody. bronze.orders: 4 → 6 rows; silver.quarantine: 1 → 2 rows");
+    assert_eq!(e.correct, "Attempt 1 of writing batch_2024_01_15_retry.json to bronze.orders: the object store answered 503 Service Unavailable after 1 write; nothing became visible, bronze.orders stayed at version 2. Attempt 2, the platform's retry, landed it as version 3. A technical failure: the platform fixes it by retrying; no data owner has anything to fix. bronze.orders: 4 → 6 rows; silver.quarantine: 1 → 2 rows");
     assert_eq!(v.batches.len(), 3);
     assert_eq!(v.history[&TableName::bronze("orders")].len(), 4);
 }
@@ -711,7 +711,7 @@ async fn what_the_fresh_instructor_found_stays_fixed() {
         g.measures
     );
     assert_eq!(count(l, "bronze.orders"), (Some(4), Some(2)));
-    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 3. The 1 dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
+    assert_eq!(l.findings[0], "bronze.orders: the source sent 4 records, bronze with dropDuplicates holds 3. The one dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.");
     assert!(
         l.findings[1].starts_with(
             "bronze.orders: 1 of the 4 records the source sent failed a business rule"
@@ -908,7 +908,7 @@ async fn late_records_after_the_watermark_reach_an_earlier_day_of_gold() {
     )
     .await;
     let e = &v.lab.as_ref().expect("the timeline").timeline[0];
-    assert_eq!(e.correct, "Late records arrived in bronze.orders (new messages on orders_raw): created_at on 2024-01-12, 3 days before the newest records (2024-01-15). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: the full refresh reads all of bronze (the watermark on _ingest_ts was 2023-11-14 22:13:23 UTC), so it took them, and gold's figures for 2024-01-12 move. A watermark on created_at would have skipped them for good. bronze.orders: 4 → 6 rows; gold.revenue_daily: 1 → 2 rows; gold.user_kpi: 2 rows, their values changed (v0 → v1); silver.orders: 2 → 4 rows");
+    assert_eq!(e.correct, "Late records arrived in bronze.orders (new messages on orders_raw): created_at on 2024-01-12, 3 days before the newest records (2024-01-15). Bronze is partitioned and watermarked by _ingest_ts, not by the business date: the full refresh reads all of bronze (the watermark on _ingest_ts was 2023-11-14 22:13:23 UTC), so it took them, and gold's figures for 2024-01-12 move. A watermark on created_at would have skipped them for good. bronze.orders: 4 → 6 rows; gold.revenue_daily: 1 → 2 rows; gold.user_kpi: 2 rows, 2 changed (v0 → v1); silver.orders: 2 → 4 rows");
     let Response::Table(t) = p
         .handle(Request::GetTable {
             table: "gold.revenue_daily".parse().unwrap(),
@@ -953,7 +953,7 @@ async fn a_join_at_ingest_keeps_yesterdays_lookup_in_bronze_when_a_customer_move
     assert!(e.correct.starts_with("bronze.users received a change (users_change.csv): the record uid = 42 now has country = RU (was DE), the same key."), "{}", e.correct);
     assert_eq!(
         e.anti,
-        "bronze.users: 2 → 3 rows; gold.user_kpi: 2 rows, their values changed"
+        "bronze.users: 2 → 3 rows; gold.user_kpi: 2 rows, 1 changed"
     );
     assert!(
         l.findings[0].contains("3 of them hold values silver.users no longer has"),
@@ -1097,13 +1097,13 @@ async fn a_failed_silver_job_stops_a_monolithic_silver_and_only_its_readers_othe
     .await;
     assert_eq!(
         lab(&v).findings[0],
-        "One job builds every silver table in the twin. Fire \"A silver job fails\" (Events): one table's failure then stops all of them."
+        "One job builds every silver table in the twin. Fire \"A silver job fails halfway\" (Events): one table's failure then stops all of them."
     );
     let v = event(&mut p, LabEvent::SilverJobFails).await;
     let l = lab(&v);
     assert_eq!(
         l.timeline.last().unwrap().correct,
-        "New records arrived in bronze.order_cdc (order_cdc_new.jsonl), and the job of silver.order_current failed halfway (injected by the lab, once). Each silver table is its own job. Waiting for the retry at their last good version (re-run the job): silver.order_current. Refreshed: silver.order_history, gold.time_in_status. bronze.order_cdc: 5 → 7 rows; gold.time_in_status: 2 rows, their values changed (v0 → v1); silver.order_history: 5 → 7 rows"
+        "New records arrived in bronze.order_cdc (order_cdc_new.jsonl), and the job of silver.order_current failed halfway (injected by the lab, once). Each silver table is its own job. Waiting for the retry at their last good version (re-run the job): silver.order_current. Refreshed: silver.order_history, gold.time_in_status. bronze.order_cdc: 5 → 7 rows; gold.time_in_status: 2 rows, 2 changed (v0 → v1); silver.order_history: 5 → 7 rows"
     );
     assert_eq!(
         l.timeline.last().unwrap().anti,
@@ -1120,6 +1120,13 @@ async fn a_failed_silver_job_stops_a_monolithic_silver_and_only_its_readers_othe
         "The job of silver.order_current failed. Monolithic silver: the whole run stopped, and no silver table (2) and no gold model was refreshed (gold models waiting for the retry: 1 of 1). With independent jobs only these wait: silver.order_current (gold models: 0 of 1); up to date: silver.order_history, gold.time_in_status."
     );
     assert_eq!(colours(&v), ["GG", "GG", "GG", "GG", "GG"]);
+    // The monolithic run checked nothing: no check of the twin passes over
+    // the bronze it never read.
+    assert!(
+        l.checks.iter().all(|c| c.anti != CheckStatus::Pass),
+        "{:?}",
+        l.checks
+    );
     assert!(!v.run.ok);
     assert_eq!(
         v.run.errors,
@@ -1151,6 +1158,8 @@ async fn a_failed_silver_job_stops_a_monolithic_silver_and_only_its_readers_othe
         },
     )
     .await;
+    // (A re-run before the failure stays before it: the twin still stops.)
+    event(&mut p, LabEvent::RerunJob).await;
     let v = event(&mut p, LabEvent::SilverJobFails).await;
     let l = lab(&v);
     assert_eq!(count(l, "silver.users"), (Some(4), Some(2)));
@@ -1206,7 +1215,7 @@ async fn insert_takes_a_kafka_redelivery_twice_while_merge_takes_it_once() {
     );
     assert_eq!(
         l.timeline.last().unwrap().anti,
-        "bronze.orders: 4 → 8 rows; silver.orders: 2 → 4 rows; silver.quarantine: 1 → 2 rows; gold.revenue_daily: 1 row, their values changed; gold.user_kpi: 2 rows, their values changed"
+        "bronze.orders: 4 → 8 rows; silver.orders: 2 → 4 rows; silver.quarantine: 1 → 2 rows; gold.revenue_daily: 1 row, 1 changed; gold.user_kpi: 2 rows, 2 changed"
     );
 }
 

@@ -138,8 +138,14 @@ pub fn evaluate(f: &HealthFacts) -> Vec<SignState> {
             true,
             tr(
                 lang,
-                format!("the {} gold tables use business names only", f.gold.len()),
-                format!("в {} gold-таблицах только бизнес-имена", f.gold.len()),
+                match f.gold.len() {
+                    1 => "the gold table uses business names only".to_string(),
+                    n => format!("the {n} gold tables use business names only"),
+                },
+                match f.gold.len() {
+                    1 => "в gold-таблице только бизнес-имена".to_string(),
+                    n => format!("в gold-таблицах ({n}) только бизнес-имена"),
+                },
             ),
         )
     } else {

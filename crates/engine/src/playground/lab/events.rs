@@ -111,8 +111,8 @@ impl Playground {
         // The store's own error (`failed`) stays out of the lesson: it is the simulated 503.
         let _ = failed;
         Ok(Bi::new(
-            format!("Attempt 1 of writing {} to {t}: the object store answered 503 Service Unavailable after {n} {}; nothing became visible, {t} stayed at version {}. Attempt 2, the platform's retry, landed it as version {}. A technical failure: the platform fixes it by retrying, the data needs nobody.", b.file_name, if n == 1 { "write" } else { "writes" }, v(before), v(version(self))),
-            format!("Попытка 1 записать {} в {t}: хранилище ответило 503 Service Unavailable после {n} {}; ничего не стало видимым, {t} осталась на версии {}. Попытка 2, повтор платформы, записала его версией {}. Техническая ошибка: её исправляет платформа повтором, данным никто не нужен.", b.file_name, writes_ru, v(before), v(version(self))),
+            format!("Attempt 1 of writing {} to {t}: the object store answered 503 Service Unavailable after {n} {}; nothing became visible, {t} stayed at version {}. Attempt 2, the platform's retry, landed it as version {}. A technical failure: the platform fixes it by retrying; no data owner has anything to fix.", b.file_name, if n == 1 { "write" } else { "writes" }, v(before), v(version(self))),
+            format!("Попытка 1 записать {} в {t}: хранилище ответило 503 Service Unavailable после {n} {}; ничего не стало видимым, {t} осталась на версии {}. Попытка 2, повтор платформы, записала его версией {}. Техническая ошибка: её исправляет платформа повтором; владельцу данных исправлять нечего.", b.file_name, writes_ru, v(before), v(version(self))),
         ))
     }
 

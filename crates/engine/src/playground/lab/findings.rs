@@ -346,7 +346,7 @@ impl Playground {
                 ));
             }
             found.push(if apart.is_empty() {
-                tr(lang, format!("gold.{a} and gold.{b} both read {t}, each with its own cleaning, and agree today (Σ {amount} {ta}, {ra} records); silver ({s}) says {ts} over {rs}. Send a business error or a CDC change and watch them drift apart."), format!("gold.{a} и gold.{b} обе читают {t}, каждая со своей очисткой, и сегодня совпадают (Σ {amount} {ta}, записей {ra}); silver ({s}) говорит {ts} по {rs}. Пришлите бизнес-ошибку или изменение CDC — и они разойдутся."))
+                tr(lang, format!("gold.{a} and gold.{b} both read {t}, each with its own cleaning, and agree today (Σ {amount} {ta}, {ra} records); silver ({s}) says {ts} over {rs}. Send a business error or re-send a file (Events) and watch them drift apart."), format!("gold.{a} и gold.{b} обе читают {t}, каждая со своей очисткой, и сегодня совпадают (Σ {amount} {ta}, записей {ra}); silver ({s}) говорит {ts} по {rs}. Пришлите бизнес-ошибку или файл повторно (События) — и они разойдутся."))
             } else {
                 tr(lang, format!("Two gold models read {t} and clean it their own way: gold.{a} keeps distinct payloads, gold.{b} the newest record of each {k} with {amount} > 0. They disagree: {}. Silver, the one cleaned source ({s}), says Σ {amount} {ts} over {rs} records. Which dashboard is right? Nobody can tell.", apart.join(", ")), format!("Две gold-модели читают {t} и чистят его каждая по-своему: gold.{a} оставляет различные payload, gold.{b} — последнюю запись каждого {k} с {amount} > 0. Они расходятся: {}. Silver, единственный очищенный источник ({s}), говорит Σ {amount} {ts} по {rs} записям. Какая витрина права? Никто не знает.", apart.join(", ")))
             });
@@ -361,8 +361,8 @@ impl Playground {
         let Some(f) = &self.lab.job_failed else {
             return tr(
                 lang,
-                "One job builds every silver table in the twin. Fire \"A silver job fails\" (Events): one table's failure then stops all of them.".into(),
-                "В двойнике все таблицы silver строит одна джоба. Нажмите «Джоба silver падает» (События): сбой одной таблицы остановит их все.".into(),
+                "One job builds every silver table in the twin. Fire \"A silver job fails halfway\" (Events): one table's failure then stops all of them.".into(),
+                "В двойнике все таблицы silver строит одна джоба. Нажмите «Джоба silver падает на полпути» (События): сбой одной таблицы остановит их все.".into(),
             );
         };
         let t = TableName::silver(&f.table);
@@ -487,12 +487,12 @@ impl Playground {
                         out.push(match a {
                             AntiPattern::DedupAtIngest => tr(
                                 lang,
-                                format!("{t}: the source sent {sent} records, bronze with dropDuplicates holds {kept}. The {n} dropped (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known."),
+                                format!("{t}: the source sent {sent} {}, bronze with dropDuplicates holds {kept}. {} (re-deliveries, later changes of a key) cannot be counted by a reconciliation, replayed or audited: what the source sent is no longer known.", if sent == 1 { "record" } else { "records" }, if n == 1 { "The one dropped".to_string() } else { format!("The {n} dropped") }),
                                 format!("{t}: источник прислал {sent} записей, bronze с dropDuplicates хранит {kept}. {n} отброшенных (повторные доставки, последующие изменения ключа) не учесть при сверке, не переиграть и не проверить: что прислал источник, больше неизвестно."),
                             ),
                             _ => tr(
                                 lang,
-                                format!("{t}: {n} of the {sent} records the source sent failed a business rule and were never written. An audit query over bronze for them finds 0 rows (the correct bronze: {n}); a rule relaxed later cannot bring them back by replay."),
+                                format!("{t}: {n} of the {sent} records the source sent failed a business rule and {} never written. An audit query over bronze for them finds 0 rows (the correct bronze: {n}); a rule relaxed later cannot bring them back by replay.", if n == 1 { "was" } else { "were" }),
                                 format!("{t}: из {sent} присланных записей бизнес-правило не прошли и не записаны {n}. Аудит-запрос к bronze находит 0 строк (в правильном bronze: {n}); ослабленное позже правило не вернёт их через replay."),
                             ),
                         });
@@ -502,7 +502,7 @@ impl Playground {
                             if q.correct != q.anti {
                                 out.push(tr(
                                     lang,
-                                    format!("silver.quarantine: {} open rows in the correct pipeline, {} with the filter at ingest: nobody sees what was rejected, or why.", q.correct.unwrap_or(0), q.anti.unwrap_or(0)),
+                                    format!("silver.quarantine: open rows: {} in the correct pipeline, {} with the filter at ingest: nobody sees what was rejected, or why.", q.correct.unwrap_or(0), q.anti.unwrap_or(0)),
                                     format!("silver.quarantine: открытых строк в правильном пайплайне — {}, с фильтром при загрузке — {}: никто не видит, что отброшено и почему.", q.correct.unwrap_or(0), q.anti.unwrap_or(0)),
                                 ));
                             }

@@ -252,17 +252,23 @@ impl Playground {
                             let v = |m: &BTreeMap<TableName, u64>| {
                                 m.get(t).map_or("-".to_string(), |v| format!("v{v}"))
                             };
+                            // The new version's commit counts the rows it replaced.
+                            let changed = self
+                                .history
+                                .versions(t)
+                                .last()
+                                .map_or(0, |x| x.rows_added.max(x.rows_removed));
                             Some(tr(
                                 lang,
                                 format!(
-                                    "{t}: {} {}, their values changed ({} → {})",
+                                    "{t}: {} {}, {changed} changed ({} → {})",
                                     n(&rows_after, t),
                                     rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
                                     v(&before),
                                     v(&after)
                                 ),
                                 format!(
-                                    "{t}: {} {}, значения изменились ({} → {})",
+                                    "{t}: {} {}, изменено {changed} ({} → {})",
                                     n(&rows_after, t),
                                     rows_word(lang, rows_after.get(t).copied().unwrap_or(0)),
                                     v(&before),
@@ -367,16 +373,28 @@ impl Playground {
                         if let Some(was) = was {
                             let (a, b) = (cells(was), cells(g));
                             if a.len() == b.len() && a != b {
+                                // Rows of now that were not there before (a multiset difference).
+                                let mut left = a.clone();
+                                let changed = b
+                                    .iter()
+                                    .filter(|r| match left.iter().position(|x| x == *r) {
+                                        Some(i) => {
+                                            left.swap_remove(i);
+                                            false
+                                        }
+                                        None => true,
+                                    })
+                                    .count();
                                 moved.push(tr(
                                     lang,
                                     format!(
-                                        "{}: {} {}, their values changed",
+                                        "{}: {} {}, {changed} changed",
                                         g.model,
                                         b.len(),
                                         rows_word(lang, b.len())
                                     ),
                                     format!(
-                                        "{}: {} {}, значения изменились",
+                                        "{}: {} {}, изменено {changed}",
                                         g.model,
                                         b.len(),
                                         rows_word(lang, b.len())

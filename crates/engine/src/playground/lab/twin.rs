@@ -312,18 +312,30 @@ impl Playground {
                 (t.clone(), kept)
             })
             .collect();
-        let mut copy = self.run_copy_boxed(def, earlier, 0).await?;
+        // Re-runs on the timeline came before the failure (a re-run after
+        // it is the retry, which ends the failure).
+        let mut copy = self.run_copy_boxed(def, earlier, reruns).await?;
         let failed = async {
             copy.load_copy_bronze(&self.batches, &self.def, bronze)
                 .await?;
             copy.fail_silver_once = Some(failure.table.clone());
             Box::pin(copy.run()).await;
-            for _ in 0..reruns {
-                Box::pin(copy.run()).await;
-            }
             Ok::<_, EngineError>(())
         };
         Box::pin(failed).await.map_err(|e| e.to_string())?;
+        // A monolithic run that failed checked nothing: its checks are the
+        // last good run's, over a bronze that has grown since.
+        if copy.def.anti_patterns.monolithic_silver && !copy.run_info.ok {
+            let lang = self.lang;
+            for c in &mut copy.checks {
+                c.status = medallion_protocol::checks::CheckStatus::Info;
+                c.observed = tr(
+                    lang,
+                    format!("not evaluated: the monolithic run failed as a whole (the last good run said: {})", c.observed),
+                    format!("не оценивалась: монолитный запуск упал целиком (последний успешный запуск показал: {})", c.observed),
+                );
+            }
+        }
         Ok(copy)
     }
 
