@@ -26,3 +26,11 @@ pub(crate) fn diagnostics_for<'a>(
         .collect();
     (!msgs.is_empty()).then(|| msgs.join("; "))
 }
+
+/// A text the engine writes in the session's language (`en` or `ru`).
+pub(crate) fn tr(lang: Lang, en: String, ru: String) -> String {
+    match lang {
+        Lang::En => en,
+        Lang::Ru => ru,
+    }
+}

@@ -143,7 +143,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             diagnostics.push(Diagnostic {
                 scope: "pipeline".into(),
                 id: s.name.clone(),
-                message: crate::lab::tr(
+                message: crate::api::tr(
                     input.lang,
                     format!(
                         "{}: the job failed halfway (the lab's injected failure: an executor was lost); press Run now or re-run the job to retry",
@@ -504,7 +504,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             message: {
                 let (t, up) = (TableName::silver(table), TableName::silver(upstream));
                 let reads = reads_table(def, table, upstream);
-                crate::lab::tr(
+                crate::api::tr(
                     input.lang,
                     format!(
                         "{t} was not refreshed: it {} {up}, which this run could not build; it stays at its last good version",

@@ -135,7 +135,7 @@ pub async fn evaluate(
             None => (status, observed),
             Some((t, true)) => (
                 CheckStatus::Info,
-                crate::lab::tr(
+                crate::api::tr(
                     lang,
                     format!("not evaluated: {t} was not refreshed by this run, so bronze holds records it has not read yet ({observed})"),
                     format!("не оценивалась: {t} не обновлена этим запуском, поэтому в bronze есть записи, которые она ещё не прочла ({observed})"),
@@ -143,7 +143,7 @@ pub async fn evaluate(
             ),
             Some((t, false)) => (
                 status,
-                crate::lab::tr(
+                crate::api::tr(
                     lang,
                     format!("{observed} (on the last good version of {t}: this run did not refresh it)"),
                     format!("{observed} (по последней успешной версии {t}: этот запуск её не обновил)"),

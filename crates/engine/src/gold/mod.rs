@@ -127,7 +127,7 @@ pub(crate) async fn build_gold(
                 diagnostics.push(Diagnostic {
                     scope: "gold".into(),
                     id: g.name.clone(),
-                    message: crate::lab::tr(
+                    message: crate::api::tr(
                         lang,
                         format!("not refreshed: it reads {t}, which this run could not build; it shows its last good result until a run builds {t}"),
                         format!("не обновлена: читает {t}, которую этот запуск не смог построить; показывает последний успешный результат, пока запуск не построит {t}"),

@@ -47,13 +47,7 @@ impl Bi {
     }
 }
 
-/// A text the lab writes, in the session's language.
-pub(crate) fn tr(lang: Lang, en: String, ru: String) -> String {
-    match lang {
-        Lang::En => en,
-        Lang::Ru => ru,
-    }
-}
+pub(crate) use crate::api::tr;
 
 /// The column of a bronze table that holds an amount: `amount` (any case),
 /// else the first column whose name contains it.
