@@ -367,7 +367,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Drop files on a bronze table card (bronze.…) to append them as a new batch.",
             "Перетащите файл на карточку bronze-таблицы (bronze.…), чтобы добавить его новым батчем.",
         ),
-        "not_refreshed_card" => ("not refreshed by the last run (it or a table it reads failed): its last good version", "не обновлена последним запуском (упала она или таблица, которую она читает): последняя успешная версия"),
+        "not_refreshed_card" => ("this table was not refreshed by the last run (it or a table it reads failed): its last good version", "таблица не обновлена последним запуском (упала она или таблица, которую она читает): показана последняя успешная версия"),
         "has_error" => ("error in the model: the count is from the last good run", "ошибка в модели: число из последнего успешного запуска"),
         "delete_rule" => ("Delete this rule", "Удалить правило"),
         "add_rule" => ("Add a rule (starts switched off):", "Добавить правило (сначала выключено):"),

@@ -30,8 +30,8 @@
 use medallion_protocol::TableName;
 use std::collections::BTreeMap;
 
-use datafusion::arrow::array::RecordBatch;
 use crate::lake::concat_batches;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::SessionContext;
 
 use crate::bronze::BatchInfo;
@@ -403,10 +403,14 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 });
             }
             let rows_in = built.rows.num_rows() + base.map_or(0, |b| b.num_rows());
-            let base_removed = incremental
-                .filter(|_| !whole)
-                .and_then(|(_, b)| b.removed.get(&name).copied())
-                .unwrap_or(0);
+            // An INSERT table is never rebuilt: what each run removed adds up.
+            let base_removed = match inserting {
+                true => input.previous.and_then(|p| p.removed.get(&name).copied()),
+                false => incremental
+                    .filter(|_| !whole)
+                    .and_then(|(_, b)| b.removed.get(&name).copied()),
+            }
+            .unwrap_or(0);
             removed.insert(
                 name.clone(),
                 base_removed + rows_in.saturating_sub(m.batch.num_rows() + m.ambiguous.len()),

@@ -1217,6 +1217,17 @@ async fn insert_takes_a_kafka_redelivery_twice_while_merge_takes_it_once() {
         l.timeline.last().unwrap().anti,
         "bronze.orders: 4 → 8 rows; silver.orders: 2 → 4 rows; silver.quarantine: 1 → 2 rows; gold.revenue_daily: 1 row, 1 changed; gold.user_kpi: 2 rows, 2 changed"
     );
+    // The appended rows cannot be rebuilt by a replay.
+    let (mine, theirs, _) = sign(l, "gold_rebuildable");
+    assert_eq!((mine, theirs), (true, Some(false)));
+    // A re-run after it: three runs, two rows each (found by a fresh pass).
+    let v = event(&mut p, LabEvent::RerunJob).await;
+    let l = lab(&v);
+    assert_eq!(count(l, "silver.orders"), (Some(2), Some(6)));
+    assert_eq!(
+        l.findings[0],
+        "silver.orders: 2 rows with MERGE, 6 with INSERT after 3 runs of the same job (2 each run): every re-run appended the same rows again."
+    );
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]

@@ -562,8 +562,12 @@ impl Playground {
                     } else {
                         for t in &merged {
                             if let Some(c) = count(t) {
-                                let (m, i, runs) =
-                                    (c.correct.unwrap_or(0), c.anti.unwrap_or(0), reruns + 1);
+                                // The first run, one per batch delivered again, the re-runs.
+                                let (m, i, runs) = (
+                                    c.correct.unwrap_or(0),
+                                    c.anti.unwrap_or(0),
+                                    reruns + 1 + again.len(),
+                                );
                                 // INSERT appends the same rows each run: one run's share.
                                 let per_run = i / runs;
                                 out.push(if i > m || (per_run > 0 && i == per_run * runs && runs > 1) {

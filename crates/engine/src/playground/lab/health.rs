@@ -99,7 +99,7 @@ impl Playground {
             None
         } else {
             match self
-                .run_copy_boxed(self.def.clone(), self.bronze.clone(), 0)
+                .replay_copy_boxed(self.def.clone(), self.bronze.clone())
                 .await
             {
                 Ok(fresh) => Some(Ok(gold_differs(&self.def, self, &fresh))),

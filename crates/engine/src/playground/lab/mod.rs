@@ -153,6 +153,9 @@ struct Twin {
     /// With a JOIN at ingest: the twin as a replay of the ingest today
     /// would build it (every record joined with today's lookup).
     join_replay: Option<Playground>,
+    /// With INSERT instead of MERGE: the runs that inserted a batch the
+    /// source delivered again (one each, after the first run).
+    inserted_again: usize,
 }
 
 impl Playground {
@@ -301,6 +304,17 @@ impl Playground {
                         changed.join("; "),
                         self.run_info.errors.join("; ")
                     ),
+                )
+            } else if !self.run_info.ok && self.run_info.errors.is_empty() {
+                let why: Vec<String> = self
+                    .diagnostics
+                    .iter()
+                    .map(|d| format!("{}: {}", d.id, d.message))
+                    .collect();
+                tr(
+                    lang,
+                    format!("the run failed: {}", why.join("; ")),
+                    format!("запуск не удался: {}", why.join("; ")),
                 )
             } else if !self.run_info.ok {
                 tr(
@@ -486,7 +500,13 @@ impl Playground {
                     if let Err(e) = Box::pin(self.compare_twin(&t, &mut view)).await {
                         view.error = Some(e.to_string());
                     }
-                    theirs = Some(Box::pin(t.twin.health(Some(&t), self.lab.reruns())).await);
+                    theirs = Some(
+                        Box::pin(
+                            t.twin
+                                .health(Some(&t), self.lab.reruns() + t.inserted_again),
+                        )
+                        .await,
+                    );
                 }
                 Err(e) => view.error = Some(e.to_string()),
             }

@@ -246,7 +246,13 @@ impl Playground {
                 .await
                 .map_err(could_not_run)?,
         };
+        let inserted_again = if twin.def.anti_patterns.insert_into.is_empty() {
+            0
+        } else {
+            crate::lab::twin_bronze::repeated(&twin.batches).len()
+        };
         Ok(Twin {
+            inserted_again,
             twin,
             left_out,
             published,
@@ -287,7 +293,17 @@ impl Playground {
         bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
         reruns: usize,
     ) -> std::result::Result<Playground, String> {
-        Box::pin(self.run_copy(def, bronze, reruns)).await
+        Box::pin(self.run_copy(def, bronze, reruns, false)).await
+    }
+
+    /// A replay of `bronze` under `def`: one run over all of it (an INSERT
+    /// job then inserts each record once, whatever was delivered twice).
+    pub(super) async fn replay_copy_boxed(
+        &self,
+        def: PipelineDef,
+        bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
+    ) -> std::result::Result<Playground, String> {
+        Box::pin(self.run_copy(def, bronze, 0, true)).await
     }
 
     /// [`Self::run_copy`] for a [`JobFailure`]: the copy runs over the
@@ -374,6 +390,7 @@ impl Playground {
         def: PipelineDef,
         bronze: BTreeMap<String, Vec<(BatchInfo, RecordBatch)>>,
         reruns: usize,
+        replay: bool,
     ) -> std::result::Result<Playground, String> {
         let start = self
             .batches
@@ -393,7 +410,7 @@ impl Playground {
             Box::pin(copy.run()).await;
             // An INSERT job takes each delivery as it comes: a batch the
             // source delivered again is inserted again, in a run of its own.
-            if !copy.def.anti_patterns.insert_into.is_empty() {
+            if !replay && !copy.def.anti_patterns.insert_into.is_empty() {
                 for batch in crate::lab::twin_bronze::repeated(&copy.batches) {
                     Box::pin(copy.run_over(true, Some(HashSet::from([batch])))).await;
                 }
