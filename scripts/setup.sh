@@ -43,6 +43,9 @@ if ! trunk --version 2>/dev/null | grep -q " $TRUNK_VERSION\$"; then
   cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
+# The deploy build's compression and its static server run on Node (zlib has brotli).
+command -v node >/dev/null || apt_install nodejs npm
+
 if [ "${1:-}" = browser ]; then
   { command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || apt_install chromium chromium-driver
   if [ ! -d tests/e2e/node_modules/playwright-core ]; then

@@ -21,12 +21,12 @@ export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}"
 cargo test --target wasm32-unknown-unknown -p medallion-engine --test nyc_taxi --test cases --test scenarios --test second_set --test lab --test pii
 cargo test --target wasm32-unknown-unknown -p medallion-wasm --test facade
 
-step "build the app (trunk)"
-trunk build --dist dist
+step "build the app: the deploy build (release, precompressed)"
+DIST=dist bash scripts/deploy.sh
 
-step "end to end: the built app in headless Chromium"
+step "end to end: the deployed app, from a plain static server, in headless Chromium"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory dist >/dev/null 2>&1 &
+node scripts/static-server.mjs dist "$port" >/dev/null 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 APP_URL="http://127.0.0.1:$port/" node --test tests/e2e/

@@ -3,7 +3,7 @@
 // long task is printed), and Cancel leaves no partial batch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, statSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -39,7 +39,12 @@ test('the page paints before the engine loads; a large file is read in the worke
   const resultAt = Date.now() - t0;
   const fcp = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null);
   const wasm = readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.wasm'))
-    .map((f) => `${f} ${(statSync(join(root, 'dist', f)).size / 1e6).toFixed(1)} MB`);
+    .map((f) => {
+      const size = (name) => `${(statSync(join(root, 'dist', name)).size / 1e6).toFixed(1)} MB`;
+      const packed = existsSync(join(root, 'dist', `${f}.br`))
+        ? ` (gzip ${size(`${f}.gz`)}, brotli ${size(`${f}.br`)})` : '';
+      return `${f} ${size(f)}${packed}`;
+    });
   console.log(`# wasm: ${wasm.join(', ')}`);
   console.log(`# first contentful paint ${Math.round(fcp)} ms; skeleton seen at ${skeletonAt} ms; first result (silver count) at ${resultAt} ms`);
   assert.ok(fcp !== null && fcp < resultAt, 'the first paint comes before the first result');
