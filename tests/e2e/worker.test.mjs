@@ -138,6 +138,12 @@ test('the page paints before the engine loads; a large file is read in the worke
 }));
 
 test('cancelling the very first load leaves an empty page that says how to go on', () => withPage(async (page, problems) => {
+  // The deploy build loads in about a second: hold the engine's wasm back
+  // a while so the first load is still under way when Cancel is pressed.
+  await page.route('**/medallion-worker_bg.wasm', async (route) => {
+    await new Promise((r) => setTimeout(r, 4000));
+    await route.continue();
+  });
   await page.goto(`${APP_URL}?lang=en`);
   await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 180_000 });
   await page.click('#engine-cancel');
