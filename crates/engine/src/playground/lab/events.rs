@@ -170,6 +170,49 @@ impl Playground {
         self.poll_into_bronze(table, None, false).await.map(|_| ())
     }
 
+    /// Sends what `make` writes from bronze `table`'s source as the source
+    /// would: from its Kafka topic's live messages as new messages on it,
+    /// else from its newest landed file's records as a file named
+    /// `{stem}_{suffix}.{ext}` in the same format. `make` gets the format,
+    /// the CSV dialect and header, and the records' texts, and returns the
+    /// text to send with its extension. Returns what was sent (the topic or
+    /// the file's name); runs nothing.
+    pub(super) async fn send_as_source(
+        &mut self,
+        table: &str,
+        suffix: &str,
+        make: impl FnOnce(
+            crate::bronze::SourceFormat,
+            Option<&crate::bronze::CsvDialect>,
+            &[String],
+            Vec<String>,
+        ) -> Result<(String, &'static str)>,
+    ) -> Result<Bi> {
+        if let Some(topic) = self.topics.get(table).filter(|t| t.committed > 0).cloned() {
+            let live: Vec<String> = topic
+                .log
+                .iter()
+                .filter(|m| !m.erased)
+                .filter_map(|m| m.value.clone())
+                .collect();
+            let (text, _) = make(crate::bronze::SourceFormat::JsonLines, None, &[], live)?;
+            self.produce_lines(table, &text).await?;
+            return Ok(Bi::new(
+                format!("new messages on {}", topic.name),
+                format!("новые сообщения в {}", topic.name),
+            ));
+        }
+        let b = self
+            .newest_landed(Some(table))
+            .ok_or_else(|| EngineError::Internal("no landed file".into()))?;
+        let (split, texts) = self.landed_records(&b, table).await?;
+        let (text, ext) = make(split.format, split.dialect.as_ref(), &split.header, texts)?;
+        let name = format!("{}_{suffix}.{ext}", file_stem(&b.file_name));
+        self.append(table, &name, text.as_bytes(), &IngestOptions::default())
+            .await?;
+        Ok(Bi::new(name.clone(), name))
+    }
+
     /// The silver table whose job [`LabEvent::SilverJobFails`] fails: the
     /// one whose failure leaves the most gold models refreshed, then the
     /// fewest silver tables held back; with what it holds back (silver
@@ -266,51 +309,12 @@ impl Playground {
             .map(|(_, _, payload)| payload)
             .collect();
         let before: Vec<String> = self.batches.iter().map(|b| b.batch_id.clone()).collect();
-        let kafka = self
-            .topics
-            .get(&source)
-            .filter(|t| t.committed > 0)
-            .cloned();
-        let what = if let Some(topic) = &kafka {
-            let live: Vec<String> = topic
-                .log
-                .iter()
-                .filter(|m| !m.erased)
-                .filter_map(|m| m.value.clone())
-                .collect();
-            let texts = newest_accepted_n(&live, &rejected, LATE_RECORDS);
-            let (text, _) = crate::lab::events::again(
-                crate::bronze::SourceFormat::JsonLines,
-                None,
-                &[],
-                &texts,
-                key.as_deref(),
-                lang,
-            )?;
-            self.produce_lines(&source, &text).await?;
-            Bi::new(
-                format!("new messages on {}", topic.name),
-                format!("новые сообщения в {}", topic.name),
-            )
-        } else {
-            let b = self
-                .newest_landed(Some(&source))
-                .ok_or_else(|| EngineError::Internal("no landed file".into()))?;
-            let (split, texts) = self.landed_records(&b, &source).await?;
-            let texts = newest_accepted_n(&texts, &rejected, LATE_RECORDS);
-            let (text, ext) = crate::lab::events::again(
-                split.format,
-                split.dialect.as_ref(),
-                &split.header,
-                &texts,
-                key.as_deref(),
-                lang,
-            )?;
-            let name = format!("{}_new.{ext}", file_stem(&b.file_name));
-            self.append(&source, &name, text.as_bytes(), &IngestOptions::default())
-                .await?;
-            Bi::new(name.clone(), name)
-        };
+        let what = self
+            .send_as_source(&source, "new", |format, dialect, header, all| {
+                let texts = newest_accepted_n(&all, &rejected, LATE_RECORDS);
+                crate::lab::events::again(format, dialect, header, &texts, key.as_deref(), lang)
+            })
+            .await?;
         self.fail_silver_once = Some(table.clone());
         self.run().await;
         self.lab.job_failed = Some(JobFailure {
@@ -588,7 +592,6 @@ impl Playground {
             .get(&t)
             .copied();
         let mut dates: Option<(String, String)> = None;
-        let kafka = self.topics.get(&table).filter(|t| t.committed > 0).cloned();
         // The edited records as a file in the source's format: (text, extension).
         let edit = |format: crate::bronze::SourceFormat,
                     dialect: Option<&crate::bronze::CsvDialect>,
@@ -631,55 +634,16 @@ impl Playground {
                 }
             })
         };
-        let (text, what) = if let Some(topic) = &kafka {
-            let live: Vec<String> = topic
-                .log
-                .iter()
-                .filter(|m| !m.erased)
-                .filter_map(|m| m.value.clone())
-                .collect();
-            let (text, _) = edit(
-                crate::bronze::SourceFormat::JsonLines,
-                None,
-                &[],
-                live,
-                &mut column,
-                &mut dates,
-            )?;
-            (
-                text,
-                Bi::new(
-                    format!("new messages on {}", topic.name),
-                    format!("новые сообщения в {}", topic.name),
-                ),
-            )
-        } else {
-            let b = self
-                .newest_landed(Some(&table))
-                .ok_or_else(|| EngineError::Internal("no landed file".into()))?;
-            let (split, texts) = self.landed_records(&b, &table).await?;
-            let (text, ext) = edit(
-                split.format,
-                split.dialect.as_ref(),
-                &split.header,
-                texts,
-                &mut column,
-                &mut dates,
-            )?;
-            let stem = file_stem(&b.file_name);
-            let name = match event {
-                LabEvent::BusinessError => format!("{stem}_business_error.{ext}"),
-                LabEvent::LateRecords => format!("{stem}_late.{ext}"),
-                _ => format!("{stem}_v2.{ext}"),
-            };
-            (text, Bi::new(name.clone(), name))
+        let suffix = match event {
+            LabEvent::BusinessError => "business_error",
+            LabEvent::LateRecords => "late",
+            _ => "v2",
         };
-        if kafka.is_some() {
-            self.produce_lines(&table, &text).await?;
-        } else {
-            self.append(&table, &what.en, text.as_bytes(), &IngestOptions::default())
-                .await?;
-        }
+        let what = self
+            .send_as_source(&table, suffix, |format, dialect, header, all| {
+                edit(format, dialect, header, all, &mut column, &mut dates)
+            })
+            .await?;
         let gold_before = self.table_versions();
         self.run().await;
         let gold_moved = self
