@@ -2,6 +2,7 @@
 // a page that collects console and page errors, and waits on table counts.
 import { chromium } from 'playwright-core';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -55,4 +56,29 @@ export async function withPage(body) {
   } finally {
     await browser.close();
   }
+}
+
+/// A proxy in front of `APP_URL` that holds back every response whose path
+/// ends with `suffix` for `ms` milliseconds; resolves to `{ url, close }`.
+/// Playwright's page.route does not reliably see a Web Worker's own fetches
+/// in Chromium (microsoft/playwright#32355), so a test that needs the
+/// engine's load to be slow slows it where every fetch passes: the server.
+export function slowProxy(suffix, ms) {
+  const target = new URL(APP_URL);
+  const server = http.createServer((req, res) => {
+    const forward = () => {
+      const up = http.request({
+        host: target.hostname, port: target.port, path: req.url, method: req.method,
+        headers: { ...req.headers, host: target.host },
+      }, (r) => { res.writeHead(r.statusCode, r.headers); r.pipe(res); });
+      up.on('error', (e) => { res.writeHead(502); res.end(String(e)); });
+      req.pipe(up);
+    };
+    if (new URL(req.url, 'http://x').pathname.endsWith(suffix)) setTimeout(forward, ms);
+    else forward();
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
+    url: `http://127.0.0.1:${server.address().port}/`,
+    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
+  })));
 }

@@ -7,7 +7,7 @@ import { existsSync, statSync, readdirSync, writeFileSync, mkdtempSync } from 'n
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { APP_URL, bigTaxiCsv, count, waitForCount, withPage } from './lib.mjs';
+import { APP_URL, bigTaxiCsv, count, slowProxy, waitForCount, withPage } from './lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIG_MB = Number(process.env.BIG_MB ?? 20);
@@ -139,19 +139,18 @@ test('the page paints before the engine loads; a large file is read in the worke
 
 test('cancelling the very first load leaves an empty page that says how to go on', () => withPage(async (page, problems) => {
   // The deploy build loads in about a second: hold the engine's wasm back
-  // a while so the first load is still under way when Cancel is pressed.
-  await page.route('**/medallion-worker_bg.wasm', async (route) => {
-    await new Promise((r) => setTimeout(r, 4000));
-    await route.continue();
-  });
-  await page.goto(`${APP_URL}?lang=en`);
-  await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 180_000 });
-  await page.click('#engine-cancel');
-  await page.waitForSelector('#no-scenario', { timeout: 60_000 });
-  assert.match(await page.locator('#no-scenario').innerText(), /No scenario is loaded/);
-  assert.equal(await page.locator('#example-picker').inputValue(), '');
-  // Picking a scenario needs no confirmation: there is nothing to lose.
-  await page.selectOption('#example-picker', 'nyc_taxi_silver');
-  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
-  assert.deepEqual(problems.filter((p) => !/Cancelled/.test(p)), []);
+  // at a proxy so the first load is still under way when Cancel is pressed.
+  const proxy = await slowProxy('medallion-worker_bg.wasm', 6000);
+  try {
+    await page.goto(`${proxy.url}?lang=en`);
+    await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 180_000 });
+    await page.click('#engine-cancel');
+    await page.waitForSelector('#no-scenario', { timeout: 60_000 });
+    assert.match(await page.locator('#no-scenario').innerText(), /No scenario is loaded/);
+    assert.equal(await page.locator('#example-picker').inputValue(), '');
+    // Picking a scenario needs no confirmation: there is nothing to lose.
+    await page.selectOption('#example-picker', 'nyc_taxi_silver');
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+    assert.deepEqual(problems.filter((p) => !/Cancelled/.test(p)), []);
+  } finally { await proxy.close(); }
 }));
