@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building, serving and testing the playground need, skipping
 # whatever is already there at the right version. Safe to run repeatedly.
-#   scripts/setup.sh          tools to build and serve (wasm target, wasm-bindgen, trunk, clang)
+#   scripts/setup.sh          tools to build and serve (wasm target, wasm-bindgen, trunk, wasm-opt, clang, node)
 #   scripts/setup.sh browser  also Chromium, ChromeDriver and the end-to-end test's npm packages
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +45,13 @@ fi
 
 # The deploy build's compression and its static server run on Node (zlib has brotli).
 command -v node >/dev/null || apt_install nodejs npm
+
+# The deploy build's wasm-opt: binaryen's npm build (scripts/node/package.json),
+# run by Trunk from that folder's .bin (scripts/deploy.sh puts it on PATH).
+if [ "$(scripts/node/node_modules/.bin/wasm-opt --version 2>/dev/null)" != "wasm-opt version 132 (version_132)" ]; then
+  say "installing wasm-opt (npm binaryen 132)"
+  (cd scripts/node && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 if [ "${1:-}" = browser ]; then
   { command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || apt_install chromium chromium-driver
