@@ -122,4 +122,7 @@ pub struct RunInput<'a> {
     pub fail_silver: Option<&'a str>,
     /// The language of that failure's message (the session's).
     pub lang: medallion_protocol::request::Lang,
+    /// Bronze as the last run read it ([`crate::silver::parse_cache`]):
+    /// `None` reads every table again.
+    pub parse_cache: Option<&'a crate::silver::parse_cache::ParseCache>,
 }

@@ -107,7 +107,11 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             name: TableName::bronze(&b.name),
             batch: all,
         });
-        let parsed = parse_bronze(&b.schema, batches).map_err(|e| vec![pipeline_diag(e)])?;
+        let parsed = match input.parse_cache {
+            Some(cache) => cache.parse(&b.name, &b.schema, batches),
+            None => parse_bronze(&b.schema, batches),
+        }
+        .map_err(|e| vec![pipeline_diag(e)])?;
         typed_bronze.insert(b.name.clone(), parsed.rows.clone());
         if !parsed.missing.is_empty() {
             missing_columns.insert(b.name.clone(), parsed.missing.clone());

@@ -4,6 +4,7 @@
 //! Runs natively and in headless Chromium, like `nyc_taxi.rs`.
 
 mod support;
+use support::col;
 
 use medallion_engine::TableName;
 use std::sync::Arc;
@@ -101,35 +102,16 @@ async fn refused(p: &mut Playground, request: Request) -> String {
     }
 }
 
+
 /// All rows of a table (current version, or `version`).
 async fn rows_at(p: &mut Playground, table: &str, version: Option<u64>) -> TableView {
-    match p
-        .handle(Request::GetTable {
-            table: table.parse().unwrap(),
-            offset: 0,
-            limit: 1000,
-            version,
-            corrupt_only: false,
-        })
-        .await
-    {
-        Response::Table(t) => t,
-        other => panic!("unexpected {other:?}"),
-    }
+    support::rows_at(p, table, version, 1000).await
 }
 
 async fn rows(p: &mut Playground, table: &str) -> TableView {
     rows_at(p, table, None).await
 }
 
-fn col<'a>(t: &'a TableView, column: &str) -> Vec<Option<&'a str>> {
-    let i = t
-        .columns
-        .iter()
-        .position(|c| c.name == column)
-        .unwrap_or_else(|| panic!("no column {column} in {}", t.name));
-    t.rows.iter().map(|r| r[i].as_deref()).collect()
-}
 
 fn last_batch(v: &PipelineView) -> &BatchInfo {
     v.batches.last().expect("a batch")
@@ -815,6 +797,52 @@ async fn bytes_that_are_not_utf8_are_kept_losslessly() {
     // Silver reads the new read instead of the first: "ok" once.
     let silver = rows(&mut p, "silver.t").await;
     assert_eq!(col(&silver, "name"), [Some("ok"), Some("Müller")]);
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_file_the_tab_cannot_hold_is_refused_before_it_is_read() {
+    let def = pipeline(&[("id", "INT"), ("name", "STRING")], json!([]), &[]);
+    let mut p = playground(def).await;
+    ingest(&mut p, "first.csv", b"id,name\n1,a\n").await;
+    let before = p.view();
+    let held = p.memory_bytes().await.unwrap();
+    assert!(held > 0);
+    // 10,000 records of 12 bytes: about 4 × 120 kB + 200 B per line = 2.5 MB.
+    let mut big = b"id,name\n".to_vec();
+    for i in 0..10_000 {
+        big.extend_from_slice(format!("{i:>5},abcde\n").as_bytes());
+    }
+    let needed = medallion_engine::playground::estimated_bytes(&big);
+    assert_eq!(needed, 4 * big.len() as u64 + 200 * 10_002);
+    p.set_memory_budget(held + needed - 1);
+    let got = refused(
+        &mut p,
+        Request::Ingest {
+            table: "t".into(),
+            file_name: "big.csv".into(),
+            bytes: big.clone(),
+            options: IngestOptions::default(),
+        },
+    )
+    .await;
+    let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
+    assert_eq!(
+        got,
+        format!(
+            "ingest failed: big.csv (0.1 MB) would take about {} MB of memory once it is in every layer, and this session already holds {} MB: together more than the {} MB this tab can keep (the engine's memory cannot grow past 4 GiB, and a run needs room to work). Nothing was written. Ingest a sample of the file, or press Start fresh first.",
+            mb(needed),
+            mb(held),
+            mb(held + needed - 1)
+        )
+    );
+    let after = p.view();
+    assert_eq!(after.batches, before.batches);
+    assert_eq!(after.history, before.history);
+    // With room for it, the same file lands whole.
+    p.set_memory_budget(p.memory_bytes().await.unwrap() + needed);
+    let v = ingest(&mut p, "big.csv", &big).await;
+    assert_eq!(v.table("bronze.t").unwrap().row_count, 10_001);
+    assert_eq!(v.table("silver.t").unwrap().row_count, 10_001);
 }
 
 fn many_rows_parquet(n: i64) -> Vec<u8> {

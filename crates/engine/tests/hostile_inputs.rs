@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 mod support;
+use support::col;
 
 use medallion_engine::TableName;
 use std::sync::Arc;
@@ -123,36 +124,7 @@ async fn refused(p: &mut Playground, request: Request) -> String {
     }
 }
 
-async fn rows(p: &mut Playground, table: &str) -> TableView {
-    match p
-        .handle(Request::GetTable {
-            table: table.parse().unwrap(),
-            offset: 0,
-            limit: 5000,
-            version: None,
-            corrupt_only: false,
-        })
-        .await
-    {
-        Response::Table(t) => t,
-        other => panic!("unexpected {other:?}"),
-    }
-}
 
-fn col<'a>(t: &'a TableView, column: &str) -> Vec<Option<&'a str>> {
-    let i = t
-        .columns
-        .iter()
-        .position(|c| c.name == column)
-        .unwrap_or_else(|| {
-            panic!(
-                "no column {column} in {}: {:?}",
-                t.name,
-                t.columns.iter().map(|c| &c.name).collect::<Vec<_>>()
-            )
-        });
-    t.rows.iter().map(|r| r[i].as_deref()).collect()
-}
 
 fn grid(t: &TableView, columns: &[&str]) -> Vec<String> {
     let cols: Vec<Vec<Option<&str>>> = columns.iter().map(|c| col(t, c)).collect();
@@ -365,6 +337,10 @@ fn s2(v: &[&str]) -> Vec<String> {
 }
 
 // ---- kind 1: rule results on their own rows ----
+
+async fn rows(p: &mut Playground, table: &str) -> TableView {
+    support::rows_at(p, table, None, 5000).await
+}
 
 #[tokio::test]
 async fn k1_lag_enrichment_gives_each_row_its_own_previous_value() {

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 mod support;
+use support::col;
 
 use medallion_engine::TableName;
 use std::sync::Arc;
@@ -112,30 +113,7 @@ async fn refused(p: &mut Playground, request: Request) -> String {
     }
 }
 
-async fn rows(p: &mut Playground, table: &str) -> TableView {
-    match p
-        .handle(Request::GetTable {
-            table: table.parse().unwrap(),
-            offset: 0,
-            limit: 1000,
-            version: None,
-            corrupt_only: false,
-        })
-        .await
-    {
-        Response::Table(t) => t,
-        other => panic!("unexpected {other:?}"),
-    }
-}
 
-fn col<'a>(t: &'a TableView, column: &str) -> Vec<Option<&'a str>> {
-    let i = t
-        .columns
-        .iter()
-        .position(|c| c.name == column)
-        .unwrap_or_else(|| panic!("no column {column} in {}", t.name));
-    t.rows.iter().map(|r| r[i].as_deref()).collect()
-}
 
 /// The table as lines of `|`-joined cells (NULL for a missing value).
 fn grid(t: &TableView, columns: &[&str]) -> Vec<String> {
@@ -184,6 +162,10 @@ async fn with_rules(p: &mut Playground, rules: serde_json::Value) -> PipelineVie
         },
     )
     .await
+}
+
+async fn rows(p: &mut Playground, table: &str) -> TableView {
+    support::rows_at(p, table, None, 1000).await
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]

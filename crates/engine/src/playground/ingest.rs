@@ -21,7 +21,9 @@ use super::*;
 impl Playground {
     /// Appends `bytes` as a new batch of bronze table `table`, then reruns.
     /// Refuses (writing nothing) an unknown table, a file over
-    /// [`MAX_FILE_BYTES`], bad options or an unreadable Parquet file. Records
+    /// [`MAX_FILE_BYTES`], a file the session's memory cannot take besides
+    /// what it holds ([`Playground::memory_bytes`], [`estimated_bytes`]),
+    /// bad options or an unreadable Parquet file. Records
     /// that are not well-formed are kept with a `_corrupt_reason`.
     pub async fn ingest(
         &mut self,
@@ -61,6 +63,7 @@ impl Playground {
                 MAX_FILE_BYTES / 1048576
             )));
         }
+        self.check_memory(file_name, bytes).await?;
         // Settings left unset fall back to the table's remembered ones.
         let options = &options.or(&self
             .def

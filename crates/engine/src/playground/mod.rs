@@ -13,6 +13,7 @@ mod ingest;
 mod kafka;
 mod lab;
 mod load;
+mod memory;
 mod open;
 mod pii;
 mod reingest;
@@ -24,6 +25,7 @@ mod view;
 
 pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 pub use lab::LabState;
+pub use memory::{estimated_bytes, MEMORY_BUDGET_BYTES};
 pub use medallion_protocol::view::PREVIEW_ROWS;
 pub use save::{SavedState, SESSION_DIR, SESSION_FORMAT};
 
@@ -105,6 +107,14 @@ pub struct Playground {
     /// The right to be forgotten three ways (seed 000 §7): three throw-away
     /// lakes, built on first use (never saved, not the session's state).
     pii: Option<Box<pii::PiiLab>>,
+    /// Examples' downloaded files by their `Download::path`, decompressed
+    /// (see [`Playground::add_download`]); kept across loads, never saved.
+    downloads: BTreeMap<&'static str, Arc<[u8]>>,
+    /// Bronze as the last run read it (a rule edit reads it again only
+    /// where bronze or its schema changed); never saved.
+    parse_cache: crate::silver::parse_cache::ParseCache,
+    /// What the session may hold in memory, bytes (see `memory.rs`).
+    memory_budget: u64,
 }
 
 /// A DataFusion session fit for the browser: one partition (nothing is
@@ -228,6 +238,9 @@ impl Playground {
             lab: LabState::default(),
             lab_view: None,
             pii: None,
+            downloads: BTreeMap::new(),
+            parse_cache: Default::default(),
+            memory_budget: MEMORY_BUDGET_BYTES,
         })
     }
 

@@ -120,6 +120,7 @@ impl Playground {
             progress: self.reporter(),
             fail_silver: None,
             lang: self.lang,
+            parse_cache: Some(&self.parse_cache),
         })
         .await
         .map_err(RebuildError::Run)

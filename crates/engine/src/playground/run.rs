@@ -70,6 +70,7 @@ impl Playground {
             progress: self.reporter(),
             fail_silver: self.fail_silver_once.as_deref(),
             lang: self.lang,
+            parse_cache: Some(&self.parse_cache),
         })
         .await;
         // The lab's injected job failure happens once; the retry succeeds.

@@ -3,6 +3,7 @@
 //! (seed 000 §4, seed 002 §3, seed 003 §4).
 //!
 //! - [`source`]: reading bronze payloads with a declared schema.
+//! - [`parse_cache`]: bronze as silver last read it, reused by the next run.
 //! - [`convert`]: strict text → type conversion (DECIMAL, formats; never rounded).
 //! - [`explode`]: a JSON array of each bronze record as a child silver table.
 //! - [`rules`]: the rule registry (seed 002 §3).
@@ -15,9 +16,11 @@
 //! [`crate::pipeline`] runs them for every silver table of a run.
 
 pub mod convert;
+pub(crate) mod csv_read;
 pub(crate) mod eval;
 pub mod explode;
 pub mod merge;
+pub mod parse_cache;
 pub mod quarantine;
 pub mod rules;
 pub mod source;

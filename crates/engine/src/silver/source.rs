@@ -13,18 +13,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray, StringBuilder};
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use serde::{Deserialize, Serialize};
 
 use serde_json::value::RawValue;
 
 use crate::bronze::{
-    csv_reader, same_name_ignoring_case, BatchInfo, CsvDialect, HeaderRename, SourceFormat,
-    SplitFile,
+    same_name_ignoring_case, BatchInfo, CsvDialect, HeaderRename, SourceFormat, SplitFile,
 };
 use crate::error::{EngineError, Result};
 use crate::silver::convert::ConvertError;
+use crate::silver::csv_read::{BulkCsv, CsvLayout, Joined, RecordError, TextColumns};
 
 pub use crate::model::ArrowColumnType;
 pub use medallion_protocol::schema::{
@@ -111,6 +111,18 @@ pub enum SourceError {
 impl From<SourceError> for EngineError {
     fn from(e: SourceError) -> Self {
         EngineError::Request(e.to_string())
+    }
+}
+
+impl From<RecordError> for SourceError {
+    fn from(e: RecordError) -> Self {
+        match e {
+            RecordError::FieldCount { expected, found } => {
+                SourceError::FieldCount { expected, found }
+            }
+            RecordError::Empty => SourceError::EmptyRecord,
+            RecordError::Unreadable(message) => SourceError::UnreadableCsv(message),
+        }
     }
 }
 
@@ -248,9 +260,8 @@ struct ConvertedBatch {
 /// its batch); the rows of a typed bronze batch are already typed.
 pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)]) -> Result<Parsed> {
     let ncols = schema.columns.len();
-    let mut lineage: Vec<Vec<String>> = vec![Vec::new(); LINEAGE_COLUMNS.len()];
-    let mut parts: Vec<(usize, ConvertedBatch)> = Vec::new();
-    let mut typed_parts: Vec<Vec<ArrayRef>> = vec![Vec::new(); ncols];
+    // Per batch: its rows' lineage columns and its converted declared columns.
+    let mut parts: Vec<([ArrayRef; 4], ConvertedBatch)> = Vec::new();
     let mut keep: Vec<bool> = Vec::new();
     let mut rejected = Vec::new();
     let mut unconverted = Vec::new();
@@ -264,12 +275,10 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         .collect();
 
     for (info, batch) in batches {
-        let first = lineage[0].len();
         if batch.column_by_name("raw_payload").is_none() {
-            parts.push((
-                first,
-                read_typed_batch(batch, schema, &mut lineage, &mut rejected)?,
-            ));
+            let mut lineage: Vec<Vec<String>> = vec![Vec::new(); LINEAGE_COLUMNS.len()];
+            let part = read_typed_batch(batch, schema, &mut lineage, &mut rejected)?;
+            parts.push((string_arrays(lineage), part));
             // Typed at ingest: the batch log has the counts of the records that fit.
             for (c, col) in schema.columns.iter().enumerate() {
                 if let Some(r) = info.read_as_utc.iter().find(|r| r.column == col.name) {
@@ -279,7 +288,7 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
             }
             continue;
         }
-        let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
+        let mut texts = TextColumns::new(ncols);
         let payloads = string_column(batch, "raw_payload")?;
         let event_ids = string_column(batch, "_event_id")?;
         let batch_ids = string_column(batch, "_batch_id")?;
@@ -312,48 +321,37 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         }
         let mut json_seen = vec![false; ncols];
         let flagged_at = |row: usize| corrupt.filter(|c| c.is_valid(row)).map(|c| c.value(row));
+        let layout = CsvLayout::new(&dialect, &info.header, &header_index, schema);
         // Flagged payloads are never parsed (an unterminated quote would run
-        // into the next payload): the bulk parse holds the others, in order.
-        let clean: Vec<usize> = (0..batch.num_rows())
-            .filter(|r| flagged_at(*r).is_none())
-            .collect();
-        let bulk = (csv && !foreign_header && ambiguous.is_none())
-            .then(|| parse_csv_batch(clean.iter().map(|i| payloads.value(*i)), &dialect))
-            .flatten();
-        let mut clean_seen = 0usize;
+        // into the next payload): the bulk reader holds the others, in order.
+        let readable = csv && !foreign_header && ambiguous.is_none();
+        let joined = Joined::new(
+            (0..batch.num_rows())
+                .filter(|r| readable && flagged_at(*r).is_none())
+                .map(|r| payloads.value(r)),
+        );
+        let mut bulk = BulkCsv::new(&joined, &dialect);
+        // The rows that were read (the lineage of the texts), in order.
+        let mut read: Vec<u32> = Vec::new();
         for row in 0..batch.num_rows() {
             let raw = payloads.value(row);
-            let flagged = flagged_at(row);
-            let slot = clean_seen;
-            clean_seen += usize::from(flagged.is_none());
-            let fields = match (flagged, info.format) {
+            let outcome = match (flagged_at(row), info.format) {
                 (Some(reason), _) => Err(SourceError::Corrupt(reason.to_string())),
                 (None, SourceFormat::Csv) => match &ambiguous {
                     Some(a) => Err(a.clone()),
                     None if foreign_header => Err(foreign_header_reason(&info.header, schema)),
-                    None => match bulk.as_ref().and_then(|b| b.get(slot)) {
-                        Some(record) => csv_fields(record, &info.header, &header_index, schema),
-                        None => read_csv_record(raw, &dialect, &info.header, &header_index, schema),
-                    },
-                },
-                (None, _) => read_json_record(raw, schema, &mut json_seen),
-            };
-            // Null tokens and the decimal separator are CSV settings: a JSON
-            // `""` is the empty string (only `null` or an absent key is NULL).
-            let fields = fields.map(|values| match csv {
-                true => normalize_texts(values, schema, &dialect),
-                false => values,
-            });
-            match fields {
-                Ok(values) => {
-                    for (c, v) in values.into_iter().enumerate() {
-                        text_cols[c].push(v);
+                    None => match bulk.next_record() {
+                        Some(record) => layout.append(record, &mut texts),
+                        None => layout.append_payload(raw, &mut texts),
                     }
-                    lineage[0].push(event_ids.value(row).to_string());
-                    lineage[1].push(batch_ids.value(row).to_string());
-                    lineage[2].push(files.value(row).to_string());
-                    lineage[3].push(raw.to_string());
-                }
+                    .map_err(SourceError::from),
+                },
+                // Null tokens and the decimal separator are CSV settings: a JSON
+                // `""` is the empty string (only `null` or an absent key is NULL).
+                (None, _) => read_json_record(raw, schema, &mut json_seen).map(|v| texts.push(v)),
+            };
+            match outcome {
+                Ok(()) => read.push(row as u32),
                 Err(reason) => rejected.push(Rejected {
                     event_id: event_ids.value(row).to_string(),
                     batch_id: batch_ids.value(row).to_string(),
@@ -371,16 +369,20 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 }
             }
         }
+        let read = datafusion::arrow::array::UInt32Array::from(read);
+        let take = |a: &StringArray| datafusion::arrow::compute::take(a, &read, None);
+        let lineage = [
+            take(event_ids)?,
+            take(batch_ids)?,
+            take(files)?,
+            take(payloads)?,
+        ];
         // Each batch is converted on its own (arrival order is per batch).
-        parts.push((
-            first,
-            convert_texts(schema, &text_cols, lineage[0].len() - first)?,
-        ));
+        parts.push((lineage, convert_texts(schema, texts.finish(), read.len())?));
     }
 
-    for (first, part) in parts {
-        for (row, errs) in part.errors.into_iter().enumerate() {
-            let at = first + row;
+    for (lineage, part) in &parts {
+        for (row, errs) in part.errors.iter().enumerate() {
             if errs.is_empty() {
                 keep.push(true);
                 for (c, count) in utc_counts.iter_mut().enumerate() {
@@ -394,33 +396,28 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 continue;
             }
             keep.push(false);
+            let text = |k: usize| text_at(&lineage[k], row);
             unconverted.push(Rejected {
-                event_id: lineage[0][at].clone(),
-                batch_id: lineage[1][at].clone(),
-                source_file: lineage[2][at].clone(),
-                raw_payload: lineage[3][at].clone(),
+                event_id: text(0),
+                batch_id: text(1),
+                source_file: text(2),
+                raw_payload: text(3),
                 rule_id: PARSE_RULE_ID.to_string(),
                 reason: errs.join("; "),
             });
-        }
-        for (c, a) in part.arrays.into_iter().enumerate() {
-            typed_parts[c].push(a);
         }
     }
     // Unreadable records first, then values that did not convert, each in bronze order.
     rejected.extend(unconverted);
 
-    let mut columns: Vec<ArrayRef> = lineage
-        .into_iter()
-        .map(|v| Arc::new(StringArray::from(v)) as ArrayRef)
-        .collect();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(LINEAGE_COLUMNS.len() + ncols);
+    for k in 0..LINEAGE_COLUMNS.len() {
+        let arrays: Vec<&dyn Array> = parts.iter().map(|(l, _)| l[k].as_ref()).collect();
+        columns.push(concat_or_empty(&arrays, &DataType::Utf8)?);
+    }
     for (c, col) in schema.columns.iter().enumerate() {
-        let parts: Vec<&dyn Array> = typed_parts[c].iter().map(|a| a.as_ref()).collect();
-        columns.push(if parts.is_empty() {
-            datafusion::arrow::array::new_empty_array(&col.data_type.arrow_type())
-        } else {
-            datafusion::arrow::compute::concat(&parts)?
-        });
+        let arrays: Vec<&dyn Array> = parts.iter().map(|(_, p)| p.arrays[c].as_ref()).collect();
+        columns.push(concat_or_empty(&arrays, &col.data_type.arrow_type())?);
     }
     let all = RecordBatch::try_new(parsed_arrow_schema(schema), columns)?;
     let mask = datafusion::arrow::array::BooleanArray::from(keep);
@@ -486,7 +483,7 @@ fn read_as_utc_counts(schema: &SourceSchema, counts: &[(usize, usize)]) -> Vec<R
 /// not convert (`qty: 'three' is not INT`).
 fn convert_texts(
     schema: &SourceSchema,
-    text_cols: &[Vec<Option<String>>],
+    texts: Vec<StringArray>,
     n: usize,
 ) -> Result<ConvertedBatch> {
     let mut part = ConvertedBatch {
@@ -494,8 +491,8 @@ fn convert_texts(
         errors: vec![Vec::new(); n],
         read_as_utc: Vec::with_capacity(schema.columns.len()),
     };
-    for (c, col) in schema.columns.iter().enumerate() {
-        let (array, read_as_utc) = convert_one(col, &text_cols[c], &mut part.errors)?;
+    for (col, texts) in schema.columns.iter().zip(&texts) {
+        let (array, read_as_utc) = convert_one(col, texts, &mut part.errors)?;
         part.arrays.push(array);
         part.read_as_utc.push(read_as_utc);
     }
@@ -506,20 +503,47 @@ fn convert_texts(
 /// value was read as UTC for lack of an offset; messages go to `errors[row]`.
 fn convert_one(
     col: &SourceColumn,
-    texts: &[Option<String>],
+    texts: &StringArray,
     errors: &mut [Vec<String>],
 ) -> Result<(ArrayRef, Vec<bool>)> {
-    let mut b = StringBuilder::new();
-    for v in texts {
-        b.append_option(v.as_deref());
-    }
-    let converted = crate::silver::convert::convert_source_column(col, &b.finish())?;
+    let converted = crate::silver::convert::convert_source_column(col, texts)?;
     for (row, e) in converted.errors.into_iter().enumerate() {
         if let (Some(e), Some(errs)) = (e, errors.get_mut(row)) {
             errs.push(e);
         }
     }
     Ok((converted.array, converted.read_as_utc))
+}
+
+/// The lineage columns of a typed batch's rows, as arrays.
+fn string_arrays(lineage: Vec<Vec<String>>) -> [ArrayRef; 4] {
+    let mut arrays = lineage
+        .into_iter()
+        .map(|v| Arc::new(StringArray::from(v)) as ArrayRef);
+    std::array::from_fn(|_| {
+        arrays
+            .next()
+            .unwrap_or_else(|| datafusion::arrow::array::new_empty_array(&DataType::Utf8))
+    })
+}
+
+/// The text at `row` of a lineage column (`""` if it is not text).
+fn text_at(array: &ArrayRef, row: usize) -> String {
+    array
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .filter(|a| a.is_valid(row))
+        .map(|a| a.value(row).to_string())
+        .unwrap_or_default()
+}
+
+/// `arrays` concatenated; an empty array of `data_type` when there are none.
+fn concat_or_empty(arrays: &[&dyn Array], data_type: &DataType) -> Result<ArrayRef> {
+    Ok(match arrays {
+        [] => datafusion::arrow::array::new_empty_array(data_type),
+        [one] => datafusion::arrow::array::make_array(one.to_data()),
+        _ => datafusion::arrow::compute::concat(arrays)?,
+    })
 }
 
 /// Records typed at ingest (typed bronze modes).
@@ -574,39 +598,31 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
     } else {
         vec![]
     };
-    let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); ncols];
+    let mut texts = TextColumns::new(ncols);
     let mut reasons = Vec::with_capacity(split.records.len());
     let mut seen = vec![false; ncols];
+    let layout = CsvLayout::new(&dialect, &split.header, &header_index, schema);
     // Flagged records are never parsed (see `parse_bronze`).
-    let bulk = (csv && !foreign && ambiguous.is_none())
-        .then(|| {
-            parse_csv_batch(
-                split
-                    .records
-                    .iter()
-                    .filter(|r| r.corrupt_reason.is_none())
-                    .map(|r| r.text.as_str())
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-                &dialect,
-            )
-        })
-        .flatten();
-    let mut clean_seen = 0usize;
+    let readable = csv && !foreign && ambiguous.is_none();
+    let joined = Joined::new(
+        split
+            .records
+            .iter()
+            .filter(|r| readable && r.corrupt_reason.is_none())
+            .map(|r| r.text.as_str()),
+    );
+    let mut bulk = BulkCsv::new(&joined, &dialect);
     for r in &split.records {
-        let slot = clean_seen;
-        clean_seen += usize::from(r.corrupt_reason.is_none());
-        let texts = match (&r.corrupt_reason, split.format) {
+        let outcome = match (&r.corrupt_reason, split.format) {
             (Some(reason), _) => Err(SourceError::Corrupt(reason.clone())),
             (None, SourceFormat::Csv) => match &ambiguous {
                 Some(a) => Err(a.clone()),
                 None if foreign => Err(foreign_header_reason(&split.header, schema)),
-                None => match bulk.as_ref().and_then(|b| b.get(slot)) {
-                    Some(record) => csv_fields(record, &split.header, &header_index, schema),
-                    None => {
-                        read_csv_record(&r.text, &dialect, &split.header, &header_index, schema)
-                    }
-                },
+                None => match bulk.next_record() {
+                    Some(record) => layout.append(record, &mut texts),
+                    None => layout.append_payload(&r.text, &mut texts),
+                }
+                .map_err(SourceError::from),
             },
             (None, _) => {
                 if let Ok(obj) = raw_object(&r.text) {
@@ -629,25 +645,14 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
                         }
                     }
                 }
-                read_json_record(&r.text, schema, &mut seen)
+                // CSV settings only (see `parse_bronze`): JSON `""` stays the empty string.
+                read_json_record(&r.text, schema, &mut seen).map(|v| texts.push(v))
             }
         };
-        match texts {
-            Ok(values) => {
-                // CSV settings only (see `parse_bronze`): JSON `""` stays the empty string.
-                let values = match csv {
-                    true => normalize_texts(values, schema, &dialect),
-                    false => values,
-                };
-                for (c, v) in values.into_iter().enumerate() {
-                    text_cols[c].push(v);
-                }
-                reasons.push(None);
-            }
+        match outcome {
+            Ok(()) => reasons.push(None),
             Err(reason) => {
-                for col in text_cols.iter_mut() {
-                    col.push(None);
-                }
+                texts.push_nulls();
                 reasons.push(Some(reason.to_string()));
             }
         }
@@ -655,7 +660,7 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
     let n = reasons.len();
     // One conversion in record order (a repeated local time read in arrival
     // order sees every record, as silver reading a raw batch does).
-    let converted = convert_texts(schema, &text_cols, n)?;
+    let converted = convert_texts(schema, texts.finish(), n)?;
     for (row, errs) in converted.errors.iter().enumerate() {
         if !errs.is_empty() {
             reasons[row] = Some(errs.join("; "));
@@ -866,7 +871,7 @@ fn read_typed_batch(
         .map(|a| a.as_any().downcast_ref::<StringArray>())
         .collect::<Option<_>>()
         .ok_or_else(|| crate::error::EngineError::Internal("cast to Utf8".into()))?;
-    let mut text_cols: Vec<Vec<Option<String>>> = vec![Vec::new(); schema.columns.len()];
+    let mut text_cols = TextColumns::new(schema.columns.len());
     let mut readable = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         readable.push(!corrupt.is_valid(row));
@@ -886,6 +891,7 @@ fn read_typed_batch(
             continue;
         }
         let mut obj = serde_json::Map::new();
+        let mut values = Vec::with_capacity(schema.columns.len());
         for (c, col) in schema.columns.iter().enumerate() {
             let v = texts[c]
                 .is_valid(row)
@@ -896,8 +902,9 @@ fn read_typed_batch(
                     .map(serde_json::Value::String)
                     .unwrap_or(serde_json::Value::Null),
             );
-            text_cols[c].push(v);
+            values.push(v);
         }
+        text_cols.push(values);
         lineage[0].push(event_ids.value(row).to_string());
         lineage[1].push(batch_ids.value(row).to_string());
         lineage[2].push(files.value(row).to_string());
@@ -910,6 +917,7 @@ fn read_typed_batch(
         errors: vec![Vec::new(); n],
         read_as_utc: Vec::with_capacity(schema.columns.len()),
     };
+    let text_cols = text_cols.finish();
     for (c, col) in schema.columns.iter().enumerate() {
         if stored[c].data_type() == &col.data_type.arrow_type() {
             part.arrays.push(datafusion::arrow::compute::filter(
@@ -1180,106 +1188,6 @@ fn default_dialect() -> CsvDialect {
     }
 }
 
-/// A reader of CSV payloads with the batch's delimiter, quote and escape.
-fn dialect_reader<'a>(bytes: &'a [u8], dialect: &CsvDialect) -> csv::Reader<&'a [u8]> {
-    csv_reader(
-        bytes,
-        dialect.delimiter as u8,
-        dialect.quote as u8,
-        dialect.escape.map(|e| e as u8),
-    )
-}
-
-/// Applies the batch's null tokens (a matching text is NULL) and decimal
-/// separator (`,` becomes `.` in numeric columns) to one CSV record's texts
-/// (never to JSON: a JSON `""` is the empty string, only `null` is NULL).
-fn normalize_texts(
-    values: Vec<Option<String>>,
-    schema: &SourceSchema,
-    dialect: &CsvDialect,
-) -> Vec<Option<String>> {
-    values
-        .into_iter()
-        .zip(&schema.columns)
-        .map(|(v, col)| {
-            let v = v.filter(|t| !dialect.null_tokens.iter().any(|n| n == t))?;
-            if dialect.decimal_separator == ',' && col.data_type.is_numeric() {
-                Some(v.replace(',', "."))
-            } else {
-                Some(v)
-            }
-        })
-        .collect()
-}
-
-/// One CSV payload → the declared columns' texts, read with the batch's
-/// delimiter and quote (an empty field is NULL unless the null tokens say otherwise).
-fn read_csv_record(
-    raw: &str,
-    dialect: &CsvDialect,
-    header: &[String],
-    header_index: &HashMap<&str, Option<usize>>,
-    schema: &SourceSchema,
-) -> std::result::Result<Vec<Option<String>>, SourceError> {
-    let mut reader = dialect_reader(raw.as_bytes(), dialect);
-    let mut record = csv::StringRecord::new();
-    match reader.read_record(&mut record) {
-        Ok(true) => {}
-        Ok(false) => return Err(SourceError::EmptyRecord),
-        Err(e) => return Err(SourceError::UnreadableCsv(e.to_string())),
-    }
-    csv_fields(&record, header, header_index, schema)
-}
-
-/// A parsed CSV record → the declared columns' texts.
-fn csv_fields(
-    record: &csv::StringRecord,
-    header: &[String],
-    header_index: &HashMap<&str, Option<usize>>,
-    schema: &SourceSchema,
-) -> std::result::Result<Vec<Option<String>>, SourceError> {
-    if record.len() != header.len() {
-        return Err(SourceError::FieldCount {
-            expected: header.len(),
-            found: record.len(),
-        });
-    }
-    Ok(schema
-        .columns
-        .iter()
-        .map(|c| {
-            header_index
-                .get(c.name.as_str())
-                .copied()
-                .flatten()
-                .and_then(|i| record.get(i))
-                .map(str::to_string)
-        })
-        .collect())
-}
-
-/// Every payload of a CSV batch parsed with one reader (a reader per record
-/// costs more than the parsing). Each payload is one complete record by
-/// construction; `None` if they do not come back one for one (then each is
-/// parsed alone).
-fn parse_csv_batch<'a>(
-    payloads: impl ExactSizeIterator<Item = &'a str>,
-    dialect: &CsvDialect,
-) -> Option<Vec<csv::StringRecord>> {
-    let n = payloads.len();
-    let mut joined = String::new();
-    for p in payloads {
-        joined.push_str(p);
-        joined.push('\n');
-    }
-    let mut reader = dialect_reader(joined.as_bytes(), dialect);
-    let records: Vec<csv::StringRecord> = reader
-        .records()
-        .collect::<std::result::Result<_, _>>()
-        .ok()?;
-    (records.len() == n).then_some(records)
-}
-
 /// One JSON payload → the declared columns' texts (see [`raw_text`]):
 /// strings are taken as they are, numbers, booleans and nested values by
 /// their exact JSON text, `null` as NULL. A column with a `path` walks
@@ -1337,11 +1245,12 @@ fn read_json_record(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bronze::{bronze_batch, split_file, Audit};
 
-    fn batch_of(text: &str, file: &str) -> (BatchInfo, RecordBatch) {
+    /// One bronze batch (`b1`) of `text` as file `file`, split as ingest splits it.
+    pub(crate) fn batch_of(text: &str, file: &str) -> (BatchInfo, RecordBatch) {
         let split = split_file(text.as_bytes(), &Default::default()).unwrap();
         let ids = (0..split.records.len()).map(|i| format!("e{i}")).collect();
         let rb = bronze_batch(
@@ -1387,17 +1296,6 @@ mod tests {
             notes: vec![],
         };
         (info, rb)
-    }
-
-    #[test]
-    fn a_batch_of_payloads_parses_in_one_go_or_falls_back() {
-        let d = default_dialect();
-        let recs = parse_csv_batch(["1,\"a\nb\"", "2,c"].into_iter(), &d).unwrap();
-        assert_eq!(recs.len(), 2);
-        assert_eq!(&recs[0][1], "a\nb");
-        assert_eq!(&recs[1][1], "c");
-        // An empty payload is no record: the counts differ, each is parsed alone.
-        assert!(parse_csv_batch(["1,a", ""].into_iter(), &d).is_none());
     }
 
     #[test]

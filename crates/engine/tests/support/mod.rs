@@ -30,3 +30,52 @@ pub async fn yield_to_browser() {
 /// Natively there is no event loop to give a turn to.
 #[cfg(not(target_arch = "wasm32"))]
 pub async fn yield_to_browser() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[allow(dead_code)]
+pub mod flights;
+
+use medallion_engine::api::{Request, Response, TableView};
+use medallion_engine::Playground;
+
+/// Rows `0..limit` of `table` (`bronze.t`, `silver.quarantine`) at
+/// `version` (`None`: the current one); panics on any other answer.
+#[allow(dead_code)]
+pub async fn rows_at(
+    p: &mut Playground,
+    table: &str,
+    version: Option<u64>,
+    limit: usize,
+) -> TableView {
+    match p
+        .handle(Request::GetTable {
+            table: table.parse().unwrap(),
+            offset: 0,
+            limit,
+            version,
+            corrupt_only: false,
+        })
+        .await
+    {
+        Response::Table(t) => t,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+/// The cells of `column` in every row of `t` (`None`: NULL); panics naming
+/// the columns `t` has when it has no such column.
+#[allow(dead_code)]
+pub fn col<'a>(t: &'a TableView, column: &str) -> Vec<Option<&'a str>> {
+    let i = t
+        .columns
+        .iter()
+        .position(|c| c.name == column)
+        .unwrap_or_else(|| {
+            panic!(
+                "no column {column} in {}: {:?}",
+                t.name,
+                t.columns.iter().map(|c| &c.name).collect::<Vec<_>>()
+            )
+        });
+    t.rows.iter().map(|r| r[i].as_deref()).collect()
+}

@@ -1,0 +1,121 @@
+//! How much memory the session holds, and whether another file fits in the
+//! tab, decided before the file is read (issue 12: "a memory estimate
+//! refuses, before reading, a file the tab cannot hold").
+//!
+//! Everything lives in the engine's WebAssembly memory, which cannot grow
+//! past 4 GiB (32-bit addresses) and which a run needs room in besides what
+//! it keeps (joins, concatenations, a Parquet file being written). The
+//! session may hold [`MEMORY_BUDGET_BYTES`]; a file whose estimated share
+//! would take it past that is refused, naming both figures, and nothing is
+//! written.
+
+use futures::TryStreamExt;
+
+use super::*;
+
+/// What a session may hold in memory: 1.5 GiB, three eighths of the 4 GiB a
+/// 32-bit WebAssembly memory can reach, leaving the rest for a run's work.
+pub const MEMORY_BUDGET_BYTES: u64 = 1536 * 1024 * 1024;
+
+/// The memory a file of `bytes` takes once it is in every layer, estimated
+/// from its size and its number of lines, without parsing it (bytes):
+///
+/// - text (CSV, JSON): 4 × its size (the landing copy, the bronze payloads,
+///   silver's lineage copy of them, the Parquet files of the versions and the
+///   typed columns) plus 200 bytes per line (audit columns and offsets);
+/// - Parquet (compressed columns, `PAR1` at its start): 12 × its size (each
+///   record becomes a JSON payload in bronze, then typed columns in silver).
+pub fn estimated_bytes(bytes: &[u8]) -> u64 {
+    let size = bytes.len() as u64;
+    if bytes.starts_with(b"PAR1") {
+        return 12 * size;
+    }
+    let lines = bytes.iter().filter(|b| **b == b'\n').count() as u64 + 1;
+    4 * size + 200 * lines
+}
+
+impl Playground {
+    /// What the session holds now, in bytes: every bronze batch's arrays,
+    /// the last run's tables (silver, quarantine, gold, and bronze as the
+    /// run read it) and every file of the lake (versions, landing zone,
+    /// logs). An estimate: arrays that share a buffer are counted once each.
+    ///
+    /// Errors: the lake cannot be listed.
+    pub async fn memory_bytes(&self) -> Result<u64> {
+        let bronze: usize = self
+            .bronze
+            .values()
+            .flatten()
+            .map(|(_, rb)| rb.get_array_memory_size())
+            .sum();
+        let tables: usize = self
+            .last_good
+            .iter()
+            .flat_map(|o| &o.tables)
+            .map(|t| t.batch.get_array_memory_size())
+            .sum();
+        let lake: u64 = self
+            .lake
+            .store()
+            .list(None)
+            .map_ok(|m| m.size)
+            .try_fold(0u64, |sum, size| async move { Ok(sum + size) })
+            .await
+            .map_err(|e| EngineError::Storage(e.to_string()))?;
+        Ok(bronze as u64 + tables as u64 + lake)
+    }
+
+    /// Refuses `file_name` (its `bytes`) when the session and the file
+    /// together would pass [`Self::memory_budget`], with a message giving
+    /// the figures in MB (10^6 bytes) and what to do; nothing is read or
+    /// written then.
+    pub(super) async fn check_memory(&self, file_name: &str, bytes: &[u8]) -> Result<()> {
+        let held = self.memory_bytes().await?;
+        let needed = estimated_bytes(bytes);
+        let budget = self.memory_budget;
+        if held + needed <= budget {
+            return Ok(());
+        }
+        let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
+        Err(EngineError::Ingest(crate::api::tr(
+            self.lang,
+            format!(
+                "{file_name} ({} MB) would take about {} MB of memory once it is in every layer, and this session already holds {} MB: together more than the {} MB this tab can keep (the engine's memory cannot grow past 4 GiB, and a run needs room to work). Nothing was written. Ingest a sample of the file, or press Start fresh first.",
+                mb(bytes.len() as u64),
+                mb(needed),
+                mb(held),
+                mb(budget)
+            ),
+            format!(
+                "{file_name} ({} МБ) займёт около {} МБ памяти, когда пройдёт все слои, а сессия уже держит {} МБ: вместе больше {} МБ, которые может держать эта вкладка (память движка не растёт дальше 4 ГиБ, и запуску нужно место для работы). Ничего не записано. Загрузите выборку из файла или сначала нажмите «Начать заново».",
+                mb(bytes.len() as u64),
+                mb(needed),
+                mb(held),
+                mb(budget)
+            ),
+        )))
+    }
+
+    /// The memory a session may hold, bytes ([`MEMORY_BUDGET_BYTES`]
+    /// unless set with [`Self::set_memory_budget`]).
+    pub fn memory_budget(&self) -> u64 {
+        self.memory_budget
+    }
+
+    /// Sets the memory a session may hold (bytes): tests and scripts with
+    /// other limits than a browser tab's.
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        self.memory_budget = bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_counts_four_times_its_size_and_its_lines_parquet_twelve_times() {
+        assert_eq!(estimated_bytes(b"a,b\n1,2\n"), 4 * 8 + 200 * 3);
+        assert_eq!(estimated_bytes(b"PAR1\0\0\0\0PAR1"), 12 * 12);
+    }
+}
