@@ -44,6 +44,41 @@ async function medallion_lake_clear() {
   try { await root.removeEntry(MEDALLION_LAKE, { recursive: true }); } catch (e) { if (e.name !== "NotFoundError") throw e; }
 }
 
+// The chunks of `response`'s body; `progress(bytes, done)` hears the bytes
+// that have arrived, every 100 ms, and once more at the end with done = true.
+async function medallion_read_counted(response, progress) {
+  const reader = response.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  let reported = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    if (Date.now() - reported > 100) {
+      reported = Date.now();
+      progress(loaded, false);
+    }
+  }
+  progress(loaded, true);
+  return chunks;
+}
+
+// An example's download (crates/protocol/src/examples.rs, Download): the
+// gzip file at `path`, relative to the page; `progress(bytes)` hears the
+// compressed bytes that have arrived, every 100 ms. Returns the file's own
+// bytes. A host that already sent it decoded (Content-Encoding: gzip) is
+// fine too: the bytes are unzipped only if they start as gzip does.
+async function medallion_download(path, progress) {
+  const response = await fetch("./" + path);
+  if (!response.ok) throw new Error(`HTTP ${response.status} for ${path}`);
+  const bytes = new Blob(await medallion_read_counted(response, progress));
+  const head = new Uint8Array(await bytes.slice(0, 2).arrayBuffer());
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return new Uint8Array(await bytes.arrayBuffer());
+  const plain = bytes.stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(plain).arrayBuffer());
+}
 
 (async () => {
   const post = (message) => postMessage(JSON.stringify(message));
@@ -51,27 +86,9 @@ async function medallion_lake_clear() {
     const response = await fetch("./medallion-worker_bg.wasm");
     if (!response.ok) throw new Error(`HTTP ${response.status} for medallion-worker_bg.wasm`);
     const total = Number(response.headers.get("content-length")) || 0;
-    const reader = response.body.getReader();
-    const chunks = [];
-    let loaded = 0;
-    let reported = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      loaded += value.length;
-      if (Date.now() - reported > 100) {
-        reported = Date.now();
-        post({ type: "loading", loaded_bytes: loaded, total_bytes: total });
-      }
-    }
-    post({ type: "loading", loaded_bytes: loaded, total_bytes: total || loaded });
-    const bytes = new Uint8Array(loaded);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
+    const chunks = await medallion_read_counted(response, (n, done) =>
+      post({ type: "loading", loaded_bytes: n, total_bytes: done ? total || n : total }));
+    const bytes = new Uint8Array(await new Blob(chunks).arrayBuffer());
     await wasm_bindgen({ module_or_path: bytes });
   } catch (e) {
     post({ type: "failed", message: `the pipeline engine could not be loaded: ${e}` });

@@ -339,6 +339,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Не сохраняется в браузере: дальнейшие изменения остаются только в этой вкладке (после перезагрузки — последнее сохранённое состояние)",
         ),
         "progress_reading" => ("Reading", "Читаем"),
+        "progress_downloading" => ("Downloading", "Скачиваем"),
         "progress_records" => ("records", "записей"),
         "progress_parsing" => ("Reading with the declared schema", "Читаем по объявленной схеме"),
         "progress_rule" => ("rule", "правило"),

@@ -74,6 +74,13 @@ pub enum FromEngine {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum Progress {
+    /// Fetching an example's file `file` from the site: `bytes` of
+    /// `total_bytes` arrived (compressed bytes).
+    Downloading {
+        file: String,
+        bytes: u64,
+        total_bytes: u64,
+    },
     /// Reading a file into records: `bytes` of `total_bytes` read (bytes),
     /// `records` found so far.
     Reading {
@@ -109,6 +116,9 @@ impl Progress {
     pub fn fraction(&self) -> f64 {
         let (n, of) = match self {
             Progress::Reading {
+                bytes, total_bytes, ..
+            }
+            | Progress::Downloading {
                 bytes, total_bytes, ..
             } => (*bytes as f64, *total_bytes as f64),
             Progress::Parsing { n, of, .. }

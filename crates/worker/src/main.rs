@@ -29,7 +29,7 @@ mod worker {
     use futures::TryStreamExt;
     use medallion_engine::env::{IdGenerator, RandomIds, RequestClock, SeededIds};
     use medallion_engine::Playground;
-    use medallion_protocol::wire::{Envelope, FromEngine};
+    use medallion_protocol::wire::{Envelope, FromEngine, Progress};
     use medallion_protocol::{Request, Response};
     use object_store::memory::InMemory;
     use object_store::path::Path;
@@ -53,6 +53,43 @@ mod worker {
         async fn lake_delete(path: &str) -> Result<JsValue, JsValue>;
         #[wasm_bindgen(catch, js_name = medallion_lake_clear)]
         async fn lake_clear() -> Result<JsValue, JsValue>;
+        #[wasm_bindgen(catch, js_name = medallion_download)]
+        async fn download(path: &str, progress: &js_sys::Function) -> Result<JsValue, JsValue>;
+    }
+
+    /// Before a request that loads an example with downloads: fetches each
+    /// one the session does not hold yet (reporting the compressed bytes as
+    /// [`Progress::Downloading`] under request `id`) and gives it to the
+    /// engine. The error says which file could not be fetched, and why.
+    async fn fetch_downloads(pg: &mut Playground, request: &Request, id: u64) -> Result<(), String> {
+        let Request::LoadExample { example, .. } = request else {
+            return Ok(());
+        };
+        let Some(info) = medallion_protocol::examples::example_info(example) else {
+            return Ok(());
+        };
+        for d in pg.missing_downloads(info) {
+            let (file, total) = (d.file.to_string(), d.gzip_bytes);
+            let progress = Closure::<dyn Fn(f64)>::new(move |bytes: f64| {
+                post(&FromEngine::Progress {
+                    id,
+                    progress: Progress::Downloading {
+                        file: file.clone(),
+                        bytes: bytes as u64,
+                        total_bytes: total,
+                    },
+                })
+            });
+            let bytes = download(d.path, progress.as_ref().unchecked_ref())
+                .await
+                .map_err(|e| format!("{} could not be downloaded from {}: {}", d.file, d.path, js_text(&e)))?;
+            let bytes = bytes
+                .dyn_into::<js_sys::Uint8Array>()
+                .map_err(|_| format!("{}: the download gave no bytes", d.file))?
+                .to_vec();
+            pg.add_download(d.path, bytes).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// A JavaScript error as `Name: message` (`QuotaExceededError: …`).
@@ -353,7 +390,10 @@ mod worker {
                 pg.set_progress(Some(Box::new(move |progress| {
                     post(&FromEngine::Progress { id, progress })
                 })));
-                let response = pg.handle(env.request).await;
+                let response = match fetch_downloads(pg, &env.request, id).await {
+                    Ok(()) => pg.handle(env.request).await,
+                    Err(message) => Response::Error { message },
+                };
                 pg.set_progress(None);
                 let (mut saved, mut not_saved) = (None, None);
                 if persist && changes {

@@ -35,6 +35,16 @@ fn size_text(lang: Lang, bytes: u64) -> String {
 /// One line saying what a progress report is about.
 fn progress_text(lang: Lang, p: &Progress) -> String {
     match p {
+        Progress::Downloading {
+            file,
+            bytes,
+            total_bytes,
+        } => format!(
+            "{} {file}: {} / {}",
+            t(lang, "progress_downloading"),
+            size_text(lang, *bytes),
+            size_text(lang, *total_bytes)
+        ),
         Progress::Reading {
             file,
             bytes,

@@ -5,8 +5,10 @@
 //!
 //! - [`nyc_taxi`]: seed 002 on the real July 2020 taxi sample.
 //! - [`scenarios`]: small scenarios for seeds 000, 001 and 003.
+//! - [`flights`]: a year of real NYC flights, its files downloaded on demand.
 //! - `parts` (internal): what the definitions are written with.
 
+pub mod flights;
 pub mod nyc_taxi;
 mod parts;
 pub mod scenarios;
@@ -70,6 +72,12 @@ pub const EXAMPLES: &[Example] = &[
         info: examples::CDC_ORDER,
         definition: scenarios::cdc_order,
         files: scenarios::cdc_order_files,
+        kafka: no_kafka,
+    },
+    Example {
+        info: examples::FLIGHTS,
+        definition: flights::nyc_flights,
+        files: flights::flights_files,
         kafka: no_kafka,
     },
 ];

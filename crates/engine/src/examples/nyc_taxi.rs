@@ -174,12 +174,8 @@ pub fn nyc_taxi(lang: Lang) -> PipelineDef {
     ];
 
     let silver = TableName::silver("nyc_taxi_yellow");
-    let check = |id: &str, level: CheckLevel, d: Tr, kind: CheckKind| CheckDef {
-        id: id.into(),
-        level,
-        description: tr(lang, d),
-        kind,
-        severity: Default::default(),
+    let check = |id: &str, level: CheckLevel, d: Tr, kind: CheckKind| {
+        super::parts::check(lang, id, level, d, kind)
     };
     let row = |pred: &str| CheckKind::RowPredicate {
         table: silver.clone(),

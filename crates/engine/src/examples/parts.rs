@@ -2,6 +2,7 @@
 //! languages, rules, and the files an example ingests.
 
 use crate::api::Lang;
+use crate::model::{CheckDef, CheckKind, CheckLevel};
 use crate::silver::rules::{Rule, RuleKind};
 
 /// `(bronze table, file name, bytes)` of a scenario.
@@ -25,6 +26,17 @@ pub(crate) fn tr(lang: Lang, t: Tr) -> String {
         Lang::Ru => t.ru,
     }
     .to_string()
+}
+
+/// A check of `level` with its description in `lang` and the default severity.
+pub(crate) fn check(lang: Lang, id: &str, level: CheckLevel, d: Tr, kind: CheckKind) -> CheckDef {
+    CheckDef {
+        id: id.into(),
+        level,
+        description: tr(lang, d),
+        kind,
+        severity: Default::default(),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -50,6 +50,8 @@ impl Playground {
         )?;
         fresh.lang = self.lang;
         fresh.progress = self.progress.take();
+        fresh.downloads = self.downloads.clone();
+        fresh.memory_budget = self.memory_budget;
         let mark = self.ids.start_over();
         Ok((fresh, mark))
     }
@@ -71,6 +73,62 @@ impl Playground {
         }
     }
 
+    /// Gives this session the decompressed bytes of an example's download
+    /// (one of `medallion_protocol::examples::EXAMPLES[..].downloads`, by
+    /// its `path`), for the next [`Self::load_example`] of that example:
+    /// the browser's worker fetches them from the site; a native caller
+    /// reads them from `static/` (gunzipped). A path that is no example's
+    /// download, or bytes of another size than the download's, are refused.
+    pub fn add_download(&mut self, path: &str, bytes: Vec<u8>) -> Result<()> {
+        let download = crate::examples::EXAMPLES
+            .iter()
+            .flat_map(|e| e.info.downloads)
+            .find(|d| d.path == path)
+            .ok_or_else(|| EngineError::Request(format!("{path} is no example's download")))?;
+        if bytes.len() as u64 != download.bytes {
+            return Err(EngineError::Request(format!(
+                "{}: {} bytes arrived where {} were expected (an incomplete or changed download)",
+                download.file,
+                bytes.len(),
+                download.bytes
+            )));
+        }
+        self.downloads.insert(download.path, bytes.into());
+        Ok(())
+    }
+
+    /// The downloads of `info` that this session does not hold yet.
+    pub fn missing_downloads(
+        &self,
+        info: &medallion_protocol::examples::ExampleInfo,
+    ) -> Vec<&'static medallion_protocol::examples::Download> {
+        info.downloads
+            .iter()
+            .filter(|d| !self.downloads.contains_key(d.path))
+            .collect()
+    }
+
+    /// `(table, file, bytes)` of every download of `info`, in order; an
+    /// error naming those not given yet.
+    fn downloaded(
+        &self,
+        info: &medallion_protocol::examples::ExampleInfo,
+    ) -> Result<Vec<(&'static str, &'static str, Arc<[u8]>)>> {
+        let missing = self.missing_downloads(info);
+        if !missing.is_empty() {
+            return Err(EngineError::Request(format!(
+                "the example {} needs its downloaded files first: {} (the page fetches them; a script gives them with add_download)",
+                info.name,
+                missing.iter().map(|d| d.path).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        Ok(info
+            .downloads
+            .iter()
+            .map(|d| (d.table, d.file, self.downloads[d.path].clone()))
+            .collect())
+    }
+
     async fn load_example_into(
         &mut self,
         name: &str,
@@ -89,8 +147,11 @@ impl Playground {
                 b.mode = mode;
             }
         }
+        let downloaded = self.downloaded(&example.info)?;
         self.reset(name, def, lang).await?;
-        for (table, file, bytes) in (example.files)() {
+        // The downloaded files first, then the bundled ones, each one batch.
+        let downloaded = downloaded.iter().map(|(t, f, b)| (*t, *f, &b[..]));
+        for (table, file, bytes) in downloaded.chain((example.files)()) {
             self.append(table, file, bytes, &IngestOptions::default())
                 .await?;
         }

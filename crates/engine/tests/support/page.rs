@@ -11,6 +11,23 @@ use object_store::memory::InMemory;
 /// The clock's start: each request is sent at `T0 + at_secs`.
 pub const T0: i64 = 1_700_000_000_000_000;
 
+/// A copy of every file of `store` (what the browser's storage keeps
+/// across a reload), in a new in-memory store.
+#[allow(dead_code)] // not every test file that includes this reopens a copy
+pub async fn copy_of(
+    store: Arc<dyn object_store::ObjectStore>,
+) -> Arc<dyn object_store::ObjectStore> {
+    use futures::TryStreamExt;
+    use object_store::{ObjectStore, ObjectStoreExt};
+    let copy = Arc::new(InMemory::new());
+    let metas: Vec<_> = store.list(None).try_collect().await.unwrap();
+    for m in metas {
+        let bytes = store.get(&m.location).await.unwrap().bytes().await.unwrap();
+        copy.put(&m.location, bytes.into()).await.unwrap();
+    }
+    copy
+}
+
 /// A new in-memory lake for each load.
 pub fn store_factory() -> medallion_engine::playground::StoreFactory {
     Arc::new(|| Arc::new(InMemory::new()))

@@ -1,0 +1,39 @@
+// The "NYC flights 2013" example in the browser: its 8 MB of files are
+// downloaded only when it is picked (the progress line says so), a year of
+// real flights goes through every layer, and a rule edit re-runs it all.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { APP_URL, count, waitForCount, withPage } from './lib.mjs';
+
+test('the flights example downloads its files when picked and runs 336,776 flights through every layer', () => withPage(async (page, problems) => {
+  const fetched = [];
+  page.on('request', (r) => { if (/downloads\//.test(r.url())) fetched.push(r.url().replace(/.*downloads\//, '')); });
+  await page.goto(`${APP_URL}?lang=en`);
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  assert.deepEqual(fetched, [], 'nothing is downloaded before the example is picked');
+
+  const seen = new Set();
+  const watch = setInterval(async () => {
+    const text = await page.locator('#engine-progress-text').innerText({ timeout: 100 }).catch(() => '');
+    if (text) seen.add(text.replace(/[\d.]+ (MB|kB|bytes)/g, 'N'));
+  }, 100);
+  const started = Date.now();
+  await page.selectOption('#example-picker', 'nyc_flights_2013');
+  await waitForCount(page, 'silver.flights', 327_346, 600_000);
+  clearInterval(watch);
+  console.log(`# flights example: download, ingest of 336,776 flights and the first run: ${Date.now() - started} ms`);
+  assert.ok([...seen].some((t) => t.startsWith('Downloading flights.csv')), [...seen].join(' | '));
+  assert.deepEqual(fetched.sort(), ['airlines', 'airports', 'flights', 'planes', 'weather'].map((f) => `nycflights13/${f}.csv.gz`));
+  assert.equal(await count(page, 'bronze.flights'), 336_776);
+  assert.equal(await count(page, 'silver.quarantine'), 9_430);
+  assert.equal(await count(page, 'gold.delays_by_carrier_month'), 185);
+
+  // A rule edit: F2 off lets the 1,175 diverted flights into silver.
+  await page.locator('#rule-F2 input.rule-enabled').click();
+  await waitForCount(page, 'silver.flights', 328_521, 600_000);
+  console.log(`# flights, rule F2 off: ${await page.locator('#run-status').innerText()}`);
+  await page.locator('#rule-F2 input.rule-enabled').click();
+  await waitForCount(page, 'silver.flights', 327_346, 600_000);
+  console.log(`# flights, rule F2 on again: ${await page.locator('#run-status').innerText()}`);
+  assert.deepEqual(problems, []);
+}));
