@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 const here = dirname(fileURLToPath(import.meta.url));
 const URL_ = process.env.BENCH_URL ?? 'http://127.0.0.1:8090/';
 const RUNS = Number(process.env.RUNS ?? 5);
+// ONLY=duckdb-wasm runs DuckDB-Wasm's half alone (its lines can be appended to an earlier browser.jsonl).
+const ONLY = process.env.ONLY ?? '';
 const queries = JSON.parse(readFileSync(join(here, 'queries.json'), 'utf8'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.max(0, Math.ceil(s.length * 0.95) - 1)]; };
@@ -34,7 +36,7 @@ const waitCount = (page, table, n) => page.waitForFunction(([s, v]) => document.
   [`#card-${table.replace('.', '-')} .count`, n], { timeout: 600_000, polling: 'raf' });
 
 // Cold start: navigation → first contentful paint, → the first silver count on screen.
-{
+if (!ONLY) {
   const paint = [], result = [];
   for (let run = 0; run <= RUNS; run += 1) {
     const page = await fresh();
@@ -50,7 +52,7 @@ const waitCount = (page, table, n) => page.waitForFunction(([s, v]) => document.
 }
 
 // The flights example through the page: load it, then switch F2 off and on.
-{
+if (!ONLY) {
   const page = await fresh();
   await page.addInitScript(LONG_TASKS);
   await page.goto(`${URL_}?lang=en`);
@@ -88,7 +90,7 @@ const waitCount = (page, table, n) => page.waitForFunction(([s, v]) => document.
   const files = [['flights.csv', '/bench/data/flights.csv'], ['flights-200k.json', '/bench/data/flights-200k.json'],
     ['flights-3m.parquet', '/bench/data/flights-3m.parquet']];
   const lookups = ['airlines', 'airports', 'planes'].map((t) => [`${t}.csv`, `/bench/data/${t}.csv`]);
-  for (const o of await page.evaluate(([f, r]) => window.bench.ours(f, r), [files, RUNS])) print({ engine: 'ours', ...o });
+  if (!ONLY) for (const o of await page.evaluate(([f, r]) => window.bench.ours(f, r), [files, RUNS])) print({ engine: 'ours', ...o });
   for (const o of await page.evaluate(([f, l, q, r]) => window.bench.duck(f, l, q, r), [files, lookups, queries, RUNS])) print({ engine: 'duckdb-wasm', ...o });
   await page.context().close();
 }

@@ -16,7 +16,7 @@ const duckNative = lines('duckdb.jsonl');
 const find = (xs, pred) => xs.find(pred) ?? null;
 const ms = (v) => (v == null ? '–' : `${Math.round(v)} ms`);
 const ratio = (a, b) => (a == null || b == null ? '–' : `${(a / b).toFixed(1)}×`);
-const rate = (o) => (o == null ? '–' : o.refused ? `refused: ${o.refused}` : `${ms(o.ms)} (${o.mb_per_s.toFixed(1)} MB/s, ${Math.round(o.records_per_s).toLocaleString('en-US')} rec/s)`);
+const rate = (o) => (o == null ? '–' : o.refused ? `refused: ${o.refused}` : o.error ? `failed: ${o.error}` : `${ms(o.ms)} (${o.mb_per_s.toFixed(1)} MB/s, ${Math.round(o.records_per_s).toLocaleString('en-US')} rec/s)`);
 const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
 
 const commit = execSync('git rev-parse --short HEAD').toString().trim();
@@ -40,7 +40,7 @@ for (const file of ['flights.csv', 'flights-200k.json', 'flights-3m.parquet']) {
   const db = find(browser, (o) => o.engine === 'duckdb-wasm' && o.bench === 'ingest' && o.file === file);
   const dn = find(duckNative, (o) => o.bench === 'ingest' && o.file === file);
   const size = on?.mb ?? ob?.mb;
-  const ok = (o) => (o && !o.refused ? o.ms : null);
+  const ok = (o) => (o && !o.refused && !o.error ? o.ms : null);
   console.log(`| ${file} (${size?.toFixed(1)} MB) | ${rate(ob)} | ${rate(on)} | ${ratio(ok(ob), ok(on))} | ${rate(db)} | ${rate(dn)} | ${ratio(ok(ob), ok(db))} | ${ratio(ok(on), ok(dn))} |`);
 }
 console.log('');

@@ -103,3 +103,110 @@ async fn an_ingest_reports_the_file_then_every_rule_model_and_table_in_order() {
         1.0
     );
 }
+
+/// The Reading events of one ingest of `bytes` into a raw bronze table.
+async fn reading_events(file_name: &str, bytes: Vec<u8>) -> Vec<(u64, u64, u64)> {
+    // One raw bronze table, as a JavaScript caller sends it (page.mjs of the benchmark).
+    let def = serde_json::from_value(serde_json::json!({
+        "title": "progress",
+        "bronze": [{ "name": "input", "source_system": "test", "schema": { "columns": [] }, "description": "" }],
+        "silver": [], "gold": [], "checks": [],
+    }))
+    .expect("pipeline definition");
+    let mut p = Playground::with_env(
+        Arc::new(FixedClock::new(1_700_000_000_000_000)),
+        Arc::new(SequentialIds::default()),
+    )
+    .expect("playground");
+    p.load_pipeline(def).await.expect("pipeline");
+    let heard: Rc<RefCell<Vec<Progress>>> = Rc::default();
+    let sink = heard.clone();
+    p.set_progress(Some(Box::new(move |pr| sink.borrow_mut().push(pr))));
+    let r = p
+        .handle(Request::Ingest {
+            table: "input".into(),
+            file_name: file_name.into(),
+            bytes,
+            options: Default::default(),
+        })
+        .await;
+    assert!(matches!(r, Response::Snapshot(_)), "{r:?}");
+    let events = heard
+        .borrow()
+        .iter()
+        .filter_map(|pr| match pr {
+            Progress::Reading {
+                file,
+                bytes,
+                total_bytes,
+                records,
+            } => {
+                assert_eq!(file, file_name);
+                Some((*bytes, *total_bytes, *records))
+            }
+            _ => None,
+        })
+        .collect();
+    events
+}
+
+#[tokio::test]
+async fn a_large_csv_reports_its_bytes_and_records_as_it_is_read() {
+    // 300,000 records of 16 bytes after an 8-byte header: 4.8 MB.
+    let mut csv = String::from("id,name\n");
+    for i in 0..300_000 {
+        csv.push_str(&format!("{i:07},{:07}\n", i * 3));
+    }
+    let total = csv.len() as u64;
+    assert_eq!(total, 4_800_008);
+    let events = reading_events("big.csv", csv.into_bytes()).await;
+    assert_eq!(events.first(), Some(&(0, total, 0)));
+    assert_eq!(events.last(), Some(&(total, total, 300_000)));
+    let between = &events[1..events.len() - 1];
+    // One report per 256 KiB read (2% of 4.8 MB is less): 18 of them.
+    assert_eq!(between.len(), 18, "{events:?}");
+    for (bytes, t, records) in between {
+        assert_eq!(*t, total);
+        // Reported at the start of a record: the ones before it are counted.
+        assert_eq!((bytes - 8) % 16, 0, "{bytes}");
+        assert_eq!(*records, (bytes - 8) / 16);
+    }
+    assert!(between
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].2 < w[1].2));
+}
+
+#[tokio::test]
+async fn json_lines_and_a_utf16_file_report_bytes_of_the_file_as_given() {
+    // JSON Lines: 200,000 records of 16 bytes.
+    let mut jsonl = String::new();
+    for i in 0..200_000 {
+        jsonl.push_str(&format!("{{\"i\":\"{i:07}\"}}\n"));
+    }
+    let total = jsonl.len() as u64;
+    assert_eq!(total, 3_200_000);
+    let events = reading_events("big.jsonl", jsonl.into_bytes()).await;
+    assert_eq!(events.last(), Some(&(total, total, 200_000)));
+    let between = &events[1..events.len() - 1];
+    assert_eq!(between.len(), 12, "{events:?}");
+    assert!(between.iter().all(|(b, _, r)| b % 16 == 0 && *r == b / 16));
+
+    // The same CSV in UTF-16LE with its mark is twice the bytes: what is
+    // reported is a share of those, never more than the file.
+    let mut csv = String::from("id,name\n");
+    for i in 0..100_000 {
+        csv.push_str(&format!("{i:07},{:07}\n", i));
+    }
+    let mut utf16 = vec![0xFF, 0xFE];
+    for u in csv.encode_utf16() {
+        utf16.extend(u.to_le_bytes());
+    }
+    let total = utf16.len() as u64;
+    let events = reading_events("wide.csv", utf16).await;
+    assert_eq!(events.last(), Some(&(total, total, 100_000)));
+    let between = &events[1..events.len() - 1];
+    assert_eq!(between.len(), 6, "{events:?}");
+    assert!(between
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].2 < w[1].2 && w[1].0 < total));
+}

@@ -84,7 +84,9 @@ pub fn supersedes_note(old: &str, records: usize) -> String {
 
 /// The note on a batch a right-to-be-forgotten request erased `records` from.
 pub fn erased_note(records: usize, reason: &str) -> String {
-    format!("{records} record(s) erased (right to be forgotten: {reason}); the landed file was deleted")
+    format!(
+        "{records} record(s) erased (right to be forgotten: {reason}); the landed file was deleted"
+    )
 }
 
 /// The batches of the bronze table whose log is `log`, each with its

@@ -40,8 +40,8 @@ pub use medallion_protocol::bronze::{
 };
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
-    is_invisible_in_names, map_header_names, nfc, same_name_ignoring_case, split_file, RawRecord,
-    SplitFile, MAX_RECORDS,
+    is_invisible_in_names, map_header_names, nfc, same_name_ignoring_case, split_file,
+    split_file_reporting, RawRecord, SplitFile, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.
@@ -671,7 +671,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            split_file(body, &nulls).unwrap().dialect.unwrap().describe(),
+            split_file(body, &nulls)
+                .unwrap()
+                .dialect
+                .unwrap()
+                .describe(),
             "delimiter ',', quote '\"', header line, read as NULL 'NA' ''"
         );
         let same = IngestOptions {

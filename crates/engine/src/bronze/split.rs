@@ -284,6 +284,55 @@ fn too_many(records: usize) -> EngineError {
 /// Splits a file into records (see the module docs). Errors only for bad
 /// options or a file that cannot be split at all; then nothing is written.
 pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
+    split_file_reporting(bytes, opts, &mut |_, _| {})
+}
+
+/// How far a split has read, for a progress bar: `report(bytes, records)`
+/// is called each time another 2% of the file (at least 256 KiB) has been
+/// read, with the bytes of the file read so far (of the file as given, also
+/// when it was decoded from another encoding) and the records found so far.
+struct ReadProgress<'r> {
+    report: &'r mut dyn FnMut(usize, usize),
+    /// Bytes of the file as given, and of the body being split.
+    file_len: usize,
+    body_len: usize,
+    /// The next body offset to report at, and the step.
+    next: usize,
+    step: usize,
+}
+
+impl<'r> ReadProgress<'r> {
+    fn new(report: &'r mut dyn FnMut(usize, usize), file_len: usize, body_len: usize) -> Self {
+        let step = (body_len / 50).max(256 * 1024);
+        ReadProgress {
+            report,
+            file_len,
+            body_len,
+            next: step,
+            step,
+        }
+    }
+
+    /// The split has reached byte `offset` of the body with `records` found.
+    fn at(&mut self, offset: usize, records: usize) {
+        if offset < self.next {
+            return;
+        }
+        self.next = offset + self.step;
+        let read = (offset as u128 * self.file_len as u128 / self.body_len.max(1) as u128) as usize;
+        (self.report)(read.min(self.file_len), records);
+    }
+}
+
+/// [`split_file`], calling `report(bytes, records)` as it goes: the bytes of
+/// `bytes` read so far and the records found so far, about every 2% of the
+/// file (the ingest's progress bar, [`crate::progress::Progress::Reading`]).
+/// A Parquet file is read in one step.
+pub fn split_file_reporting(
+    bytes: &[u8],
+    opts: &IngestOptions,
+    report: &mut dyn FnMut(usize, usize),
+) -> Result<SplitFile> {
     let mut notes = Vec::new();
     let is_parquet = bytes.starts_with(b"PAR1");
     if opts.format == Some(SourceFormat::Parquet) || (opts.format.is_none() && is_parquet) {
@@ -345,11 +394,12 @@ pub fn split_file(bytes: &[u8], opts: &IngestOptions) -> Result<SplitFile> {
             _ => SourceFormat::Csv,
         },
     };
+    let progress = &mut ReadProgress::new(report, bytes.len(), body.len());
     let mut split = match format {
-        SourceFormat::Csv => split_csv(body, opts, &mut notes)?,
-        SourceFormat::JsonLines => split_json_lines(body),
-        SourceFormat::JsonArray => split_json_array(body, &mut notes),
-        SourceFormat::Json => split_json_stream(body),
+        SourceFormat::Csv => split_csv(body, opts, &mut notes, progress)?,
+        SourceFormat::JsonLines => split_json_lines(body, progress),
+        SourceFormat::JsonArray => split_json_array(body, &mut notes, progress),
+        SourceFormat::Json => split_json_stream(body, progress),
         SourceFormat::Parquet | SourceFormat::Kafka => not_text_file()?,
     };
     split.encoding = encoding;
@@ -936,7 +986,12 @@ fn looks_numeric(field: &[u8]) -> bool {
         .is_some_and(|s| !s.is_empty() && s.parse::<f64>().is_ok())
 }
 
-fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Result<SplitFile> {
+fn split_csv(
+    body: &[u8],
+    opts: &IngestOptions,
+    notes: &mut Vec<String>,
+    progress: &mut ReadProgress<'_>,
+) -> Result<SplitFile> {
     let quote = ascii_option("quote", opts.quote)?.unwrap_or(b'"');
     let escape = ascii_option("escape", opts.escape)?;
     let mut detected = Vec::new();
@@ -1022,6 +1077,7 @@ fn split_csv(body: &[u8], opts: &IngestOptions, notes: &mut Vec<String>) -> Resu
             break;
         };
         let (offset, raw) = (found.offset, found.raw);
+        progress.at(offset, records.len());
         line_no += line_breaks(
             &body[counted_to.min(offset)..offset],
             body.get(offset).copied(),
@@ -1417,11 +1473,12 @@ fn empty_json(format: SourceFormat, records: Vec<RawRecord>) -> SplitFile {
     }
 }
 
-fn split_json_lines(body: &[u8]) -> SplitFile {
+fn split_json_lines(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
     let mut records = Vec::new();
     let mut offset = 0usize;
     for (i, line) in body.split(|b| *b == b'\n').enumerate() {
         let this = offset;
+        progress.at(this, records.len());
         offset += line.len() + 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if is_blank(line) {
@@ -1591,7 +1648,11 @@ fn record_starts_at(body: &[u8], at: usize, container: JsonContainer) -> bool {
 /// at the next element (see [`resync`]), so one bad element never costs
 /// the others; text after the closing `]` is a flagged record too. An
 /// array that is never closed keeps the elements read and says so in a note.
-fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
+fn split_json_array(
+    body: &[u8],
+    notes: &mut Vec<String>,
+    progress: &mut ReadProgress<'_>,
+) -> SplitFile {
     if body.get(skip_ws(body, 0)) != Some(&b'[') {
         // Read as an array by option, but it is none: one corrupt record.
         notes.push(
@@ -1617,6 +1678,7 @@ fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
         .filter(|i| body.get(*i) == Some(&b']'));
     loop {
         pos = skip_ws(body, pos);
+        progress.at(pos, records.len());
         let Some(&b) = body.get(pos) else {
             break;
         };
@@ -1687,11 +1749,12 @@ fn split_json_array(body: &[u8], notes: &mut Vec<String>) -> SplitFile {
 /// Concatenated (often pretty-printed) JSON values, each a record. A value
 /// that does not parse runs to the next line that opens an object no
 /// deeper indented than it (see [`resync`]).
-fn split_json_stream(body: &[u8]) -> SplitFile {
+fn split_json_stream(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
     let mut records = Vec::new();
     let mut lines = LineCounter::new(body);
     let mut pos = skip_ws(body, 0);
     while pos < body.len() {
+        progress.at(pos, records.len());
         let next = match json_value_end(body, pos) {
             Some(end) => {
                 records.push(json_record(&body[pos..end], pos, lines.line(pos)));

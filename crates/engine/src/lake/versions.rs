@@ -348,25 +348,27 @@ pub fn diff_rows(old: &RecordBatch, new: &RecordBatch) -> Result<(Vec<usize>, Ve
     let converter = RowConverter::new(fields)?;
     let old_rows = converter.convert_columns(old.columns())?;
     let new_rows = converter.convert_columns(new.columns())?;
-    let mut in_new: HashMap<&[u8], usize> = HashMap::new();
+    // Per distinct row: (rows of `new`, rows of `old` seen so far, rows of
+    // `new` seen so far). DataFusion's hash map (foldhash): SipHash over
+    // every row's bytes was a sixth of a flights rule edit (issue 12).
+    let mut counts: datafusion::common::HashMap<&[u8], (usize, usize, usize)> =
+        datafusion::common::HashMap::with_capacity(new.num_rows());
     for r in new_rows.iter() {
-        *in_new.entry(r.data()).or_default() += 1;
+        counts.entry(r.data()).or_default().0 += 1;
     }
-    let mut in_old: HashMap<&[u8], usize> = HashMap::new();
     let mut removed = Vec::new();
     for (i, r) in old_rows.iter().enumerate() {
-        let seen = in_old.entry(r.data()).or_default();
-        *seen += 1;
-        if *seen > in_new.get(r.data()).copied().unwrap_or(0) {
+        let c = counts.entry(r.data()).or_default();
+        c.1 += 1;
+        if c.1 > c.0 {
             removed.push(i);
         }
     }
-    let mut matched: HashMap<&[u8], usize> = HashMap::new();
     let mut added = Vec::new();
     for (i, r) in new_rows.iter().enumerate() {
-        let seen = matched.entry(r.data()).or_default();
-        *seen += 1;
-        if *seen > in_old.get(r.data()).copied().unwrap_or(0) {
+        let c = counts.entry(r.data()).or_default();
+        c.2 += 1;
+        if c.2 > c.1 {
             added.push(i);
         }
     }
@@ -511,5 +513,61 @@ mod tests {
         // Not a rewrite: a name whose `.v` is not followed by digits only.
         assert_eq!(batch_file("orders.vx.parquet"), "orders.vx");
         assert_eq!(batch_file("orders.v.parquet"), "orders.v");
+    }
+
+    /// Rows of (a small int, a short text) with many duplicates.
+    fn rows(values: &[(i64, u8)]) -> RecordBatch {
+        use datafusion::arrow::array::{ArrayRef, StringArray};
+        let ints: Int64Array = values.iter().map(|v| Some(v.0)).collect();
+        let texts: StringArray = values
+            .iter()
+            .map(|v| (v.1 != 0).then(|| format!("t{}", v.1)))
+            .collect();
+        // Both columns nullable, whatever the rows: a schema change is
+        // another case (every row differs).
+        RecordBatch::try_from_iter_with_nullable([
+            ("n", Arc::new(ints) as ArrayRef, true),
+            ("s", Arc::new(texts) as ArrayRef, true),
+        ])
+        .unwrap()
+    }
+
+    /// The multiset difference, spelled out: row i of `a` is surplus when
+    /// it is the k-th copy of its value in `a` and `b` holds fewer than k.
+    fn surplus(a: &[(i64, u8)], b: &[(i64, u8)]) -> Vec<usize> {
+        (0..a.len())
+            .filter(|&i| {
+                let k = a[..=i].iter().filter(|v| **v == a[i]).count();
+                b.iter().filter(|v| **v == a[i]).count() < k
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// `diff_rows` is the multiset difference both ways, NULLs
+        /// included, whatever the duplicates.
+        #[test]
+        fn diff_rows_is_the_multiset_difference(
+            old in proptest::collection::vec((0i64..4, 0u8..3), 0..40),
+            new in proptest::collection::vec((0i64..4, 0u8..3), 0..40),
+        ) {
+            let (removed, added) = diff_rows(&rows(&old), &rows(&new)).unwrap();
+            proptest::prop_assert_eq!(&removed, &surplus(&old, &new));
+            proptest::prop_assert_eq!(&added, &surplus(&new, &old));
+            proptest::prop_assert_eq!(
+                row_diff(&rows(&old), &rows(&new)).unwrap(),
+                (added.len(), removed.len())
+            );
+        }
+    }
+
+    #[test]
+    fn diff_rows_counts_copies() {
+        let old = [(1, 1), (1, 1), (2, 0), (3, 2)];
+        let new = [(1, 1), (2, 0), (2, 0), (4, 1)];
+        let (removed, added) = diff_rows(&rows(&old), &rows(&new)).unwrap();
+        // The second (1, t1) and (3, t2) went; a second (2, NULL) and (4, t1) came.
+        assert_eq!(removed, vec![1, 3]);
+        assert_eq!(added, vec![2, 3]);
     }
 }

@@ -7,8 +7,8 @@ use crate::lake::concat_batches;
 use medallion_protocol::{Layer, TableName};
 
 use crate::bronze::{
-    batch_log, bronze_batch, sha256_hex, split_file, table_schema, typed_bronze_batch, Audit, BatchInfo,
-    IngestOptions, SplitFile,
+    batch_log, bronze_batch, sha256_hex, split_file_reporting, table_schema, typed_bronze_batch,
+    Audit, BatchInfo, IngestOptions, SplitFile,
 };
 use crate::error::{EngineError, Result};
 use crate::lake::log::{Action, CommitInfo, TableLog};
@@ -80,7 +80,8 @@ impl Playground {
             })
         };
         reading(0, 0);
-        let split = split_file(bytes, options)?;
+        let split =
+            split_file_reporting(bytes, options, &mut |read, records| reading(read, records))?;
         reading(bytes.len(), split.records.len());
         self.commit_batch(NewBatch {
             table,
@@ -383,7 +384,11 @@ impl Playground {
     pub(super) async fn refresh_batch_log(&mut self, table: &str) -> Result<()> {
         let log = TableLog::new(self.lake.store(), TableName::bronze(table).path());
         for (_, logged) in batch_log::read(&log).await? {
-            if let Some(b) = self.batches.iter_mut().find(|b| b.batch_id == logged.batch_id) {
+            if let Some(b) = self
+                .batches
+                .iter_mut()
+                .find(|b| b.batch_id == logged.batch_id)
+            {
                 *b = logged.clone();
             }
             if let Some((b, _)) = self
