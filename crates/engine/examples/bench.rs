@@ -11,8 +11,9 @@
 //!   events: parsing bronze, the rules, gold, writing versions, and the
 //!   rest: checks and the snapshot).
 //!
-//! `cargo run --profile bench-native -p medallion-engine --example bench -- DATA_DIR RUNS`
-//! (DATA_DIR is `../shared/data`; the flights CSV comes from `static/downloads/`).
+//! `cargo run --profile bench-native -p medallion-engine --example bench -- DATA_DIR RUNS [ingest|rule_edit]`
+//! (DATA_DIR is `../shared/data`; the flights CSV comes from `static/downloads/`;
+//! the last argument runs one half alone).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -181,18 +182,25 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let data = args.next().unwrap_or_else(|| "../shared/data".into());
     let runs: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(3);
+    // `ingest` or `rule_edit` runs that half alone (profiling one of them).
+    let only = args.next();
+    let wants = |part: &str| only.as_deref().is_none_or(|o| o == part);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let flights = gunzip("downloads/nycflights13/flights.csv.gz");
-        ingest("flights.csv", &flights, runs).await;
-        drop(flights);
-        for file in ["flights-200k.json", "flights-3m.parquet"] {
-            let bytes = std::fs::read(format!("{data}/vega-datasets/{file}"))
-                .unwrap_or_else(|e| panic!("{data}/vega-datasets/{file}: {e}"));
-            ingest(file, &bytes, runs).await;
+        if wants("ingest") {
+            let flights = gunzip("downloads/nycflights13/flights.csv.gz");
+            ingest("flights.csv", &flights, runs).await;
+            drop(flights);
+            for file in ["flights-200k.json", "flights-3m.parquet"] {
+                let bytes = std::fs::read(format!("{data}/vega-datasets/{file}"))
+                    .unwrap_or_else(|e| panic!("{data}/vega-datasets/{file}: {e}"));
+                ingest(file, &bytes, runs).await;
+            }
         }
-        rule_edit(runs).await;
+        if wants("rule_edit") {
+            rule_edit(runs).await;
+        }
     });
 }

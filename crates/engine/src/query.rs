@@ -1,13 +1,13 @@
 //! Running SQL the way the in-browser engine can: one partition on the
 //! calling task ([`collect_single`]), queries only ([`queries_only`]), a
 //! bounded size ([`check_size`]) and row count ([`GOLD_MAX_ROWS`]), and
-//! writing a table's Parquet file to the lake ([`register_table`]). Shared
+//! the tables SQL reads ([`register_table`]). Shared
 //! by silver's rules, gold's models and the checks.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use crate::lake::concat_batches;
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::catalog::MemTable;
 use datafusion::dataframe::DataFrame;
@@ -18,50 +18,34 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 use crate::error::{clean_datafusion_message, EngineError, Result};
 use medallion_protocol::TableName;
 
-/// Writes `batch` as the single Parquet file of silver or gold table `name`'s
-/// working copy (`{layer}/{table}/_current/`, outside the table's versions:
-/// the commit log names those) and (re)registers the table with DataFusion
-/// as a Parquet listing table over that folder. Bronze is registered over its
-/// own folder: its batch files are its data.
+/// Registers silver or gold table `name` with DataFusion as its rows in
+/// memory (`batch`, shared, not copied), so the next rules, gold's models
+/// and the checks query exactly the rows this run produced; the table's
+/// versions are its commit log's Parquet files ([`crate::lake::versions`]).
+/// Bronze is registered over its own folder in the lake: its batch files
+/// are its data. (Silver used to be written to a Parquet working copy for
+/// this as well: a second encoding of every silver row per run, 12% of a
+/// native flights rule edit; issue 12.)
 pub async fn register_table(
     ctx: &SessionContext,
     table: &TableName,
     batch: &RecordBatch,
 ) -> Result<()> {
     let name = table.to_string();
-    let mut dir = table.path();
-    let store = lake_of(ctx)?;
-    if !table.is_bronze() {
-        // The new copy first, then the old one goes: a failed write leaves
-        // the previous copy readable.
-        dir.push_str("/_current");
-        let old = store.list(&dir).await?;
-        let file = ["part-000001.parquet", "part-000002.parquet"]
-            .into_iter()
-            .map(|f| format!("{dir}/{f}"))
-            .find(|p| !old.contains(p))
-            .unwrap_or_else(|| format!("{dir}/part-000001.parquet"));
-        store
-            .write_parquet(&file, batch.schema(), std::slice::from_ref(batch))
-            .await?;
-        for p in old.iter().filter(|p| **p != file) {
-            store.delete(p).await?;
-        }
-    }
     ctx.deregister_table(&name)?;
+    if !table.is_bronze() {
+        // One partition: the browser runs no parallel plans.
+        let rows = MemTable::try_new(batch.schema(), vec![vec![batch.clone()]])?;
+        ctx.register_table(&name, Arc::new(rows))?;
+        return Ok(());
+    }
     ctx.register_parquet(
         &name,
-        &format!("{}{dir}/", crate::lake::LAKE_URL),
+        &format!("{}{}/", crate::lake::LAKE_URL, table.path()),
         Default::default(),
     )
     .await?;
     Ok(())
-}
-
-pub(crate) fn lake_of(ctx: &SessionContext) -> Result<crate::lake::Lake> {
-    let url = datafusion::execution::object_store::ObjectStoreUrl::parse(crate::lake::LAKE_URL)?;
-    let store = ctx.runtime_env().object_store(&url)?;
-    Ok(crate::lake::Lake::from_store(store))
 }
 
 /// Most rows a gold model may produce. A gold table is an aggregate for

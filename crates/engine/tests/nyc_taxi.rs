@@ -890,3 +890,40 @@ async fn a_broken_gold_model_does_not_hold_silver_back() {
     assert!(v.gold[0].error.is_some());
     assert!(!v.run.ok);
 }
+
+/// A lookup join carries only the columns its condition and outputs name
+/// (issue 12): an output may still use any column of the row or the lookup,
+/// and a misspelt one is named with what it could be, as over every column.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_lookup_output_reads_any_column_of_either_side() {
+    let mut p = example().await;
+    let v = set_rule(&mut p, "E2", |r| {
+        // The columns are pickup_borough, pickup_zone.
+        r.expression = "upper(pu.borough), pu.zone || ' / ' || pu.service_zone || ' / ' || CAST(payment_type AS VARCHAR)".into()
+    })
+    .await;
+    assert!(v.run.ok, "{:?}", v.run);
+    let s = table(&v, SILVER);
+    assert_eq!(s.row_count, 260);
+    let (zone, borough) = (cell(s, 0, "pickup_zone"), cell(s, 0, "pickup_borough"));
+    let payment = cell(s, 0, "payment_type").expect("payment_type");
+    assert!(
+        zone.is_some_and(|z| z.ends_with(&format!(" / {payment}")) && z.matches(" / ").count() == 2),
+        "{zone:?}"
+    );
+    assert!(
+        borough.is_some_and(|b| b == b.to_uppercase()),
+        "{borough:?}"
+    );
+    let v = set_rule(&mut p, "E2", |r| r.expression = "pu.borough, pu.zon".into()).await;
+    assert!(!v.run.ok);
+    let e2 = v.silver[0]
+        .rules
+        .iter()
+        .find(|r| r.rule.id == "E2")
+        .unwrap();
+    assert_eq!(
+        e2.error.as_deref(),
+        Some("No field named pu.zon. Did you mean 'pu.zone'?")
+    );
+}

@@ -60,9 +60,9 @@ impl Tab {
 }
 
 /// Every file of `store`, with its bytes; without `all_files`, not the SQL
-/// working copies (`{layer}/{table}/_current/`, outside every table's log),
-/// which opening writes again (`query::register_table` alternates between
-/// `part-000001` and `part-000002`, so their names change).
+/// working copies (`{layer}/{table}/_current/`, outside every table's log)
+/// that lakes written before issue 12 held (SQL now reads silver and gold
+/// from memory).
 async fn files_of(store: &Arc<dyn ObjectStore>, all_files: bool) -> Vec<(String, Vec<u8>)> {
     let metas: Vec<_> = store.list(None).try_collect().await.unwrap();
     let mut out = Vec::new();

@@ -123,7 +123,7 @@ impl Playground {
     }
 
     /// Shows `data` as `table`'s current rows (in the last results and to
-    /// SQL). A working copy that cannot be written is reported in the run's
+    /// SQL). A registration DataFusion refuses is reported in the run's
     /// errors: SQL over the table reads its previous rows until the next run.
     /// Returns whether SQL reads the new rows.
     pub(super) async fn show_committed(&mut self, table: &TableName, data: RecordBatch) -> bool {

@@ -5,8 +5,8 @@
 use medallion_protocol::TableName;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use crate::lake::concat_batches;
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::{Expr, JoinType};
 use datafusion::prelude::SessionContext;
@@ -97,6 +97,37 @@ pub(crate) fn qualify_row_columns(
     Ok(expr.to_string())
 }
 
+/// The names in `row_columns` (a side's columns) that `sqls` (expressions)
+/// may refer to: every identifier, and the last part of every compound one,
+/// that is one of them (subqueries included). Over-inclusion is harmless: a
+/// lookup join carries these columns of each side and no others.
+pub(crate) fn referenced_row_columns(
+    sqls: &[&str],
+    row_columns: &std::collections::HashSet<String>,
+) -> std::result::Result<std::collections::HashSet<String>, RuleError> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions, Expr as SqlExpr};
+    let dialect = GenericDialect {};
+    let mut found = std::collections::HashSet::new();
+    for sql in sqls {
+        let expr = Parser::new(&dialect)
+            .try_with_sql(sql)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(RuleError::Syntax)?;
+        let _ = visit_expressions(&expr, |e| {
+            let name = match e {
+                SqlExpr::Identifier(id) => Some(&id.value),
+                SqlExpr::CompoundIdentifier(parts) => parts.last().map(|p| &p.value),
+                _ => None,
+            };
+            if let Some(n) = name.filter(|n| row_columns.contains(*n)) {
+                found.insert(n.clone());
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    Ok(found)
+}
+
 /// Splits "pu.borough, upper(pu.zone)" into SQL expressions with the SQL parser.
 pub(crate) fn split_expressions(text: &str) -> std::result::Result<Vec<String>, RuleError> {
     let dialect = GenericDialect {};
@@ -117,6 +148,23 @@ pub(crate) async fn enrich_lookup(
     input: &RecordBatch,
     rule: &Rule,
     lookups: &Lookups<'_>,
+) -> std::result::Result<Step, RuleError> {
+    match join_lookup(ctx, input, rule, lookups, true).await {
+        Ok(step) => Ok(step),
+        // The same rule over every column: the error then names what a
+        // misspelt column could be ("Did you mean 'pu.zone'?").
+        Err(_) => join_lookup(ctx, input, rule, lookups, false).await,
+    }
+}
+
+/// [`enrich_lookup`]; `narrow`: only the columns of each side that the
+/// condition and the outputs name take part in the join.
+async fn join_lookup(
+    ctx: &SessionContext,
+    input: &RecordBatch,
+    rule: &Rule,
+    lookups: &Lookups<'_>,
+    narrow: bool,
 ) -> std::result::Result<Step, RuleError> {
     let lookup = rule.lookup.as_ref().ok_or(RuleError::NoLookup)?;
     let outputs = rule.output_columns();
@@ -164,10 +212,24 @@ pub(crate) async fn enrich_lookup(
             })?
             .rows
     };
-    // Only the lookup's own columns take part (not its lineage columns).
+    // Only the lookup's own columns take part (not its lineage columns),
+    // and of those the ones the condition and the outputs may name.
+    let mentioned: Vec<&str> = std::iter::once(lookup.on.as_str())
+        .chain(exprs.iter().map(String::as_str))
+        .collect();
     let schema = rows.schema();
+    let lookup_names: std::collections::HashSet<String> = schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .filter(|n| !is_internal(n))
+        .collect();
+    let named = referenced_row_columns(&mentioned, &lookup_names)?;
     let own: Vec<usize> = (0..schema.fields().len())
-        .filter(|&i| !is_internal(schema.field(i).name().as_str()))
+        .filter(|&i| {
+            let name = schema.field(i).name();
+            lookup_names.contains(name) && (!narrow || named.contains(name))
+        })
         .collect();
     let lookup_rows = rows.project(&own)?;
 
@@ -176,7 +238,6 @@ pub(crate) async fn enrich_lookup(
     // `user_id = u.user_id` the lookup may have a `user_id` too. The rows
     // carry ids through the join (a hash join reorders them).
     let n = input.num_rows();
-    let with_ids = crate::silver::eval::with_row_ids(input)?;
     let row_names: std::collections::HashSet<String> = input
         .schema()
         .fields()
@@ -184,6 +245,15 @@ pub(crate) async fn enrich_lookup(
         .map(|f| f.name().clone())
         .collect();
     let on_sql = qualify_row_columns(&lookup.on, &row_names)?;
+    // Only the row's columns the condition and the outputs name take part
+    // in the join: the new columns are then put on the whole rows by
+    // position. (Joining every column copied the whole table twice per
+    // lookup: most of a flights rule edit's rules; issue 12.)
+    let needed = referenced_row_columns(&mentioned, &row_names)?;
+    let keep: Vec<usize> = (0..input.num_columns())
+        .filter(|&i| !narrow || needed.contains(input.schema().field(i).name()))
+        .collect();
+    let with_ids = crate::silver::eval::with_row_ids(&input.project(&keep)?)?;
     let not_unique = |joined: JoinedRows| RuleError::KeyNotUnique {
         rows: n,
         joined,
