@@ -38,10 +38,12 @@ test('the page paints before the engine loads; a large file is read in the worke
   await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
   const resultAt = Date.now() - t0;
   const fcp = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null);
-  const wasm = readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.wasm'))
+  // The served files' sizes: DIST is the directory APP_URL serves (dist/ by default, as scripts/test.sh builds it).
+  const dist = process.env.DIST ?? join(root, 'dist');
+  const wasm = readdirSync(dist).filter((f) => f.endsWith('.wasm'))
     .map((f) => {
-      const size = (name) => `${(statSync(join(root, 'dist', name)).size / 1e6).toFixed(1)} MB`;
-      const packed = existsSync(join(root, 'dist', `${f}.br`))
+      const size = (name) => `${(statSync(join(dist, name)).size / 1e6).toFixed(1)} MB`;
+      const packed = existsSync(join(dist, `${f}.br`))
         ? ` (gzip ${size(`${f}.gz`)}, brotli ${size(`${f}.br`)})` : '';
       return `${f} ${size(f)}${packed}`;
     });
