@@ -97,13 +97,12 @@ pub(crate) fn qualify_row_columns(
     Ok(expr.to_string())
 }
 
-/// The names in `row_columns` (a side's columns) that `sqls` (expressions)
-/// may refer to: every identifier, and the last part of every compound one,
-/// that is one of them (subqueries included). Over-inclusion is harmless: a
-/// lookup join carries these columns of each side and no others.
-pub(crate) fn referenced_row_columns(
+/// Every name `sqls` (expressions) may use for a column: each identifier,
+/// and the last part of each compound one (subqueries included). A lookup
+/// join carries the columns of each side with one of these names and no
+/// others; a name too many is harmless.
+pub(crate) fn mentioned_names(
     sqls: &[&str],
-    row_columns: &std::collections::HashSet<String>,
 ) -> std::result::Result<std::collections::HashSet<String>, RuleError> {
     use datafusion::sql::sqlparser::ast::{visit_expressions, Expr as SqlExpr};
     let dialect = GenericDialect {};
@@ -114,14 +113,13 @@ pub(crate) fn referenced_row_columns(
             .and_then(|mut p| p.parse_expr())
             .map_err(RuleError::Syntax)?;
         let _ = visit_expressions(&expr, |e| {
-            let name = match e {
-                SqlExpr::Identifier(id) => Some(&id.value),
-                SqlExpr::CompoundIdentifier(parts) => parts.last().map(|p| &p.value),
-                _ => None,
+            match e {
+                SqlExpr::Identifier(id) => found.insert(id.value.clone()),
+                SqlExpr::CompoundIdentifier(parts) => {
+                    parts.last().is_some_and(|p| found.insert(p.value.clone()))
+                }
+                _ => false,
             };
-            if let Some(n) = name.filter(|n| row_columns.contains(*n)) {
-                found.insert(n.clone());
-            }
             std::ops::ControlFlow::<()>::Continue(())
         });
     }
@@ -150,7 +148,9 @@ pub(crate) async fn enrich_lookup(
     lookups: &Lookups<'_>,
 ) -> std::result::Result<Step, RuleError> {
     match join_lookup(ctx, input, rule, lookups, true).await {
+        // A lookup key that is not unique says the same over every column.
         Ok(step) => Ok(step),
+        Err(e @ RuleError::KeyNotUnique { .. }) => Err(e),
         // The same rule over every column: the error then names what a
         // misspelt column could be ("Did you mean 'pu.zone'?").
         Err(_) => join_lookup(ctx, input, rule, lookups, false).await,
@@ -217,18 +217,12 @@ async fn join_lookup(
     let mentioned: Vec<&str> = std::iter::once(lookup.on.as_str())
         .chain(exprs.iter().map(String::as_str))
         .collect();
+    let named = mentioned_names(&mentioned)?;
     let schema = rows.schema();
-    let lookup_names: std::collections::HashSet<String> = schema
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .filter(|n| !is_internal(n))
-        .collect();
-    let named = referenced_row_columns(&mentioned, &lookup_names)?;
     let own: Vec<usize> = (0..schema.fields().len())
         .filter(|&i| {
             let name = schema.field(i).name();
-            lookup_names.contains(name) && (!narrow || named.contains(name))
+            !is_internal(name) && (!narrow || named.contains(name))
         })
         .collect();
     let lookup_rows = rows.project(&own)?;
@@ -249,9 +243,8 @@ async fn join_lookup(
     // in the join: the new columns are then put on the whole rows by
     // position. (Joining every column copied the whole table twice per
     // lookup: most of a flights rule edit's rules; issue 12.)
-    let needed = referenced_row_columns(&mentioned, &row_names)?;
     let keep: Vec<usize> = (0..input.num_columns())
-        .filter(|&i| !narrow || needed.contains(input.schema().field(i).name()))
+        .filter(|&i| !narrow || named.contains(input.schema().field(i).name()))
         .collect();
     let with_ids = crate::silver::eval::with_row_ids(&input.project(&keep)?)?;
     let not_unique = |joined: JoinedRows| RuleError::KeyNotUnique {
