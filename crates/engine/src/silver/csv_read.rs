@@ -165,7 +165,10 @@ impl<'a> CsvLayout<'a> {
 }
 
 /// A batch's payloads joined, one per line, and where each one's line ends
-/// (byte offsets past its `\n`).
+/// (byte offsets past its `\n`; the last payload has no `\n` after it and
+/// ends where the text does, so a quote left open in it runs to the end of
+/// the text exactly as it does when the payload is read alone, instead of
+/// taking in a newline that is not in the payload).
 pub(crate) struct Joined {
     text: String,
     ends: Vec<u64>,
@@ -182,6 +185,10 @@ impl Joined {
             text.push('\n');
             ends.push(text.len() as u64);
         }
+        if let Some(last) = ends.last_mut() {
+            text.pop();
+            *last -= 1;
+        }
         Self { text, ends }
     }
 }
@@ -192,6 +199,8 @@ pub(crate) struct BulkCsv<'j> {
     reader: csv::Reader<&'j [u8]>,
     record: csv::StringRecord,
     ends: &'j [u64],
+    /// The joined text's length in bytes.
+    len: u64,
     next: usize,
     aligned: bool,
 }
@@ -203,6 +212,7 @@ impl<'j> BulkCsv<'j> {
             reader: dialect_reader(joined.text.as_bytes(), dialect),
             record: csv::StringRecord::new(),
             ends: &joined.ends,
+            len: joined.text.len() as u64,
             next: 0,
             aligned: true,
         }
@@ -211,14 +221,20 @@ impl<'j> BulkCsv<'j> {
     /// The record of the next payload, or `None` from the first payload
     /// whose record does not end where the payload does (read that one and
     /// every later one alone).
+    ///
+    /// A record that ends at the end of the text belongs to its payload
+    /// only if that payload is the last: before empty last payloads, whose
+    /// ends are the same offset, a quote left open would end there too.
     pub(crate) fn next_record(&mut self) -> Option<&csv::StringRecord> {
         if !self.aligned {
             return None;
         }
         let end = self.ends.get(self.next).copied();
         self.next += 1;
+        let last = self.next == self.ends.len();
         let read = self.reader.read_record(&mut self.record);
-        self.aligned = matches!(read, Ok(true)) && Some(self.reader.position().byte()) == end;
+        let at = self.reader.position().byte();
+        self.aligned = matches!(read, Ok(true)) && Some(at) == end && (at < self.len || last);
         self.aligned.then_some(&self.record)
     }
 }
@@ -356,6 +372,22 @@ mod tests {
             Ok(vec![Some("3".into()), None, Some("c".into()), None])
         );
         assert_eq!(got[3], Err(RecordError::Empty));
+    }
+
+    #[test]
+    fn a_quote_left_open_in_the_last_payload_takes_in_no_newline() {
+        // Found by the property test below: read in one go, the open quote
+        // of the last payload took in the newline the join had put after it.
+        let d = dialect(';', '.', &[""]);
+        let header = ["id", "amount", "note"];
+        for payloads in [vec!["0;;\""], vec!["1;2;x", "0;;\"ab"], vec!["0;;\"", ""]] {
+            let got = read(&payloads, &d, &header, &schema(), true);
+            assert_eq!(got, read(&payloads, &d, &header, &schema(), false));
+            let open = payloads.iter().position(|p| p.starts_with("0;;")).unwrap();
+            let last = got[open].as_ref().unwrap();
+            assert_eq!(last[0].as_deref(), Some("0"));
+            assert!(last[2].as_deref().map_or(true, |t| !t.contains('\n')));
+        }
     }
 
     proptest! {
