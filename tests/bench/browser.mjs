@@ -63,14 +63,20 @@ if (!ONLY) {
   await waitCount(page, 'silver.flights', 327_346);
   const loadMs = Date.now() - t;
   const times = [];
+  const saved = [];
   const runMs = [];
   for (let run = 0; run <= 2 * RUNS; run += 1) {
     const target = (await countOf(page, 'silver.flights')) === 327_346 ? 328_521 : 327_346;
     t = Date.now();
     await page.locator('#rule-F2 input.rule-enabled').click();
+    // The count shows the run's result (its preview, while the versions are written) ...
     await waitCount(page, 'silver.flights', target);
+    const shown = Date.now() - t;
+    // ... and the request is done once the engine is idle (versions committed, session saved).
+    await page.waitForFunction(() => !document.querySelector('#engine-status.busy'), null, { timeout: 600_000, polling: 'raf' });
     if (run > 0) {
-      times.push(Date.now() - t);
+      times.push(shown);
+      saved.push(Date.now() - t);
       const status = await page.locator('#run-status').innerText();
       const ms = Number(/(\d+) ms/.exec(status)?.[1]);
       if (Number.isFinite(ms)) runMs.push(ms);
@@ -78,7 +84,7 @@ if (!ONLY) {
   }
   const longest = Math.max(0, ...(await page.evaluate(() => window.__longTasks)));
   print({ bench: 'rule_edit', example: 'nyc_flights_2013', load_ms: loadMs, p50_ms: median(times), p95_ms: p95(times),
-    engine_p50_ms: runMs.length ? median(runMs) : null, runs: 2 * RUNS, longest_task_ms: longest });
+    saved_p50_ms: median(saved), saved_p95_ms: p95(saved), engine_p50_ms: runMs.length ? median(runMs) : null, runs: 2 * RUNS, longest_task_ms: longest });
   await page.context().close();
 }
 

@@ -28,9 +28,23 @@ test('the flights example downloads its files when picked and runs 336,776 fligh
   assert.equal(await count(page, 'silver.quarantine'), 9_430);
   assert.equal(await count(page, 'gold.delays_by_carrier_month'), 185);
 
-  // A rule edit: F2 off lets the 1,175 diverted flights into silver.
+  // A rule edit: F2 off lets the 1,175 diverted flights into silver. The
+  // result is shown as soon as it is computed, marked as being written,
+  // then as the new version once it is.
+  await page.evaluate(() => {
+    window.__saving = [];
+    new MutationObserver(() => {
+      const e = document.querySelector('#version-saving');
+      if (e) window.__saving.push(e.textContent);
+    }).observe(document.body, { childList: true, subtree: true });
+  });
   await page.locator('#rule-F2 input.rule-enabled').click();
   await waitForCount(page, 'silver.flights', 328_521, 600_000);
+  await page.waitForFunction(() => !document.querySelector('#engine-status.busy'), null, { timeout: 600_000 });
+  const saving = await page.evaluate(() => window.__saving);
+  assert.ok(saving.includes('these rows are being written as a new version…'), JSON.stringify(saving));
+  assert.equal(await page.locator('#version-saving').count(), 0);
+  assert.match(await page.locator('#version-select option:checked').innerText(), /^v1 · WRITE .*\(current\)$/);
   console.log(`# flights, rule F2 off: ${await page.locator('#run-status').innerText()}`);
   await page.locator('#rule-F2 input.rule-enabled').click();
   await waitForCount(page, 'silver.flights', 327_346, 600_000);

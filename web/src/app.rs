@@ -22,7 +22,7 @@ use crate::components::kafka;
 use crate::components::lab::LabPanel;
 use crate::components::pii::PiiPanel;
 use crate::components::pipeline::PipelineStrip;
-use crate::components::rules::RulesPanel;
+use crate::components::rules::{RulesPanel, When};
 use crate::components::runbar::RunBar;
 use crate::components::status::EngineStatusBar;
 use crate::components::table::TablePanel;
@@ -135,6 +135,15 @@ fn playground(p: &PlaygroundProps) -> Html {
     {
         let (engine, answer, dispatch) = (engine.clone(), answer(true), dispatch.clone());
         use_effect_with((), move |_| {
+            // A run's result is shown as soon as it is computed, its new
+            // versions marked as being written until the answer comes.
+            let previews = dispatch.clone();
+            engine.set_on_preview(Callback::from(move |v| {
+                previews.dispatch(Action::Answer {
+                    response: Response::Snapshot(v),
+                    reseed_drafts: false,
+                })
+            }));
             engine.listen_restore_problems(Callback::from(move |m: String| {
                 dispatch.dispatch(Action::PushBanner(Banner {
                     text: format!("{} {m}", t(lang, "restore_problem")),
@@ -239,16 +248,29 @@ fn playground(p: &PlaygroundProps) -> Html {
         Callback::from(move |mode: BronzeMode| load_example(example.clone(), Some(mode), false))
     };
 
-    // Editors send their request once typing pauses; a newer edit replaces the pending one.
+    // Editors send their request once typing pauses; a newer edit replaces
+    // the pending one. An edit that is complete as it is (a switch, a
+    // choice) goes at once, in place of the pending one (it holds the
+    // typed text too).
     let send_debounced = {
         let (engine, answer) = (engine.clone(), answer(false));
-        move |slot: &EditSlot, request: Request| {
+        move |slot: &EditSlot, request: Request, when: When| {
             // The edit it replaces (cancelled when its timer is dropped) is no
             // longer waiting; this one is, until it is sent.
             let replaced = slot
                 .borrow()
                 .as_ref()
                 .is_some_and(|(_, fired)| !fired.get());
+            if when == When::Now {
+                if let Some((timer, _)) = slot.borrow_mut().take() {
+                    timer.cancel();
+                }
+                if replaced {
+                    engine.edit_waiting(false);
+                }
+                engine.send(request, answer.clone());
+                return;
+            }
             if !replaced {
                 engine.edit_waiting(true);
             }
@@ -268,7 +290,7 @@ fn playground(p: &PlaygroundProps) -> Html {
             .active_silver()
             .map(|s| s.name.to_string())
             .unwrap_or_default();
-        Callback::from(move |rules: Vec<Rule>| {
+        Callback::from(move |(rules, when): (Vec<Rule>, When)| {
             dispatch.dispatch(Action::EditRules(rules.clone()));
             let silver_table = silver_table.clone();
             send(
@@ -277,6 +299,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                     silver_table,
                     rules,
                 },
+                when,
             );
         })
     };
@@ -289,7 +312,7 @@ fn playground(p: &PlaygroundProps) -> Html {
         Callback::from(move |sql: String| {
             dispatch.dispatch(Action::EditGoldSql(sql.clone()));
             let model = model.clone();
-            send(&slot, Request::SetGoldSql { model, sql });
+            send(&slot, Request::SetGoldSql { model, sql }, When::AfterTyping);
         })
     };
 
@@ -527,8 +550,8 @@ fn playground(p: &PlaygroundProps) -> Html {
             done.emit(r)
         })
     };
-    let on_lab_event = sending(&engine, &lab_done, |event: LabEvent| {
-        Request::LabEvent { event }
+    let on_lab_event = sending(&engine, &lab_done, |event: LabEvent| Request::LabEvent {
+        event,
     });
 
     // The right to be forgotten three ways: the panel's requests as they are.
@@ -620,6 +643,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                             on_page={on_page}
                             versions={selected.as_ref().and_then(|t| v.history.get(t)).cloned().unwrap_or_default()}
                             viewing={travel}
+                            saving={selected.as_ref().is_some_and(|t| v.saving.contains(t))}
                             on_travel={on_travel}
                             on_restore={on_restore}
                             corrupt_only={state.corrupt_only}

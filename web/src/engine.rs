@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::rc::{Rc, Weak};
 
 use medallion_protocol::wire::{Envelope, FromEngine, Progress, RequestId};
-use medallion_protocol::{Lang, Request, Response};
+use medallion_protocol::{Lang, PipelineView, Request, Response};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, File, MessageEvent, Worker};
@@ -204,6 +204,9 @@ struct Inner {
     refusals: Refusals,
     /// Hears the state after a refused change (the editors show it again).
     on_refused: Callback<Response>,
+    /// Hears a request's tables as computed, while their versions are
+    /// written ([`FromEngine::Preview`]; the request's answer follows).
+    on_preview: Callback<PipelineView>,
 }
 
 /// An answered request that changed the engine's state, with its file and
@@ -270,6 +273,7 @@ impl Engine {
                 lang: Lang::En,
             },
             on_refused: Callback::noop(),
+            on_preview: Callback::noop(),
         })));
         engine
     }
@@ -603,6 +607,12 @@ impl Engine {
         }
     }
 
+    /// Who hears a request's result before its versions are written (the
+    /// page shows it at once; the answer to the request follows).
+    pub fn set_on_preview(&self, on_preview: Callback<PipelineView>) {
+        self.0.borrow_mut().on_preview = on_preview;
+    }
+
     /// The texts of refusals, and who hears the state after one (the
     /// page re-seeds its editors from it).
     pub fn set_refusals(&self, refusals: Refusals, on_refused: Callback<Response>) {
@@ -741,6 +751,17 @@ impl Engine {
                             file: None,
                         }
                     });
+                }
+            }
+            FromEngine::Preview { id, view } => {
+                // Only for the request under way (one cancelled is gone).
+                let listener = {
+                    let inner = self.0.borrow();
+                    (inner.sent.keys().next() == Some(&id) && inner.restoring.is_none())
+                        .then(|| inner.on_preview.clone())
+                };
+                if let Some(listener) = listener {
+                    listener.emit(*view);
                 }
             }
             FromEngine::Done {

@@ -383,6 +383,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "travel_reading" => ("Time travel: reading version", "Time travel: читаем версию"),
         "travel_current" => ("; the current one is", "; текущая —"),
         "back_to_current" => ("Back to current", "К текущей"),
+        "saving_version" => ("these rows are being written as a new version…", "эти строки записываются как новая версия…"),
         "restore" => ("Restore version", "Восстановить версию"),
         "bronze_no_restore" => ("bronze is append-only: it can be read as it was, never rolled back", "bronze только дописывается: её можно прочитать как было, но не откатить"),
         "corrupt" => ("corrupt", "битых"),

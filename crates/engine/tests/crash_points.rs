@@ -862,6 +862,122 @@ async fn a_restore_of_a_gold_version_whose_entry_fails_keeps_the_current_version
     assert_view_matches_log(&mut rig, &after).await;
 }
 
+// ---------------------------------------------------------------- previews
+
+/// `rig` with a preview listener for the next run; what it heard.
+fn listen_preview(rig: &mut Rig) -> std::rc::Rc<std::cell::RefCell<Option<PipelineView>>> {
+    let heard: std::rc::Rc<std::cell::RefCell<Option<PipelineView>>> = Default::default();
+    let h = heard.clone();
+    rig.p
+        .set_preview(Some(Box::new(move |v| *h.borrow_mut() = Some(v))));
+    heard
+}
+
+#[tokio::test]
+async fn a_preview_shows_the_run_before_its_versions_and_the_answer_commits_them() {
+    let mut rig = Rig::new("nyc_taxi_silver").await;
+    let before = rig.view().await;
+    let heard = listen_preview(&mut rig);
+    let r = set_f2(&rig.p, "total_amount > 50");
+    let after = rig.ok(r).await;
+    let preview = heard.borrow_mut().take().expect("the run was previewed");
+    // The run's rows, checks and rule figures, before any version holds them.
+    assert_eq!(rows(&preview, "silver.nyc_taxi_yellow"), 247);
+    assert_eq!(
+        preview.table("silver.nyc_taxi_yellow").unwrap().version,
+        None
+    );
+    assert_eq!(preview.history, before.history);
+    assert_eq!(
+        preview.saving,
+        [
+            "silver.nyc_taxi_yellow",
+            "silver.quarantine",
+            "gold.trips_by_borough_daily"
+        ]
+        .map(|t| t.parse::<TableName>().unwrap())
+    );
+    assert_eq!(preview.checks, after.checks);
+    assert_eq!(preview.silver, after.silver);
+    for t in [
+        "silver.nyc_taxi_yellow",
+        "silver.quarantine",
+        "gold.trips_by_borough_daily",
+    ] {
+        assert_eq!(
+            preview.table(t).unwrap().rows,
+            after.table(t).unwrap().rows,
+            "{t}"
+        );
+    }
+    // The answer: committed, nothing left saving.
+    assert!(after.saving.is_empty());
+    assert_eq!(versions(&after, "silver.nyc_taxi_yellow"), 2);
+    assert_eq!(
+        after.table("silver.nyc_taxi_yellow").unwrap().version,
+        Some(1)
+    );
+    assert_view_matches_log(&mut rig, &after).await;
+    // The listener is taken by the run it heard: the next run is not previewed.
+    let r = set_f2(&rig.p, "total_amount > 40");
+    rig.ok(r).await;
+    assert!(heard.borrow().is_none());
+}
+
+#[tokio::test]
+async fn a_previewed_gold_whose_commit_fails_is_back_at_its_version_in_the_answer() {
+    let mut rig = Rig::new("nyc_taxi_silver").await;
+    let before = rig.view().await;
+    let heard = listen_preview(&mut rig);
+    rig.fail(Target::Logs, Some("gold/"), 0);
+    let r = set_f2(&rig.p, "total_amount > 50");
+    let after = rig.ok(r).await;
+    rig.heal();
+    let preview = heard.borrow_mut().take().expect("the run was previewed");
+    // The preview showed gold as computed, being written ...
+    assert!(preview
+        .saving
+        .contains(&"gold.trips_by_borough_daily".parse().unwrap()));
+    assert!(preview.run.errors.is_empty());
+    // ... the answer shows the version gold is at, and why.
+    assert_kept(&after, &before, "gold.trips_by_borough_daily");
+    assert_eq!(
+        after.run.errors,
+        [log_failed("gold/trips_by_borough_daily")]
+    );
+    assert!(after.saving.is_empty());
+    assert_view_matches_log(&mut rig, &after).await;
+}
+
+#[tokio::test]
+async fn a_request_that_runs_nothing_leaves_the_preview_to_the_next_run() {
+    let mut rig = Rig::new("nyc_taxi_silver").await;
+    let heard = listen_preview(&mut rig);
+    let page = rig
+        .send(Request::GetTable {
+            table: "silver.nyc_taxi_yellow".parse().unwrap(),
+            offset: 0,
+            limit: 5,
+            version: None,
+            corrupt_only: false,
+        })
+        .await;
+    assert!(matches!(page, Response::Table(_)), "{page:?}");
+    assert!(heard.borrow().is_none());
+    let done = run_ok(&mut rig).await;
+    let preview = heard.borrow_mut().take().expect("the run was previewed");
+    assert_eq!(
+        rows(&preview, "silver.nyc_taxi_yellow"),
+        rows(&done, "silver.nyc_taxi_yellow")
+    );
+    // Nothing changed: every table's rows are its current version's.
+    assert!(preview.saving.is_empty(), "{:?}", preview.saving);
+    assert_eq!(
+        preview.table("silver.nyc_taxi_yellow").unwrap().version,
+        Some(0)
+    );
+}
+
 // ---------------------------------------------------------------- runs
 
 #[tokio::test]

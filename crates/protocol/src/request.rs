@@ -187,6 +187,21 @@ impl Request {
         )
     }
 
+    /// Is its one run's result shown before its versions are written?
+    /// These requests change one thing and run the pipeline once; the
+    /// engine's worker then posts [`crate::wire::FromEngine::Preview`]
+    /// (the tables as computed, [`crate::PipelineView::saving`]) before
+    /// the request's answer (the state as committed).
+    pub fn previews(&self) -> bool {
+        matches!(
+            self,
+            Request::SetRules { .. }
+                | Request::SetGoldSql { .. }
+                | Request::Run { .. }
+                | Request::Ingest { .. }
+        )
+    }
+
     /// Does it replace the whole session, so that earlier requests no longer
     /// matter (a scenario or a pipeline is loaded)?
     pub fn starts_over(&self) -> bool {

@@ -143,6 +143,13 @@ pub struct PipelineView {
     /// event was injected (see [`crate::lab`]).
     #[serde(default)]
     pub lab: Option<LabView>,
+    /// In a preview ([`crate::wire::FromEngine::Preview`]) only: the
+    /// tables (qualified names) whose rows are the run's as computed and
+    /// whose new version is being written. No version holds those rows
+    /// yet (their `version` is `None`); the request's answer follows with
+    /// them committed, or back at their version with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub saving: Vec<TableName>,
 }
 
 /// A TIMESTAMP source column whose values had no offset and were read as UTC

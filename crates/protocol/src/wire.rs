@@ -10,7 +10,7 @@
 use crate::table::TableName;
 use serde::{Deserialize, Serialize};
 
-use crate::{Request, Response};
+use crate::{PipelineView, Request, Response};
 
 /// Identifies one request of the page to the engine (increasing from 1).
 pub type RequestId = u64;
@@ -54,6 +54,13 @@ pub enum FromEngine {
     Failed { message: String },
     /// Request `id` is under way: how far it got.
     Progress { id: RequestId, progress: Progress },
+    /// Request `id` ran the pipeline: its tables as computed, shown while
+    /// their new versions are written ([`PipelineView::saving`] names
+    /// them). Only for requests that [`Request::previews`]; `Done` follows.
+    Preview {
+        id: RequestId,
+        view: Box<PipelineView>,
+    },
     /// Request `id` is done (successfully or not).
     Done {
         id: RequestId,

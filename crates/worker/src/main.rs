@@ -61,7 +61,11 @@ mod worker {
     /// one the session does not hold yet (reporting the compressed bytes as
     /// [`Progress::Downloading`] under request `id`) and gives it to the
     /// engine. The error says which file could not be fetched, and why.
-    async fn fetch_downloads(pg: &mut Playground, request: &Request, id: u64) -> Result<(), String> {
+    async fn fetch_downloads(
+        pg: &mut Playground,
+        request: &Request,
+        id: u64,
+    ) -> Result<(), String> {
         let Request::LoadExample { example, .. } = request else {
             return Ok(());
         };
@@ -82,7 +86,14 @@ mod worker {
             });
             let bytes = download(d.path, progress.as_ref().unchecked_ref())
                 .await
-                .map_err(|e| format!("{} could not be downloaded from {}: {}", d.file, d.path, js_text(&e)))?;
+                .map_err(|e| {
+                    format!(
+                        "{} could not be downloaded from {}: {}",
+                        d.file,
+                        d.path,
+                        js_text(&e)
+                    )
+                })?;
             let bytes = bytes
                 .dyn_into::<js_sys::Uint8Array>()
                 .map_err(|_| format!("{}: the download gave no bytes", d.file))?
@@ -390,11 +401,22 @@ mod worker {
                 pg.set_progress(Some(Box::new(move |progress| {
                     post(&FromEngine::Progress { id, progress })
                 })));
+                // The run's result goes to the page before its versions are
+                // written (the answer follows with them committed).
+                if env.request.previews() {
+                    pg.set_preview(Some(Box::new(move |view| {
+                        post(&FromEngine::Preview {
+                            id,
+                            view: Box::new(view),
+                        })
+                    })));
+                }
                 let response = match fetch_downloads(pg, &env.request, id).await {
                     Ok(()) => pg.handle(env.request).await,
                     Err(message) => Response::Error { message },
                 };
                 pg.set_progress(None);
+                pg.set_preview(None);
                 let (mut saved, mut not_saved) = (None, None);
                 if persist && changes {
                     match mirror.flush(pg.lake_store()).await {

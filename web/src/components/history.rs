@@ -13,6 +13,10 @@ pub struct Props {
     pub versions: Vec<VersionInfo>,
     /// The version being read, when it is not the current one.
     pub viewing: Option<u64>,
+    /// The rows shown are a run's as computed, not yet in any version
+    /// ([`medallion_protocol::PipelineView::saving`]).
+    #[prop_or_default]
+    pub saving: bool,
     pub lang: Lang,
     /// `None` goes back to the current version.
     pub on_travel: Callback<Option<u64>>,
@@ -114,6 +118,9 @@ pub fn version_bar(p: &Props) -> Html {
                     </option>
                 }) }
             </select>
+            if p.saving && p.viewing.is_none() {
+                <span class="muted saving" id="version-saving">{ t(lang, "saving_version") }</span>
+            }
             <details id="history">
                 <summary>{ format!("{} ({})", t(lang, "history"), p.versions.len()) }</summary>
                 <table class="grid small">

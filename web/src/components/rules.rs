@@ -18,12 +18,22 @@ pub struct Props {
     /// The user's current rules (may be ahead of the engine while typing).
     pub draft: Vec<Rule>,
     pub lang: Lang,
-    pub on_change: Callback<Vec<Rule>>,
+    /// The rules after an edit, and when the edit should run.
+    pub on_change: Callback<(Vec<Rule>, When)>,
     pub on_export: Callback<()>,
     /// Earlier runs' rule figures, oldest first.
     pub history: Vec<RunRecord>,
     /// The silver table's columns (name, type), for new rules' templates.
     pub columns: Vec<(String, String)>,
+}
+
+/// When an edit of the rules runs: typing waits for a pause (a rule is
+/// run once, not per keystroke); a switch, a choice, an added or deleted
+/// rule is complete as it is and runs at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    AfterTyping,
+    Now,
 }
 
 #[derive(Properties, PartialEq, Clone)]
@@ -106,7 +116,7 @@ pub fn rules_panel(p: &Props) -> Html {
             if let Some(r) = rules.get_mut(i) {
                 f(r, value);
             }
-            cb.emit(rules);
+            cb.emit((rules, When::AfterTyping));
         })
     };
     let text_input = |cb: Callback<String>| {
@@ -128,7 +138,7 @@ pub fn rules_panel(p: &Props) -> Html {
             if i < rules.len() {
                 rules.remove(i);
             }
-            cb.emit(rules);
+            cb.emit((rules, When::Now));
         })
     };
     let add = |kind: RuleKind| {
@@ -143,7 +153,7 @@ pub fn rules_panel(p: &Props) -> Html {
                 .unwrap_or(rules.len());
             let rule = new_rule(&rules, kind, &columns);
             rules.insert(at, rule);
-            cb.emit(rules);
+            cb.emit((rules, When::Now));
         })
     };
     let on_export = {
@@ -214,7 +224,7 @@ pub fn rules_panel(p: &Props) -> Html {
                                     _ => Some(Action::Drop),
                                 };
                             }
-                            cb.emit(rules);
+                            cb.emit((rules, When::Now));
                         })
                     };
                     let on_cast = {
@@ -224,7 +234,7 @@ pub fn rules_panel(p: &Props) -> Html {
                             if let Some(r) = rules.get_mut(i) {
                                 r.cast = cast;
                             }
-                            cb.emit(rules);
+                            cb.emit((rules, When::Now));
                         })
                     };
                     let action = rule.action();
@@ -235,7 +245,7 @@ pub fn rules_panel(p: &Props) -> Html {
                             if let Some(r) = rules.get_mut(i) {
                                 r.enabled = !r.enabled;
                             }
-                            cb.emit(rules);
+                            cb.emit((rules, When::Now));
                         })
                     };
                     let on_expr = text_input(edit(i, |r, v| r.expression = v));
@@ -277,7 +287,7 @@ pub fn rules_panel(p: &Props) -> Html {
                                             if let Some(pp) = rules.get_mut(i).and_then(|r| r.params.get_mut(k)) {
                                                 pp.value = el.value();
                                             }
-                                            cb.emit(rules);
+                                            cb.emit((rules, When::AfterTyping));
                                         });
                                         html! {
                                             <label class="param">{ format!("{{{}}}", prm.name) }

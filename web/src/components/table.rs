@@ -28,6 +28,9 @@ pub struct Props {
     pub versions: Vec<VersionInfo>,
     /// The earlier version being read, if any.
     pub viewing: Option<u64>,
+    /// The rows are a run's, their version being written.
+    #[prop_or_default]
+    pub saving: bool,
     pub on_travel: Callback<Option<u64>>,
     pub on_restore: Callback<(TableName, u64)>,
     /// Show only bronze rows with a `_corrupt_reason`.
@@ -119,7 +122,7 @@ pub fn table_panel(p: &Props) -> Html {
                 <h2 id="table-title">{ tv.name.as_str() }</h2>
                 <span class="muted">{ &tv.description }</span>
             </div>
-            <VersionBar table={tv.name.clone()} versions={p.versions.clone()} viewing={p.viewing} lang={lang}
+            <VersionBar table={tv.name.clone()} versions={p.versions.clone()} viewing={p.viewing} saving={p.saving} lang={lang}
                 on_travel={p.on_travel.clone()} on_restore={p.on_restore.clone()} />
             if let Some(topic) = p.topic.clone() {
                 <KafkaPanel topic={topic} lang={lang} sample={p.kafka_sample.clone()} on_produce={p.on_produce.clone()} on_poll={p.on_poll.clone()} />

@@ -25,15 +25,15 @@ mod view;
 
 pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 pub use lab::LabState;
-pub use memory::{estimated_bytes, MEMORY_BUDGET_BYTES};
 pub use medallion_protocol::view::PREVIEW_ROWS;
+pub use memory::{estimated_bytes, MEMORY_BUDGET_BYTES};
 pub use save::{SavedState, SESSION_DIR, SESSION_FORMAT};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
 use crate::lake::concat_batches;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::MemorySchemaProvider;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
@@ -41,7 +41,9 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-use crate::api::{Checkpoint, Erasure, Lang, ReplayReport, Request, Response, RunInfo, RunMode};
+use crate::api::{
+    Checkpoint, Erasure, Lang, PipelineView, ReplayReport, Request, Response, RunInfo, RunMode,
+};
 use crate::bronze::kafka::Topic;
 use crate::bronze::{bronze_schema, table_schema, BatchInfo};
 use crate::checks::CheckResult;
@@ -98,6 +100,9 @@ pub struct Playground {
     run_history: Vec<crate::api::RunRecord>,
     /// Hears how far a long request got (see [`Playground::set_progress`]).
     progress: Option<Box<dyn Fn(crate::progress::Progress)>>,
+    /// Hears the next run's tables as computed, before their versions are
+    /// written (see [`Playground::set_preview`]); taken by that run.
+    preview: Option<Box<dyn FnOnce(PipelineView)>>,
     /// The `meta.session` version this session last saved (see `save.rs`).
     saved: save::Saved,
     /// The instructor's lab: anti-patterns on and the events' timeline (saved).
@@ -234,6 +239,7 @@ impl Playground {
                 not_refreshed: vec![],
             },
             progress: None,
+            preview: None,
             saved: Default::default(),
             lab: LabState::default(),
             lab_view: None,
@@ -249,6 +255,19 @@ impl Playground {
     /// the table being written. `None`: nobody listens (the default).
     pub fn set_progress(&mut self, listener: Option<Box<dyn Fn(crate::progress::Progress)>>) {
         self.progress = listener;
+    }
+
+    /// `listener` hears the next run's result before its versions are
+    /// written: the view as it will be once they are, with the tables
+    /// being written named in [`PipelineView::saving`] (their `version`
+    /// `None`: no version holds those rows yet) and the checks already
+    /// evaluated on them. The run's own answer (the state as committed:
+    /// a table whose commit failed back at its version, with the reason)
+    /// follows as usual. A request that does not run the pipeline leaves
+    /// it unheard; set `None` after the request. The worker sets it for
+    /// requests that [`medallion_protocol::Request::previews`].
+    pub fn set_preview(&mut self, listener: Option<Box<dyn FnOnce(PipelineView)>>) {
+        self.preview = listener;
     }
 
     fn reporter(&self) -> crate::progress::Reporter<'_> {

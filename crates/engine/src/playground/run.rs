@@ -112,6 +112,15 @@ impl Playground {
                     self.run_info.runs,
                     if incremental { " (incremental)" } else { "" }
                 );
+                // Shown before the versions are written, the checks with it.
+                let previewed = match self.preview.take() {
+                    Some(listener) => {
+                        let checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
+                        listener(self.preview_view(&out, &checks, started));
+                        Some(checks)
+                    }
+                    None => None,
+                };
                 let written: Vec<_> = out.tables.iter().filter(|t| !t.name.is_bronze()).collect();
                 let mut not_committed: Vec<TableName> = Vec::new();
                 let mut held: Vec<TableName> = Vec::new();
@@ -175,6 +184,8 @@ impl Playground {
                         ));
                     }
                 }
+                // The checks of the preview hold when every table committed.
+                let previewed = previewed.filter(|_| not_committed.is_empty());
                 // A table whose commit failed is still at its previous version:
                 // show (and query) that, never rows no version holds.
                 for name in not_committed {
@@ -196,7 +207,10 @@ impl Playground {
                         }
                     }
                 }
-                self.checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
+                self.checks = match previewed {
+                    Some(checks) => checks,
+                    None => evaluate(&self.ctx, &self.def, &out, self.lang).await,
+                };
                 self.run_history.push(crate::api::RunRecord {
                     run: self.run_info.runs,
                     ts_micros: ts,
@@ -245,6 +259,47 @@ impl Playground {
         };
         self.run_info.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         produced
+    }
+
+    /// The view once `out` is committed, with `checks` evaluated on it:
+    /// its silver, quarantine and gold tables that get a new version are
+    /// named in [`PipelineView::saving`], their `version` `None` (no
+    /// version holds those rows yet). The session is left as it was.
+    fn preview_view(
+        &mut self,
+        out: &crate::output::RunOutput,
+        checks: &[CheckResult],
+        started: web_time::Instant,
+    ) -> PipelineView {
+        let mut diagnostics = out.silver_errors.clone();
+        diagnostics.extend(out.gold_errors.iter().cloned());
+        let mut run_info = self.run_info.clone();
+        run_info.not_refreshed = out.not_refreshed.clone();
+        run_info.ok = diagnostics.is_empty() && run_info.errors.is_empty();
+        run_info.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let last_good = std::mem::replace(&mut self.last_good, Some(out.clone()));
+        let checks = std::mem::replace(&mut self.checks, checks.to_vec());
+        let diagnostics = std::mem::replace(&mut self.diagnostics, diagnostics);
+        let run_info = std::mem::replace(&mut self.run_info, run_info);
+        let mut view = self.view();
+        self.last_good = last_good;
+        self.checks = checks;
+        self.diagnostics = diagnostics;
+        self.run_info = run_info;
+        // A table whose rows its current version holds commits nothing.
+        view.saving = out
+            .tables
+            .iter()
+            .filter(|t| !t.name.is_bronze())
+            .filter(|t| self.history.current_data(&t.name) != Some(&t.batch))
+            .map(|t| t.name.clone())
+            .collect();
+        for t in &mut view.tables {
+            if view.saving.contains(&t.name) {
+                t.version = None;
+            }
+        }
+        view
     }
 
     /// Appends a checkpoint row for every bronze table whose watermark

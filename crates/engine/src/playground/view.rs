@@ -166,6 +166,7 @@ impl Playground {
             erasures: self.erasures.clone(),
             notice: self.notice.clone(),
             run: self.run_info.clone(),
+            saving: vec![],
         }
     }
 
