@@ -167,6 +167,8 @@ test('the lake kept in the browser (OPFS) alone restores the session: its logs, 
   await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
   await waitForCount(page, 'silver.nyc_taxi_yellow', 247);
+  // The count shows once computed; the edit is saved once the engine is idle.
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 60_000 });
   await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   const before = await state(page);
   // What the worker wrote: every table's log and files, and the session's own log.

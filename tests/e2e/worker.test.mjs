@@ -108,6 +108,8 @@ test('the page paints before the engine loads; a large file is read in the worke
   await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
   await page.waitForFunction(([n]) => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent) < n,
     [silverBefore], { timeout: 600_000 });
+  // Shown once computed; done once its versions are written.
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 600_000 });
   const runTasks = await longTasksSince(page, mark);
   console.log(`# rerun after a rule edit: ${await page.locator('#run-status').innerText()}; largest main-thread long task: ${largest(runTasks)}`);
 

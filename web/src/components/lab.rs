@@ -31,8 +31,17 @@ pub struct Props {
 /// The terms the lab's texts use, explained for a learner (i18n keys
 /// `lab_term_<key>` and `lab_term_<key>_def`).
 const TERMS: &[&str] = &[
-    "twin", "merge", "insert", "idempotent", "at_least_once", "watermark", "scd",
-    "quarantine", "replay", "time_travel", "lineage",
+    "twin",
+    "merge",
+    "insert",
+    "idempotent",
+    "at_least_once",
+    "watermark",
+    "scd",
+    "quarantine",
+    "replay",
+    "time_travel",
+    "lineage",
 ];
 
 /// The i18n keys of an anti-pattern's title and explanation.
@@ -54,7 +63,11 @@ fn keys(a: AntiPattern) -> (&'static str, &'static str) {
 /// "1 row differs", "2 rows differ"; Russian "1 строка", "3 строки", "5 строк".
 fn changed_rows_key(n: usize, lang: Lang) -> &'static str {
     if lang == Lang::En {
-        return if n == 1 { "lab_changed_row" } else { "lab_changed_rows" };
+        return if n == 1 {
+            "lab_changed_row"
+        } else {
+            "lab_changed_rows"
+        };
     }
     match (n % 10, n % 100) {
         (1, h) if h != 11 => "lab_changed_row",
@@ -99,11 +112,28 @@ pub fn lab_panel(p: &Props) -> Html {
     let shown: Vec<AntiPattern> = p.lab.as_ref().map(|l| l.on.clone()).unwrap_or_default();
     // The switches as last clicked: a click before the engine answered the
     // previous one builds on it, not on the older view (rapid toggles).
+    // `sent` lists the switches of each click not answered yet, in order:
+    // an answer to an earlier click (the engine answers in order) leaves
+    // the later clicks standing; a state no click asked for (a new example,
+    // a reload) replaces them.
     let wanted = use_mut_ref(|| shown.clone());
+    let sent: std::rc::Rc<std::cell::RefCell<Vec<Vec<AntiPattern>>>> = use_mut_ref(Vec::new);
     {
-        let wanted = wanted.clone();
+        let (wanted, sent) = (wanted.clone(), sent.clone());
         use_effect_with(shown.clone(), move |shown| {
-            *wanted.borrow_mut() = shown.clone();
+            let mut sent = sent.borrow_mut();
+            let same = |s: &Vec<AntiPattern>| {
+                s.len() == shown.len() && s.iter().all(|a| shown.contains(a))
+            };
+            match sent.iter().position(same) {
+                Some(i) => {
+                    sent.drain(..=i);
+                }
+                None => sent.clear(),
+            }
+            if sent.is_empty() {
+                *wanted.borrow_mut() = shown.clone();
+            }
         });
     }
     let on = shown;
@@ -147,7 +177,7 @@ pub fn lab_panel(p: &Props) -> Html {
             if !on.is_empty() {
                 <div class="lab-reset-row">
                     <button id="lab-reset" class="secondary" disabled={locked} title={t(lang, "lab_reset_hint")}
-                        onclick={{ let (cb, wanted) = (p.on_set.clone(), wanted.clone()); Callback::from(move |_| { wanted.borrow_mut().clear(); cb.emit(vec![]) }) }}>
+                        onclick={{ let (cb, wanted, sent) = (p.on_set.clone(), wanted.clone(), sent.clone()); Callback::from(move |_| { wanted.borrow_mut().clear(); sent.borrow_mut().push(vec![]); cb.emit(vec![]) }) }}>
                         { t(lang, "lab_reset") }
                     </button>
                 </div>
@@ -157,7 +187,7 @@ pub fn lab_panel(p: &Props) -> Html {
                     let (title, explain) = keys(*a);
                     let checked = on.contains(a);
                     let onchange = {
-                        let (cb, wanted, a) = (p.on_set.clone(), wanted.clone(), *a);
+                        let (cb, wanted, sent, a) = (p.on_set.clone(), wanted.clone(), sent.clone(), *a);
                         Callback::from(move |_| {
                             let mut next: Vec<AntiPattern> = wanted.borrow().clone();
                             if next.contains(&a) {
@@ -166,6 +196,7 @@ pub fn lab_panel(p: &Props) -> Html {
                                 next.push(a);
                             }
                             *wanted.borrow_mut() = next.clone();
+                            sent.borrow_mut().push(next.clone());
                             cb.emit(next)
                         })
                     };
