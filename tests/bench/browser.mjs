@@ -65,6 +65,7 @@ if (!ONLY) {
   const times = [];
   const saved = [];
   const runMs = [];
+  const shownRunMs = [];
   for (let run = 0; run <= 2 * RUNS; run += 1) {
     const target = (await countOf(page, 'silver.flights')) === 327_346 ? 328_521 : 327_346;
     t = Date.now();
@@ -72,11 +73,15 @@ if (!ONLY) {
     // The count shows the run's result (its preview, while the versions are written) ...
     await waitCount(page, 'silver.flights', target);
     const shown = Date.now() - t;
+    // The preview's run time: the engine's run up to the result shown.
+    const shownStatus = await page.locator('#run-status').innerText();
     // ... and the request is done once the engine is idle (versions committed, session saved).
     await page.waitForFunction(() => !document.querySelector('#engine-status.busy'), null, { timeout: 600_000, polling: 'raf' });
     if (run > 0) {
       times.push(shown);
       saved.push(Date.now() - t);
+      const shownRun = Number(/(\d+) ms/.exec(shownStatus)?.[1]);
+      if (Number.isFinite(shownRun)) shownRunMs.push(shownRun);
       const status = await page.locator('#run-status').innerText();
       const ms = Number(/(\d+) ms/.exec(status)?.[1]);
       if (Number.isFinite(ms)) runMs.push(ms);
@@ -84,7 +89,8 @@ if (!ONLY) {
   }
   const longest = Math.max(0, ...(await page.evaluate(() => window.__longTasks)));
   print({ bench: 'rule_edit', example: 'nyc_flights_2013', load_ms: loadMs, p50_ms: median(times), p95_ms: p95(times),
-    saved_p50_ms: median(saved), saved_p95_ms: p95(saved), engine_p50_ms: runMs.length ? median(runMs) : null, runs: 2 * RUNS, longest_task_ms: longest });
+    saved_p50_ms: median(saved), saved_p95_ms: p95(saved), engine_p50_ms: runMs.length ? median(runMs) : null,
+    engine_shown_p50_ms: shownRunMs.length ? median(shownRunMs) : null, runs: 2 * RUNS, longest_task_ms: longest });
   await page.context().close();
 }
 
