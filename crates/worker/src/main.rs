@@ -21,7 +21,8 @@
 
 #[cfg(target_arch = "wasm32")]
 mod worker {
-    use std::collections::HashMap;
+    use std::cell::RefCell;
+    use std::collections::{HashMap, VecDeque};
     use std::rc::Rc;
     use std::sync::Arc;
 
@@ -372,68 +373,104 @@ mod worker {
         });
     }
 
+    /// The page's messages not carried out yet, oldest first, and whether
+    /// a task is carrying them out.
+    #[derive(Default)]
+    struct Inbox {
+        waiting: VecDeque<JsValue>,
+        draining: bool,
+    }
+
     fn listen(engine: Rc<Mutex<(Playground, Mirror)>>, clock: Arc<RequestClock>, persist: bool) {
+        // Requests run one at a time in arrival order: one task takes them
+        // from the inbox (the lock's waiters are woken in no set order, so
+        // a task per message could run a later edit before an earlier one).
+        let inbox: Rc<RefCell<Inbox>> = Rc::default();
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
-            let (engine, clock) = (engine.clone(), clock.clone());
+            let start = {
+                let mut i = inbox.borrow_mut();
+                i.waiting.push_back(ev.data());
+                !std::mem::replace(&mut i.draining, true)
+            };
+            if !start {
+                return;
+            }
+            let (engine, clock, inbox) = (engine.clone(), clock.clone(), inbox.clone());
             wasm_bindgen_futures::spawn_local(async move {
-                // Requests run in arrival order: each task takes the lock
-                // before its first await (the lock queues in order).
-                let mut held = engine.lock().await;
-                let (pg, mirror) = &mut *held;
-                let data = ev.data();
-                let env = match envelope(&data).await {
-                    Ok(env) => env,
-                    Err((id, message)) => {
-                        post(&FromEngine::Done {
-                            id,
-                            response: Response::Error { message },
-                            saved: None,
-                            not_saved: None,
-                        });
-                        return;
-                    }
-                };
-                let id = env.id;
-                if let Some(now) = env.now_micros {
-                    clock.set(now);
+                loop {
+                    let next = {
+                        let mut i = inbox.borrow_mut();
+                        let next = i.waiting.pop_front();
+                        i.draining = next.is_some();
+                        next
+                    };
+                    let Some(data) = next else { break };
+                    carry_out(&engine, &clock, persist, data).await;
                 }
-                let changes = env.request.changes_state();
-                pg.set_progress(Some(Box::new(move |progress| {
-                    post(&FromEngine::Progress { id, progress })
-                })));
-                // The run's result goes to the page before its versions are
-                // written (the answer follows with them committed).
-                if env.request.previews() {
-                    pg.set_preview(Some(Box::new(move |view| {
-                        post(&FromEngine::Preview {
-                            id,
-                            view: Box::new(view),
-                        })
-                    })));
-                }
-                let response = match fetch_downloads(pg, &env.request, id).await {
-                    Ok(()) => pg.handle(env.request).await,
-                    Err(message) => Response::Error { message },
-                };
-                pg.set_progress(None);
-                pg.set_preview(None);
-                let (mut saved, mut not_saved) = (None, None);
-                if persist && changes {
-                    match mirror.flush(pg.lake_store()).await {
-                        Ok(()) => saved = pg.saved_version(),
-                        Err(e) => not_saved = Some(e),
-                    }
-                }
-                post(&FromEngine::Done {
-                    id,
-                    response,
-                    saved,
-                    not_saved,
-                });
             });
         });
         scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         on_message.forget();
+    }
+
+    /// Carries out one posted message and posts its progress, preview and answer.
+    async fn carry_out(
+        engine: &Mutex<(Playground, Mirror)>,
+        clock: &RequestClock,
+        persist: bool,
+        data: JsValue,
+    ) {
+        let mut held = engine.lock().await;
+        let (pg, mirror) = &mut *held;
+        let env = match envelope(&data).await {
+            Ok(env) => env,
+            Err((id, message)) => {
+                post(&FromEngine::Done {
+                    id,
+                    response: Response::Error { message },
+                    saved: None,
+                    not_saved: None,
+                });
+                return;
+            }
+        };
+        let id = env.id;
+        if let Some(now) = env.now_micros {
+            clock.set(now);
+        }
+        let changes = env.request.changes_state();
+        pg.set_progress(Some(Box::new(move |progress| {
+            post(&FromEngine::Progress { id, progress })
+        })));
+        // The run's result goes to the page before its versions are
+        // written (the answer follows with them committed).
+        if env.request.previews() {
+            pg.set_preview(Some(Box::new(move |view| {
+                post(&FromEngine::Preview {
+                    id,
+                    view: Box::new(view),
+                })
+            })));
+        }
+        let response = match fetch_downloads(pg, &env.request, id).await {
+            Ok(()) => pg.handle(env.request).await,
+            Err(message) => Response::Error { message },
+        };
+        pg.set_progress(None);
+        pg.set_preview(None);
+        let (mut saved, mut not_saved) = (None, None);
+        if persist && changes {
+            match mirror.flush(pg.lake_store()).await {
+                Ok(()) => saved = pg.saved_version(),
+                Err(e) => not_saved = Some(e),
+            }
+        }
+        post(&FromEngine::Done {
+            id,
+            response,
+            saved,
+            not_saved,
+        });
     }
 }
 
