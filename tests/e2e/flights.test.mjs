@@ -49,5 +49,21 @@ test('the flights example downloads its files when picked and runs 336,776 fligh
   await page.locator('#rule-F2 input.rule-enabled').click();
   await waitForCount(page, 'silver.flights', 327_346, 600_000);
   console.log(`# flights, rule F2 on again: ${await page.locator('#run-status').innerText()}`);
+
+  // Quick toggles, each sent while the one before is still writing its
+  // versions: the engine runs them in the order they were made, so it ends
+  // at the last one (the switch as shown), and so does the saved session.
+  for (const round of [1, 2]) {
+    await page.waitForSelector('#engine-status', { state: 'detached', timeout: 600_000 });
+    for (let i = 0; i < 3; i += 1) {
+      await page.locator('#rule-F2 input.rule-enabled').click();
+      await page.waitForTimeout(300);
+    }
+    await page.waitForSelector('#engine-status', { state: 'detached', timeout: 600_000 });
+    const on = await page.locator('#rule-F2 input.rule-enabled').isChecked();
+    assert.equal(on, round === 2, `round ${round}`);
+    assert.equal(await count(page, 'silver.flights'), on ? 327_346 : 328_521, `round ${round}`);
+    assert.equal(await count(page, 'silver.quarantine'), on ? 9_430 : 8_255, `round ${round}`);
+  }
   assert.deepEqual(problems, []);
 }));

@@ -634,6 +634,8 @@ fn playground(p: &PlaygroundProps) -> Html {
                         lang={lang} selected={selected.clone()} on_select={on_select} on_files={on_files} on_bronze_mode={on_bronze_mode} />
                     if let Some(tv) = state.table_view() {
                         <TablePanel
+                            // The rows are the preview's, not a page read from the version before it.
+                            saving={v.saving.contains(&tv.name) && tv.version.is_none()}
                             table={tv}
                             lang={lang}
                             batches={v.batches.clone()}
@@ -643,7 +645,6 @@ fn playground(p: &PlaygroundProps) -> Html {
                             on_page={on_page}
                             versions={selected.as_ref().and_then(|t| v.history.get(t)).cloned().unwrap_or_default()}
                             viewing={travel}
-                            saving={selected.as_ref().is_some_and(|t| v.saving.contains(t))}
                             on_travel={on_travel}
                             on_restore={on_restore}
                             corrupt_only={state.corrupt_only}
