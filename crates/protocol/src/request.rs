@@ -191,14 +191,13 @@ impl Request {
     /// These requests change one thing and run the pipeline once; the
     /// engine's worker then posts [`crate::wire::FromEngine::Preview`]
     /// (the tables as computed, [`crate::PipelineView::saving`]) before
-    /// the request's answer (the state as committed).
+    /// the request's answer (the state as committed). Not an ingest: its
+    /// answer opens the bronze table at page one, which would undo what
+    /// the learner did on the preview meanwhile.
     pub fn previews(&self) -> bool {
         matches!(
             self,
-            Request::SetRules { .. }
-                | Request::SetGoldSql { .. }
-                | Request::Run { .. }
-                | Request::Ingest { .. }
+            Request::SetRules { .. } | Request::SetGoldSql { .. } | Request::Run { .. }
         )
     }
 
