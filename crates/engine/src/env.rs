@@ -50,13 +50,45 @@ impl Clock for SystemClock {
     }
 }
 
-/// Random UUID v4s (`crypto.getRandomValues` in a browser).
+/// Random UUID v4s from the OS's random source (`crypto.getRandomValues`
+/// in a browser), drawn 4 KiB at a time: one call per 256 ids instead of
+/// one per id (a system call each, natively: 12% of ingesting the 336,776
+/// flights, issue 12). If the source fails, each id comes from
+/// `Uuid::new_v4` as before.
 #[derive(Debug, Default)]
-pub struct RandomIds;
+pub struct RandomIds {
+    pool: std::sync::Mutex<RandomPool>,
+}
+
+#[derive(Debug, Default)]
+struct RandomPool {
+    bytes: Vec<u8>,
+    used: usize,
+}
+
+impl RandomPool {
+    const SIZE: usize = 4096;
+
+    /// The next 16 random bytes, refilling the pool when it is used up.
+    fn take16(&mut self) -> Option<[u8; 16]> {
+        if self.used + 16 > self.bytes.len() {
+            self.bytes.resize(Self::SIZE, 0);
+            getrandom_03::fill(&mut self.bytes).ok()?;
+            self.used = 0;
+        }
+        let mut out = [0u8; 16];
+        out.copy_from_slice(&self.bytes[self.used..self.used + 16]);
+        self.used += 16;
+        Some(out)
+    }
+}
 
 impl IdGenerator for RandomIds {
     fn new_id(&self) -> uuid::Uuid {
-        uuid::Uuid::new_v4()
+        match self.pool.lock().ok().and_then(|mut p| p.take16()) {
+            Some(bytes) => uuid::Builder::from_random_bytes(bytes).into_uuid(),
+            None => uuid::Uuid::new_v4(),
+        }
     }
 }
 
@@ -179,6 +211,17 @@ impl IdGenerator for SeededIds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_ids_are_version_4_and_all_different_across_pool_refills() {
+        let ids = RandomIds::default();
+        // 1,000 ids: the 4 KiB pool is drawn four times.
+        let all: std::collections::HashSet<uuid::Uuid> = (0..1000).map(|_| ids.new_id()).collect();
+        assert_eq!(all.len(), 1000);
+        assert!(all
+            .iter()
+            .all(|u| u.get_version_num() == 4 && u.get_variant() == uuid::Variant::RFC4122));
+    }
 
     #[test]
     fn seeded_ids_repeat_for_the_same_seed_and_differ_between_seeds() {

@@ -342,7 +342,7 @@ mod worker {
         // requests again after a cancel names every batch as before.
         let ids: Arc<dyn IdGenerator> = match session_seed() {
             Some(seed) => Arc::new(SeededIds::new(seed)),
-            None => Arc::new(RandomIds),
+            None => Arc::new(RandomIds::default()),
         };
         // The clock reads the time the page made each request, so a request
         // given again to a new worker stamps exactly what it stamped first.

@@ -184,7 +184,38 @@ pub struct Audit<'a> {
     pub source_files: Vec<String>,
     pub producer_ts: Vec<Option<i64>>,
     pub batch_id: &'a str,
-    pub event_ids: Vec<String>,
+    /// One UUID per record, as text (see [`event_ids`]).
+    pub event_ids: StringArray,
+}
+
+/// `n` new event ids from `ids` as one Utf8 array of hyphenated lower-case
+/// UUIDs (36 bytes each), written straight into the array's buffer: a
+/// 336,776-record file made as many `String`s before (issue 12).
+pub fn event_ids(ids: &dyn crate::env::IdGenerator, n: usize) -> StringArray {
+    let mut b = datafusion::arrow::array::StringBuilder::with_capacity(n, n * 36);
+    let mut buf = uuid::Uuid::encode_buffer();
+    for _ in 0..n {
+        b.append_value(ids.new_id().hyphenated().encode_lower(&mut buf));
+    }
+    b.finish()
+}
+
+/// `value` on each of `n` rows: the bytes repeated once and equal offsets
+/// (what `StringArray::from(vec![value; n])` holds, without a `Vec` of `n`
+/// references walked one by one). Beyond Utf8's 2 GiB of offsets it falls
+/// back to that (which then reports the overflow).
+fn repeated(value: &str, n: usize) -> StringArray {
+    use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+    let len = value.len();
+    match n.checked_mul(len).filter(|t| *t <= i32::MAX as usize) {
+        Some(_) => {
+            let offsets: ScalarBuffer<i32> = (0..=n).map(|i| (i * len) as i32).collect();
+            let values = Buffer::from_vec(value.as_bytes().repeat(n));
+            // Offsets are 0, len, 2·len, … and every slice is `value`: valid UTF-8.
+            StringArray::new(OffsetBuffer::new(offsets), values, None)
+        }
+        None => StringArray::from(vec![value; n]),
+    }
 }
 
 /// Builds the bronze rows of one batch: one row per record, audit columns
@@ -203,7 +234,7 @@ fn audit_columns(records: &[RawRecord], audit: Audit<'_>) -> Vec<ArrayRef> {
     let files: ArrayRef = if audit.source_files.len() == n && n > 0 {
         Arc::new(StringArray::from(audit.source_files))
     } else {
-        Arc::new(StringArray::from(vec![audit.source_file; n]))
+        Arc::new(repeated(audit.source_file, n))
     };
     let producer: Vec<Option<i64>> = if audit.producer_ts.len() == n {
         audit.producer_ts
@@ -214,10 +245,10 @@ fn audit_columns(records: &[RawRecord], audit: Audit<'_>) -> Vec<ArrayRef> {
         Arc::new(
             TimestampMicrosecondArray::from(vec![audit.ingest_ts_micros; n]).with_timezone("UTC"),
         ),
-        Arc::new(StringArray::from(vec![audit.source_system; n])),
+        Arc::new(repeated(audit.source_system, n)),
         files,
-        Arc::new(StringArray::from(audit.event_ids)),
-        Arc::new(StringArray::from(vec![audit.batch_id; n])),
+        Arc::new(audit.event_ids),
+        Arc::new(repeated(audit.batch_id, n)),
         Arc::new(Int64Array::from_iter(
             records.iter().map(|r| Some(r.line).filter(|l| *l > 0)),
         )),

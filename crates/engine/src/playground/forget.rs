@@ -116,7 +116,7 @@ impl Playground {
                 source_files: files,
                 producer_ts: producer,
                 batch_id: "",
-                event_ids: vec![String::new(); split.records.len()],
+                event_ids: vec![""; split.records.len()].into(),
             };
             let offsets: Vec<usize> = topic.live_offsets();
             if let Ok(rows) = bronze_batch(&split.records, audit) {

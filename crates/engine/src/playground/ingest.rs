@@ -223,9 +223,7 @@ impl Playground {
             None
         };
         let batch_id = self.ids.new_id().to_string();
-        let event_ids = (0..split.records.len())
-            .map(|_| self.ids.new_id().to_string())
-            .collect();
+        let event_ids = crate::bronze::event_ids(self.ids.as_ref(), split.records.len());
         let ts = self.clock.now_micros();
         let audit = Audit {
             ingest_ts_micros: ts,

@@ -169,7 +169,7 @@ pub fn new_session(lake: &Lake) -> Result<SessionContext> {
 impl Playground {
     /// An empty playground with the real clock and random UUIDs.
     pub fn new() -> Result<Self> {
-        Self::with_env(Arc::new(SystemClock), Arc::new(RandomIds))
+        Self::with_env(Arc::new(SystemClock), Arc::new(RandomIds::default()))
     }
 
     /// An empty playground with the given clock and id generator (tests pin both).

@@ -305,8 +305,12 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
         let dialect = info.dialect.clone().unwrap_or_else(default_dialect);
         // A CSV whose header shares no column with the declared schema is some
         // other data set: its rows are quarantined rather than read as all-NULL rows.
-        let foreign_header =
-            csv && ambiguous.is_none() && !header_index.values().any(Option::is_some);
+        // (With no column declared, nothing is expected of the header: each
+        // well-formed record is a row of lineage columns only.)
+        let foreign_header = csv
+            && ambiguous.is_none()
+            && !schema.columns.is_empty()
+            && !header_index.values().any(Option::is_some);
         if csv && batch.num_rows() > 0 && !foreign_header && ambiguous.is_none() {
             for (c, col) in schema.columns.iter().enumerate() {
                 if header_index
@@ -369,8 +373,16 @@ pub fn parse_bronze(schema: &SourceSchema, batches: &[(BatchInfo, RecordBatch)])
                 }
             }
         }
+        // Every row read (the usual case): the batch's own arrays, not copies.
+        let all_read = read.len() == batch.num_rows();
         let read = datafusion::arrow::array::UInt32Array::from(read);
-        let take = |a: &StringArray| datafusion::arrow::compute::take(a, &read, None);
+        let take = |a: &StringArray| -> Result<ArrayRef> {
+            Ok(if all_read {
+                Arc::new(a.clone())
+            } else {
+                datafusion::arrow::compute::take(a, &read, None)?
+            })
+        };
         let lineage = [
             take(event_ids)?,
             take(batch_ids)?,
@@ -1252,7 +1264,7 @@ pub(crate) mod tests {
     /// One bronze batch (`b1`) of `text` as file `file`, split as ingest splits it.
     pub(crate) fn batch_of(text: &str, file: &str) -> (BatchInfo, RecordBatch) {
         let split = split_file(text.as_bytes(), &Default::default()).unwrap();
-        let ids = (0..split.records.len()).map(|i| format!("e{i}")).collect();
+        let ids: Vec<String> = (0..split.records.len()).map(|i| format!("e{i}")).collect();
         let rb = bronze_batch(
             &split.records,
             Audit {
@@ -1262,7 +1274,7 @@ pub(crate) mod tests {
                 source_files: vec![],
                 producer_ts: vec![],
                 batch_id: "b1",
-                event_ids: ids,
+                event_ids: ids.into(),
             },
         )
         .unwrap();
