@@ -125,4 +125,7 @@ pub struct RunInput<'a> {
     /// Bronze as the last run read it ([`crate::silver::parse_cache`]):
     /// `None` reads every table again.
     pub parse_cache: Option<&'a crate::silver::parse_cache::ParseCache>,
+    /// Each silver table's rule steps as the last full run computed them
+    /// ([`crate::silver::step_cache`]): `None` runs every rule.
+    pub step_cache: Option<&'a crate::silver::step_cache::StepCache>,
 }

@@ -122,6 +122,9 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         parsed_tables.insert(b.name.clone(), parsed);
     }
 
+    if let Some(c) = input.step_cache {
+        c.retain(&def.silver.iter().map(|s| s.name.as_str()).collect::<Vec<_>>());
+    }
     let mut quarantine: Vec<(String, Rejected)> = Vec::new();
     let mut rule_stats = Vec::new();
     let mut silver_out = Vec::new();
@@ -268,6 +271,14 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
             let base = incremental
                 .filter(|_| !whole)
                 .and_then(|(_, b)| b.table(&name));
+            // A full run's rules over the table's whole typed bronze are
+            // kept for the next run (a rule edit recomputes what it changed).
+            let mut steps = match input.step_cache {
+                Some(c) if incremental.is_none() && exploded.is_none() => {
+                    c.take(&s.name, &parsed.rows).ok()
+                }
+                _ => None,
+            };
             let built = build_silver(
                 ctx,
                 s,
@@ -276,8 +287,12 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
                 &mut rule_stats,
                 None,
                 input.progress,
+                steps.as_mut(),
             )
             .await;
+            if let (Some(c), Some(steps)) = (input.step_cache, steps) {
+                c.put(&s.name, steps);
+            }
             for st in &mut rule_stats[first_stat..] {
                 st.silver_table = s.name.clone();
             }

@@ -118,6 +118,11 @@ pub struct Playground {
     /// Bronze as the last run read it (a rule edit reads it again only
     /// where bronze or its schema changed); never saved.
     parse_cache: crate::silver::parse_cache::ParseCache,
+    /// Each silver table's rule steps as the last run computed them (a
+    /// rule edit recomputes the rules it changed); never saved.
+    step_cache: crate::silver::step_cache::StepCache,
+    /// Whether runs use `step_cache` (see [`Playground::set_reuse_rule_steps`]).
+    reuse_rule_steps: bool,
     /// What the session may hold in memory, bytes (see `memory.rs`).
     memory_budget: u64,
 }
@@ -246,6 +251,8 @@ impl Playground {
             pii: None,
             downloads: BTreeMap::new(),
             parse_cache: Default::default(),
+            step_cache: Default::default(),
+            reuse_rule_steps: true,
             memory_budget: MEMORY_BUDGET_BYTES,
         })
     }
@@ -268,6 +275,16 @@ impl Playground {
     /// requests that [`medallion_protocol::Request::previews`].
     pub fn set_preview(&mut self, listener: Option<Box<dyn FnOnce(PipelineView)>>) {
         self.preview = listener;
+    }
+
+    /// Whether a run reuses the rule steps of the last one where their
+    /// rules and rows are the same ([`crate::silver::step_cache`]; on by
+    /// default, kept across loads). Off, every rule is computed on every
+    /// run: the results are the same (`tests/prop_step_cache.rs` compares
+    /// the two), only slower; the benchmark prints both.
+    pub fn set_reuse_rule_steps(&mut self, on: bool) {
+        self.reuse_rule_steps = on;
+        self.step_cache.retain(&[]);
     }
 
     fn reporter(&self) -> crate::progress::Reporter<'_> {

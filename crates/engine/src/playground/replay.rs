@@ -121,6 +121,7 @@ impl Playground {
             fail_silver: None,
             lang: self.lang,
             parse_cache: Some(&self.parse_cache),
+            step_cache: None,
         })
         .await
         .map_err(RebuildError::Run)

@@ -71,6 +71,7 @@ impl Playground {
             fail_silver: self.fail_silver_once.as_deref(),
             lang: self.lang,
             parse_cache: Some(&self.parse_cache),
+            step_cache: self.reuse_rule_steps.then_some(&self.step_cache),
         })
         .await;
         // The lab's injected job failure happens once; the retry succeeds.

@@ -21,6 +21,7 @@ use crate::model::SilverTableDef;
 use crate::query::*;
 use crate::silver::rules::{Action, Rule, RuleKind};
 use crate::silver::source::{Parsed, Rejected};
+use crate::silver::step_cache::TableSteps;
 use medallion_protocol::lineage::TraceEntry;
 use medallion_protocol::rules::RuleStat;
 
@@ -90,6 +91,11 @@ pub(crate) fn apply_action(
 /// the garbage first). Normalizations, enrichments and expectations then
 /// each see every remaining row, and a row failing `drop` rules among them
 /// is quarantined with all their reasons.
+///
+/// With `steps` (the table's steps of the last run, over the same typed
+/// rows: [`crate::silver::step_cache`]) only the rules that changed are
+/// computed; the result is the same.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn build_silver(
     ctx: &SessionContext,
     def: &SilverTableDef,
@@ -98,6 +104,7 @@ pub(crate) async fn build_silver(
     stats: &mut Vec<RuleStat>,
     mut trace: Option<&mut Vec<TraceEntry>>,
     progress: crate::progress::Reporter<'_>,
+    mut steps: Option<&mut TableSteps>,
 ) -> std::result::Result<SilverRows, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let enabled = def.rules.rules.iter().filter(|r| r.enabled).count() as u32;
@@ -119,14 +126,21 @@ pub(crate) async fn build_silver(
     }
     let element = crate::silver::explode::element_label(def.explode.as_ref());
     let n = parsed.rows.num_rows();
-    let typed = with_column(
-        &parsed.rows,
-        ARRIVAL,
-        Arc::new(datafusion::arrow::array::Int64Array::from_iter_values(
-            0..n as i64,
-        )),
-    )
-    .map_err(|e| vec![pipeline_diag(e)])?;
+    // The trail records what each rule did to its rows: it runs them all.
+    if trace.is_some() {
+        steps = None;
+    }
+    let typed = match &steps {
+        Some(s) => s.typed().clone(),
+        None => with_column(
+            &parsed.rows,
+            ARRIVAL,
+            Arc::new(datafusion::arrow::array::Int64Array::from_iter_values(
+                0..n as i64,
+            )),
+        )
+        .map_err(|e| vec![pipeline_diag(e)])?,
+    };
 
     // Filters: each evaluated on the typed rows.
     let mut drops: BTreeMap<i64, Vec<String>> = BTreeMap::new();
@@ -141,7 +155,11 @@ pub(crate) async fn build_silver(
             diags.push(Diagnostic::rule(&rule.id, e.to_string()));
             continue;
         }
-        match eval_condition(ctx, &typed, rule, true).await {
+        let evaluated = match steps.as_deref_mut() {
+            Some(s) => s.filter(ctx, rule).await,
+            None => eval_condition(ctx, &typed, rule, true).await,
+        };
+        match evaluated {
             Ok(failures) => {
                 if let Some(t) = trace.as_deref_mut() {
                     trace_rule(t, rule, &typed, None, &failures);
@@ -158,13 +176,55 @@ pub(crate) async fn build_silver(
 
     // Normalizations, enrichments, expectations: each on the materialized
     // output of the previous rule; failures collected per row.
-    let mut expect_rows: Option<RecordBatch> = None;
-    for rule in def
+    let chain: Vec<&Rule> = def
         .rules
         .in_execution_order()
         .into_iter()
         .filter(|r| r.enabled && r.kind != RuleKind::Filter)
-    {
+        .collect();
+    // Computed over every typed row before (or now), the rows let through
+    // taken from there: the same values, failures and counts as below.
+    let computed = match steps {
+        Some(s) if current.num_rows() > 0 && chain.iter().all(|r| check_rule(r).is_ok()) => {
+            s.chain(ctx, &chain, lookups).await
+        }
+        _ => None,
+    };
+    if let Some(links) = computed {
+        let mut through = vec![false; n];
+        for a in arrivals(&current) {
+            through[a as usize] = true;
+        }
+        let counted = |rows: &[i64]| rows.iter().filter(|a| through[**a as usize]).count();
+        for (rule, link) in chain.iter().zip(links) {
+            report(rule);
+            let failures: Failures = link
+                .failures
+                .iter()
+                .filter(|(a, _)| through[*a as usize])
+                .cloned()
+                .collect();
+            let mut stat = apply_action(
+                rule,
+                current.num_rows(),
+                counted(&link.changed),
+                failures,
+                &mut drops,
+                &mut diags,
+            );
+            stat.read_as_utc = counted(&link.read_as_utc);
+            stats.push(stat);
+        }
+        if let Some(last) = links.last() {
+            current = datafusion::arrow::compute::filter_record_batch(
+                &last.rows,
+                &BooleanArray::from(through),
+            )
+            .map_err(|e| vec![pipeline_diag(e.into())])?;
+        }
+    }
+    let mut expect_rows: Option<RecordBatch> = None;
+    for rule in chain.iter().filter(|_| computed.is_none()) {
         report(rule);
         if let Err(e) = check_rule(rule) {
             diags.push(Diagnostic::rule(&rule.id, e.to_string()));
@@ -225,12 +285,12 @@ pub(crate) async fn build_silver(
                 let mut stat = apply_action(
                     rule,
                     checked,
-                    step.changed,
+                    step.changed.len(),
                     step.failures,
                     &mut drops,
                     &mut diags,
                 );
-                stat.read_as_utc = step.read_as_utc;
+                stat.read_as_utc = step.read_as_utc.len();
                 stats.push(stat);
                 current = step.rows;
             }
@@ -470,6 +530,7 @@ pub(crate) async fn trace_silver(
         &mut stats,
         Some(&mut entries),
         crate::progress::Reporter::NONE,
+        None,
     )
     .await
     .map_err(RuleError::Failed)?;

@@ -37,9 +37,9 @@ pub(crate) async fn enrich_computed(
     let failures = enrich_failures(input, &out, rule, column, "", &sql, &e);
     Ok(Step {
         rows: out,
-        changed: 0,
+        changed: vec![],
         failures,
-        read_as_utc: 0,
+        read_as_utc: vec![],
     })
 }
 
@@ -418,8 +418,8 @@ async fn join_lookup(
     failures.sort_by_key(|(a, _)| *a);
     Ok(Step {
         rows: out,
-        changed: 0,
+        changed: vec![],
         failures,
-        read_as_utc: 0,
+        read_as_utc: vec![],
     })
 }

@@ -207,6 +207,9 @@ struct SqlFacts {
     identifiers: Vec<String>,
     /// The outermost subqueries, as SQL text.
     subqueries: Vec<String>,
+    /// A function outside subqueries that is not immutable (`now()`,
+    /// `random()`: another value each run) or not a known scalar function.
+    not_immutable: bool,
 }
 
 /// Parses `sql` as exactly one SQL expression and reads its [`SqlFacts`].
@@ -245,6 +248,13 @@ fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, EvalError> {
                     if f.over.is_some() || self.state.aggregate_functions().contains_key(&name) {
                         self.facts.other_rows = true;
                     }
+                    let immutable = self.state.scalar_functions().get(&name).is_some_and(|u| {
+                        u.signature().volatility
+                            == datafusion::logical_expr::Volatility::Immutable
+                    });
+                    if !immutable {
+                        self.facts.not_immutable = true;
+                    }
                 }
                 SqlExpr::Identifier(id) => self.facts.identifiers.push(id.value.clone()),
                 SqlExpr::CompoundIdentifier(ids) => {
@@ -274,6 +284,7 @@ fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, EvalError> {
             subquery: false,
             identifiers: vec![],
             subqueries: vec![],
+            not_immutable: false,
         },
     };
     let _ = expr.visit(&mut find);
@@ -285,6 +296,15 @@ fn sql_facts(ctx: &SessionContext, sql: &str) -> Result<SqlFacts, EvalError> {
 /// there? (`false` when it does not parse: the run reports that.)
 pub(crate) fn uses_other_rows(ctx: &SessionContext, sql: &str) -> bool {
     sql_facts(ctx, sql).is_ok_and(|f| f.other_rows)
+}
+
+/// May the values of `sql` (one expression) computed in one run be reused
+/// by the next over the same rows? Only when each row's value depends on
+/// that row alone and cannot change: no window or aggregate, no subquery
+/// (it reads tables a run may change), only immutable functions (not
+/// `now()` or `random()`). `false` when it does not parse.
+pub(crate) fn reusable(ctx: &SessionContext, sql: &str) -> bool {
+    sql_facts(ctx, sql).is_ok_and(|f| !f.subquery && !f.not_immutable && !f.other_rows)
 }
 
 fn schema_of(batch: &RecordBatch) -> Result<DFSchema, EvalError> {

@@ -4,6 +4,7 @@
 //!
 //! - [`source`]: reading bronze payloads with a declared schema.
 //! - [`parse_cache`]: bronze as silver last read it, reused by the next run.
+//! - [`step_cache`]: each table's rule steps as the last run computed them.
 //! - [`convert`]: strict text → type conversion (DECIMAL, formats; never rounded).
 //! - [`explode`]: a JSON array of each bronze record as a child silver table.
 //! - [`rules`]: the rule registry (seed 002 §3).
@@ -24,6 +25,7 @@ pub mod parse_cache;
 pub mod quarantine;
 pub mod rules;
 pub mod source;
+pub mod step_cache;
 
 pub(crate) mod build;
 pub(crate) mod enrich;

@@ -40,7 +40,7 @@ pub(crate) async fn normalize(
         ));
     }
     let mut value = e.values;
-    let mut read_as_utc = 0;
+    let mut read_as_utc = Vec::new();
     if let Some(ty) = rule.cast {
         let text = cast(&value, &DataType::Utf8)?;
         let text = text
@@ -57,7 +57,13 @@ pub(crate) async fn normalize(
                 failures.push((arrival[row], format!("{}: {e}", rule.id)));
             }
         }
-        read_as_utc = converted.read_as_utc.iter().filter(|f| **f).count();
+        read_as_utc = converted
+            .read_as_utc
+            .iter()
+            .zip(&arrival)
+            .filter(|(f, _)| **f)
+            .map(|(_, a)| *a)
+            .collect();
         value = converted.array;
     }
     let out = with_column(input, column, value)?;
@@ -79,19 +85,26 @@ pub(crate) async fn normalize(
     }
     failures.sort_by_key(|(a, _)| *a);
     Ok(Step {
-        changed: changed_values(old, new),
+        changed: changed_rows(old, new, &arrival),
         rows: out,
         failures,
         read_as_utc,
     })
 }
 
-/// Values that differ, comparing in the old column's type (so 1.5 → 1 counts as a change).
-pub(crate) fn changed_values(old: &ArrayRef, new: &ArrayRef) -> usize {
+/// The rows (their `arrival` positions) whose value differs, comparing in
+/// the old column's type (so 1.5 → 1 counts as a change); every row when
+/// the new values do not cast to the old type.
+pub(crate) fn changed_rows(old: &ArrayRef, new: &ArrayRef, arrival: &[i64]) -> Vec<i64> {
     match cast(new, old.data_type())
         .and_then(|n| datafusion::arrow::compute::kernels::cmp::distinct(old, &n))
     {
-        Ok(d) => d.iter().filter(|v| v == &Some(true)).count(),
-        Err(_) => old.len(),
+        Ok(d) => d
+            .iter()
+            .zip(arrival)
+            .filter(|(v, _)| v == &Some(true))
+            .map(|(_, a)| *a)
+            .collect(),
+        Err(_) => arrival.to_vec(),
     }
 }

@@ -251,11 +251,12 @@ pub(crate) fn text_compare_hint(e: EvalError) -> RuleError {
 /// Output of a normalization or enrichment.
 pub(crate) struct Step {
     pub(crate) rows: RecordBatch,
-    /// Normalize: values changed.
-    pub(crate) changed: usize,
+    /// Normalize: the rows (arrival positions) whose value changed.
+    pub(crate) changed: Vec<i64>,
     pub(crate) failures: Failures,
-    /// Normalize to TIMESTAMP: values without an offset, read as UTC.
-    pub(crate) read_as_utc: usize,
+    /// Normalize to TIMESTAMP: the rows (arrival positions) whose value had
+    /// no offset and was read as UTC.
+    pub(crate) read_as_utc: Vec<i64>,
 }
 
 #[cfg(test)]
