@@ -16,7 +16,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::MemTable;
 use datafusion::prelude::SessionContext;
 
-use crate::api::Lang;
+use crate::api::{tr as t, Lang};
 use crate::error::{clean_datafusion_message, EngineError};
 use crate::model::{CheckKind, PipelineDef, Severity};
 use crate::output::RunOutput;
@@ -263,13 +263,6 @@ fn in_layer(table: &TableName, layer: Layer) -> Result<&str, CheckError> {
             table: table.clone(),
             layer,
         })
-    }
-}
-
-fn t(lang: Lang, en: String, ru: String) -> String {
-    match lang {
-        Lang::En => en,
-        Lang::Ru => ru,
     }
 }
 

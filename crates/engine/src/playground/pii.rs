@@ -23,6 +23,7 @@ use datafusion::arrow::array::{Array, Decimal128Array, StringArray};
 use datafusion::arrow::util::display::array_value_to_string;
 use sha2::{Digest, Sha256};
 
+use crate::api::tr;
 use crate::bronze::IngestOptions;
 use crate::env::{FixedClock, SeededIds};
 use crate::pii::{
@@ -134,13 +135,6 @@ fn ru_plural(n: usize, one: &'static str, few: &'static str, many: &'static str)
         (1, r) if r != 11 => one,
         (2..=4, r) if !(12..=14).contains(&r) => few,
         _ => many,
-    }
-}
-
-fn tr(lang: Lang, en: String, ru: String) -> String {
-    match lang {
-        Lang::En => en,
-        Lang::Ru => ru,
     }
 }
 
