@@ -170,9 +170,9 @@ pub(crate) async fn build_silver(
         }
     }
     let mut rejected = Vec::new();
-    let current =
-        split_rejected(&typed, &mut drops, &mut rejected, element).map_err(|e| vec![e])?;
-    let mut current = current;
+    // Per typed row (arrival position): no filter dropped it.
+    let through =
+        reject_dropped(&typed, &mut drops, &mut rejected, element).map_err(|e| vec![e])?;
 
     // Normalizations, enrichments, expectations: each on the materialized
     // output of the previous rule; failures collected per row.
@@ -185,23 +185,29 @@ pub(crate) async fn build_silver(
     // Computed over every typed row before (or now), the rows let through
     // taken from there: the same values, failures and counts as below.
     let computed = match steps {
-        Some(s) if current.num_rows() > 0 && chain.iter().all(|r| check_rule(r).is_ok()) => {
+        Some(s) if through.true_count() > 0 && chain.iter().all(|r| check_rule(r).is_ok()) => {
             s.chain(ctx, &chain, lookups).await
         }
         _ => None,
     };
+    // The rows let through, copied once: from the chain's last step when it
+    // was computed over every row, else from the typed rows.
+    let mut current = datafusion::arrow::compute::filter_record_batch(
+        computed
+            .and_then(|links| links.last())
+            .map_or(&typed, |last| &last.rows),
+        &through,
+    )
+    .map_err(|e| vec![pipeline_diag(e.into())])?;
     if let Some(links) = computed {
-        let mut through = vec![false; n];
-        for a in arrivals(&current) {
-            through[a as usize] = true;
-        }
-        let counted = |rows: &[i64]| rows.iter().filter(|a| through[**a as usize]).count();
+        let through = through.values();
+        let counted = |rows: &[i64]| rows.iter().filter(|a| through.value(**a as usize)).count();
         for (rule, link) in chain.iter().zip(links) {
             report(rule);
             let failures: Failures = link
                 .failures
                 .iter()
-                .filter(|(a, _)| through[*a as usize])
+                .filter(|(a, _)| through.value(*a as usize))
                 .cloned()
                 .collect();
             let mut stat = apply_action(
@@ -214,13 +220,6 @@ pub(crate) async fn build_silver(
             );
             stat.read_as_utc = counted(&link.read_as_utc);
             stats.push(stat);
-        }
-        if let Some(last) = links.last() {
-            current = datafusion::arrow::compute::filter_record_batch(
-                &last.rows,
-                &BooleanArray::from(through),
-            )
-            .map_err(|e| vec![pipeline_diag(e.into())])?;
         }
     }
     let mut expect_rows: Option<RecordBatch> = None;

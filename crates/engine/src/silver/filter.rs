@@ -45,6 +45,22 @@ pub(crate) fn split_rejected(
     if drops.is_empty() {
         return Ok(batch.clone());
     }
+    let keep = reject_dropped(batch, drops, rejected, element)?;
+    filter_record_batch(batch, &keep).map_err(|e| pipeline_diag(e.into()))
+}
+
+/// [`split_rejected`] without the copy: moves the rows of `batch` that have
+/// drop reasons into `rejected` and returns, per row of `batch`, whether it
+/// stays (no nulls).
+pub(crate) fn reject_dropped(
+    batch: &RecordBatch,
+    drops: &mut BTreeMap<i64, Vec<String>>,
+    rejected: &mut Vec<Rejected>,
+    element: Option<(&str, &str)>,
+) -> std::result::Result<BooleanArray, Diagnostic> {
+    if drops.is_empty() {
+        return Ok(BooleanArray::from(vec![true; batch.num_rows()]));
+    }
     let lineage = |name: &str| {
         batch
             .column_by_name(name)
@@ -89,7 +105,7 @@ pub(crate) fn split_rejected(
             None => keep.push(true),
         }
     }
-    filter_record_batch(batch, &BooleanArray::from(keep)).map_err(|e| pipeline_diag(e.into()))
+    Ok(BooleanArray::from(keep))
 }
 
 /// Rows of `batch` where the SQL `predicate` is TRUE (FALSE and NULL are not
