@@ -79,7 +79,7 @@ pub(crate) enum RuleError {
     },
     /// The lookup join turned `rows` rows into `joined`: the key of lookup
     /// `table` is not unique.
-    #[error("the join changed the row count from {rows} to {joined}: the lookup key is not unique in {table}. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\".")]
+    #[error("the join changed the row count from {rows} to {joined}: the lookup key is not unique in {table}. Make it unique (join a silver table deduplicated by that key, or extend ON); if its file was dropped twice, bronze (append-only) holds every key twice: start over with \"Reload example\".")]
     KeyNotUnique {
         rows: usize,
         joined: JoinedRows,
@@ -280,7 +280,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "the join changed the row count from 4 to more than 4: the lookup key is not unique in bronze.zones. Bronze appends every file, so a lookup dropped twice holds every key twice; start over with \"Reload example\"."
+            "the join changed the row count from 4 to more than 4: the lookup key is not unique in bronze.zones. Make it unique (join a silver table deduplicated by that key, or extend ON); if its file was dropped twice, bronze (append-only) holds every key twice: start over with \"Reload example\"."
         );
     }
 }
