@@ -137,8 +137,8 @@ pub async fn evaluate(
                 CheckStatus::Info,
                 crate::api::tr(
                     lang,
-                    format!("not evaluated: {t} was not refreshed by this run, so bronze holds records it has not read yet ({observed})"),
-                    format!("не оценивалась: {t} не обновлена этим запуском, поэтому в bronze есть записи, которые она ещё не прочла ({observed})"),
+                    format!("not evaluated: {t} was not refreshed by this run, so it and the quarantine need not account for every bronze record ({observed})"),
+                    format!("не оценивалась: {t} не обновлена этим запуском, поэтому она и карантин могут учитывать не все записи bronze ({observed})"),
                 ),
             ),
             Some((t, false)) => (
@@ -166,8 +166,8 @@ pub async fn evaluate(
 
 /// The table of check `kind` that the run did not refresh
 /// ([`RunOutput::not_refreshed`]), and whether the check compares it with
-/// bronze (whose newest records it has not read, so the comparison says
-/// nothing this run).
+/// bronze (the table keeps its last good rows while the quarantine and
+/// bronze are this run's, so the comparison says nothing this run).
 fn not_refreshed_by(kind: &CheckKind, out: &RunOutput) -> Option<(TableName, bool)> {
     let stale = |t: &TableName| out.not_refreshed.contains(t);
     match kind {
