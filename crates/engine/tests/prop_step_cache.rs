@@ -29,6 +29,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 #[path = "support/page.rs"]
+#[allow(dead_code)]
 mod shown;
 
 /// The rules the pipeline may hold, each `(rule, another expression)`.

@@ -280,8 +280,8 @@ impl Playground {
     /// Whether a run reuses the rule steps of the last one where their
     /// rules and rows are the same ([`crate::silver::step_cache`]; on by
     /// default, kept across loads). Off, every rule is computed on every
-    /// run: the results are the same (`tests/prop_step_cache.rs` compares
-    /// the two), only slower; the benchmark prints both.
+    /// run: the results are the same (`tests/prop_step_cache.rs` and
+    /// `tests/step_cache_realdata.rs` compare the two), only slower.
     pub fn set_reuse_rule_steps(&mut self, on: bool) {
         self.reuse_rule_steps = on;
         self.step_cache.retain(&[]);

@@ -93,15 +93,20 @@ impl ParseCache {
 fn same_batches(a: &[(BatchInfo, RecordBatch)], b: &[(BatchInfo, RecordBatch)]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|((ia, ra), (ib, rb))| {
-            ia == ib
-                && ra.schema() == rb.schema()
-                && ra.num_rows() == rb.num_rows()
-                && ra
-                    .columns()
-                    .iter()
-                    .zip(rb.columns())
-                    .all(|(x, y)| Arc::ptr_eq(x, y))
+            ia == ib && same_arrays(ra, rb)
         })
+}
+
+/// The same schema and row count over the very same arrays (pointer-equal):
+/// what a cache may take for unchanged rows without comparing them.
+pub(crate) fn same_arrays(a: &RecordBatch, b: &RecordBatch) -> bool {
+    a.schema() == b.schema()
+        && a.num_rows() == b.num_rows()
+        && a
+            .columns()
+            .iter()
+            .zip(b.columns())
+            .all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 #[cfg(test)]

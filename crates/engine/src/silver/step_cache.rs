@@ -40,6 +40,7 @@ use datafusion::prelude::SessionContext;
 use super::enrich::{enrich_computed, enrich_lookup, split_expressions};
 use super::filter::eval_condition;
 use super::normalize::normalize;
+use super::parse_cache::same_arrays;
 use super::stage::{Failures, Lookups, RuleError, ARRIVAL};
 use crate::query::with_column;
 use crate::silver::rules::{Rule, RuleKind};
@@ -67,8 +68,9 @@ pub(crate) struct TableSteps {
     parsed: RecordBatch,
     /// Those rows with [`ARRIVAL`] 0..n.
     typed: RecordBatch,
-    /// Filters' failures over `typed`, by rule key (the last run's filters
-    /// and those of the run before it, so a switch off and on again is free).
+    /// Filters' failures over `typed`, by rule key, the most recently used
+    /// last (up to [`KEPT_FILTERS`]: a filter switched off and on again, or
+    /// edited and reverted, is not evaluated again).
     filters: Vec<(String, Failures)>,
     /// Normalizations, enrichments and expectations, in execution order.
     chain: Vec<Link>,
@@ -91,7 +93,7 @@ impl std::fmt::Debug for StepCache {
     }
 }
 
-/// The filters a table keeps: this run's and the last run's.
+/// The most filter results a table keeps (the least recently used leave first).
 const KEPT_FILTERS: usize = 32;
 
 impl StepCache {
@@ -297,16 +299,6 @@ fn lookup_rows(rule: &Rule, lookups: &Lookups<'_>) -> Option<RecordBatch> {
     }
 }
 
-/// The same schema and row count over the very same arrays.
-fn same_arrays(a: &RecordBatch, b: &RecordBatch) -> bool {
-    a.schema() == b.schema()
-        && a.num_rows() == b.num_rows()
-        && a
-            .columns()
-            .iter()
-            .zip(b.columns())
-            .all(|(x, y)| Arc::ptr_eq(x, y))
-}
 
 #[cfg(test)]
 mod tests {
