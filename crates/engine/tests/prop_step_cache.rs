@@ -1,14 +1,18 @@
-//! Property test for the rule step cache (issue 12: "a rule edit
-//! recomputes only what depends on that rule"): reusing the last run's
-//! steps never changes a result.
+//! Property test for the rule step cache and the kept check results
+//! (issue 12: "a rule edit recomputes only what depends on that rule ...
+//! checks re-run only for the tables that changed"): reusing the last
+//! run's steps and check results never changes a result.
 //!
 //! Two playgrounds get the same requests: a pipeline with random bronze
 //! rows, then random rule edits (a rule switched on or off, another action,
 //! another expression). One reuses the rule steps of its last run (the
 //! default), the other computes every rule on every run
-//! (`set_reuse_rule_steps(false)`). After every request both must show the
+//! (`set_reuse_last_run(false)`). After every request both must show the
 //! same page: every table's rows at every version, the rule stats (checked,
-//! failed, changed, samples), the errors next to the rules, the checks.
+//! failed, changed, samples), the errors next to the rules, the checks
+//! (row checks over silver.t, over the lookup's silver.lk that no edit
+//! changes, over both, over gold, with a subquery: the reused side keeps
+//! the results of those whose tables did not change).
 //!
 //! The rules are chosen to meet every way a step can differ over more rows
 //! than the filters let through: a division by zero and a DECIMAL that
@@ -108,13 +112,26 @@ fn pipeline(rules: &[Value]) -> Value {
             {"name": "lk", "source_system": "prop", "description": "",
              "schema": {"columns": [{"name": "code", "type": "STRING"}, {"name": "name", "type": "STRING"}]}}
         ],
-        "silver": [{"name": "t", "source": "t", "rules": {"rules": rules}, "description": ""}],
+        "silver": [{"name": "t", "source": "t", "rules": {"rules": rules}, "description": ""},
+                   {"name": "lk", "source": "lk", "rules": {"rules": []}, "description": ""}],
         "gold": [{"name": "by_code", "description": "", "sql": "SELECT code, count(*) AS n FROM silver.t GROUP BY code ORDER BY code"}],
         "checks": [
             {"id": "A1", "level": "aggregate", "description": "", "kind": "reconciliation",
              "bronze_table": "bronze.t", "silver_table": "silver.t"},
             {"id": "R1", "level": "row", "description": "", "kind": "row_predicate",
-             "table": "silver.t", "predicate": "qty IS NOT NULL"}
+             "table": "silver.t", "predicate": "qty IS NOT NULL"},
+            {"id": "R2", "level": "row", "description": "", "kind": "accepted_range",
+             "table": "silver.t", "column": "qty", "min": "0", "max": "4"},
+            {"id": "R3", "level": "row", "description": "", "kind": "not_null",
+             "table": "silver.t", "column": "code"},
+            {"id": "R4", "level": "row", "description": "", "kind": "relationships",
+             "table": "silver.t", "column": "code", "to": "silver.lk", "field": "code"},
+            {"id": "R5", "level": "row", "description": "", "kind": "unique",
+             "table": "silver.lk", "columns": ["code"]},
+            {"id": "R6", "level": "row", "description": "", "kind": "row_predicate",
+             "table": "gold.by_code", "predicate": "n < 3"},
+            {"id": "R7", "level": "row", "description": "", "kind": "row_predicate",
+             "table": "silver.t", "predicate": "qty < (SELECT count(*) FROM silver.lk)"}
         ]
     })
 }
@@ -152,7 +169,7 @@ fn check(bronze: String, enabled: Vec<bool>, edits: Vec<Edit>) -> Result<(), Tes
                 Arc::new(SequentialIds::default()),
             )
             .expect("playground");
-            p.set_reuse_rule_steps(reuse);
+            p.set_reuse_last_run(reuse);
             let def = serde_json::from_value(pipeline(&rules)).expect("pipeline");
             p.load_pipeline(def).await.expect("loads");
             let lookup = "code,name\na,Alpha\nB,Bravo\ndup,One\ndup,Two\nzz,Zulu\n";

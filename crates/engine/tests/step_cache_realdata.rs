@@ -1,7 +1,9 @@
-//! The rule step cache (`silver::step_cache`, issue 12) on real data and
-//! realistic edit sequences: two sessions get the same requests, one
-//! reusing the last run's rule steps (the default), the other computing
-//! every rule on every run (`set_reuse_rule_steps(false)`). After every
+//! The rule step cache (`silver::step_cache`, issue 12) and the kept check
+//! results (`checks::CheckCache`) on real data and realistic edit
+//! sequences: two sessions get the same requests, one reusing the last
+//! run's rule steps and the results of checks over unchanged tables (the
+//! default), the other computing every rule and check on every run
+//! (`set_reuse_last_run(false)`). After every
 //! request both must give the same response and show the same page: the
 //! view (rule stats per rule, rule and run errors, checks, history,
 //! batches, values read as UTC) and every silver and gold table's current
@@ -49,6 +51,9 @@ struct Twin {
     done: Vec<String>,
     /// The rule registry of each silver table as edited so far.
     rules: std::collections::BTreeMap<String, Vec<Value>>,
+    /// Requests after which the reusing side's last run had kept check
+    /// results (the same run counts again after a request that runs nothing).
+    checks_kept: usize,
 }
 
 fn request(v: Value) -> Request {
@@ -110,7 +115,7 @@ impl Twin {
     fn new(name: &'static str) -> Self {
         let reuse = Tab::new();
         let mut compute = Tab::new();
-        compute.p.set_reuse_rule_steps(false);
+        compute.p.set_reuse_last_run(false);
         Twin {
             name,
             reuse,
@@ -118,6 +123,7 @@ impl Twin {
             at: 0,
             done: vec![],
             rules: Default::default(),
+            checks_kept: 0,
         }
     }
 
@@ -173,6 +179,8 @@ impl Twin {
             self.fail("in the response", &a, &b);
         }
         let sent = clock.elapsed();
+        self.checks_kept += usize::from(self.reuse.p.checks_reused() > 0);
+        assert_eq!(self.compute.p.checks_reused(), 0);
         let response = a;
         let (a, b) = (
             Box::pin(Self::page(&mut self.reuse)).await,
@@ -194,6 +202,9 @@ impl Twin {
 
     /// Every version of every table (the history) on both sides.
     async fn compare_history(&mut self) {
+        // Requests after which the reusing side's last run kept check results.
+        eprintln!("[{}] requests after which check results were kept: {}", self.name, self.checks_kept);
+        assert!(self.checks_kept > 0, "[{}] no check result was ever kept", self.name);
         let started = std::time::Instant::now();
         let mut a = shown::page(&mut self.reuse.p).await;
         let mut b = shown::page(&mut self.compute.p).await;

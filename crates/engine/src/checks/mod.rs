@@ -24,6 +24,9 @@ use crate::query::{collect_single, QueryError};
 use crate::silver::source::{ArrowColumnType, ColumnType};
 
 pub use medallion_protocol::checks::{CheckResult, CheckStatus, SAMPLE_ROWS};
+pub use reuse::CheckCache;
+
+mod reuse;
 
 /// Why a check could not be evaluated: its status is `error` and this is
 /// what it observed (in English, whatever the language of the page).
@@ -95,38 +98,41 @@ pub async fn evaluate(
     out: &RunOutput,
     lang: Lang,
 ) -> Vec<CheckResult> {
+    evaluate_reusing(ctx, def, out, lang, None).await.0
+}
+
+/// [`evaluate`], taking from `kept` the result of each check whose tables
+/// are the very same rows as when it was kept ([`reuse`]). Returns the
+/// results and what a later evaluation may take again (every reusable
+/// check of this one, kept or computed).
+pub async fn evaluate_reusing(
+    ctx: &SessionContext,
+    def: &PipelineDef,
+    out: &RunOutput,
+    lang: Lang,
+    kept: Option<&CheckCache>,
+) -> (Vec<CheckResult>, CheckCache) {
     let mut results = Vec::with_capacity(def.checks.len());
+    let mut cache = CheckCache::default();
     for c in &def.checks {
-        let (status, observed, sample, nulls) =
-            match evaluate_sql_check(ctx, def, &c.kind, lang).await {
-                Some(Ok(o)) => {
-                    let observed = match o.nulls {
-                        Some(n) => format!("{}; {}", o.observed, nulls_seen(lang, n)),
-                        None => o.observed,
-                    };
-                    (o.status, observed, o.sample, o.nulls)
-                }
-                Some(Err(e)) => (CheckStatus::Error, e.to_string(), vec![], None),
-                None => match evaluate_one(ctx, def, &c.kind, out, lang).await {
-                    Ok((status, observed, nulls)) => {
-                        let sample = match (&c.kind, status) {
-                            (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
-                                let sql = format!(
-                                    "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
-                                    table_sql(table)
-                                );
-                                match violations(ctx, &sql).await {
-                                    Ok((_, bad)) => sample_rows(&bad, &keys_of(def, table)),
-                                    Err(_) => vec![],
-                                }
-                            }
-                            _ => vec![],
-                        };
-                        (status, observed, sample, nulls)
-                    }
-                    Err(e) => (CheckStatus::Error, e.to_string(), vec![], None),
-                },
-            };
+        let reusable = reuse::tables_read(ctx, &c.kind)
+            .and_then(|names| {
+                let keys = names.first().map(|t| keys_of(def, t)).unwrap_or_default();
+                reuse::rows_of(out, &names).map(|rows| (keys, rows))
+            });
+        let found = match (&reusable, kept) {
+            (Some((keys, rows)), Some(kept)) => kept.find(&c.kind, lang, keys, rows).cloned(),
+            _ => None,
+        };
+        let reused = found.is_some();
+        let raw = match found {
+            Some(raw) => raw,
+            None => evaluate_raw(ctx, def, &c.kind, out, lang).await,
+        };
+        if let Some((keys, rows)) = reusable {
+            cache.keep(&c.kind, lang, keys, rows, raw.clone(), reused);
+        }
+        let (status, observed, sample, nulls) = raw;
         let status = match (status, c.severity) {
             (CheckStatus::Fail, Severity::Warn) => CheckStatus::Warn,
             (s, _) => s,
@@ -161,7 +167,47 @@ pub async fn evaluate(
             nulls,
         });
     }
-    results
+    (results, cache)
+}
+
+/// One check's result over `out` before its severity and the
+/// not-refreshed note (an error to evaluate is the check's `error` status).
+async fn evaluate_raw(
+    ctx: &SessionContext,
+    def: &PipelineDef,
+    kind: &CheckKind,
+    out: &RunOutput,
+    lang: Lang,
+) -> reuse::Raw {
+    match evaluate_sql_check(ctx, def, kind, lang).await {
+        Some(Ok(o)) => {
+            let observed = match o.nulls {
+                Some(n) => format!("{}; {}", o.observed, nulls_seen(lang, n)),
+                None => o.observed,
+            };
+            (o.status, observed, o.sample, o.nulls)
+        }
+        Some(Err(e)) => (CheckStatus::Error, e.to_string(), vec![], None),
+        None => match evaluate_one(ctx, def, kind, out, lang).await {
+            Ok((status, observed, nulls)) => {
+                let sample = match (kind, status) {
+                    (CheckKind::RowPredicate { table, predicate }, CheckStatus::Fail) => {
+                        let sql = format!(
+                            "SELECT * FROM {} WHERE ({predicate}) IS NOT TRUE",
+                            table_sql(table)
+                        );
+                        match violations(ctx, &sql).await {
+                            Ok((_, bad)) => sample_rows(&bad, &keys_of(def, table)),
+                            Err(_) => vec![],
+                        }
+                    }
+                    _ => vec![],
+                };
+                (status, observed, sample, nulls)
+            }
+            Err(e) => (CheckStatus::Error, e.to_string(), vec![], None),
+        },
+    }
 }
 
 /// The table of check `kind` that the run did not refresh

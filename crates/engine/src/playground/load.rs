@@ -52,7 +52,7 @@ impl Playground {
         fresh.progress = self.progress.take();
         fresh.downloads = self.downloads.clone();
         fresh.memory_budget = self.memory_budget;
-        fresh.reuse_rule_steps = self.reuse_rule_steps;
+        fresh.reuse_last_run = self.reuse_last_run;
         let mark = self.ids.start_over();
         Ok((fresh, mark))
     }

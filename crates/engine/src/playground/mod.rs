@@ -121,8 +121,12 @@ pub struct Playground {
     /// Each silver table's rule steps as the last run computed them (a
     /// rule edit recomputes the rules it changed); never saved.
     step_cache: crate::silver::step_cache::StepCache,
-    /// Whether runs use `step_cache` (see [`Playground::set_reuse_rule_steps`]).
-    reuse_rule_steps: bool,
+    /// The check results of the last run, with the tables each read (a
+    /// check whose tables are unchanged keeps its result); never saved.
+    check_cache: crate::checks::CheckCache,
+    /// Whether runs use `step_cache` and `check_cache` (see
+    /// [`Playground::set_reuse_last_run`]).
+    reuse_last_run: bool,
     /// What the session may hold in memory, bytes (see `memory.rs`).
     memory_budget: u64,
 }
@@ -252,7 +256,8 @@ impl Playground {
             downloads: BTreeMap::new(),
             parse_cache: Default::default(),
             step_cache: Default::default(),
-            reuse_rule_steps: true,
+            check_cache: Default::default(),
+            reuse_last_run: true,
             memory_budget: MEMORY_BUDGET_BYTES,
         })
     }
@@ -277,14 +282,23 @@ impl Playground {
         self.preview = listener;
     }
 
-    /// Whether a run reuses the rule steps of the last one where their
-    /// rules and rows are the same ([`crate::silver::step_cache`]; on by
-    /// default, kept across loads). Off, every rule is computed on every
-    /// run: the results are the same (`tests/prop_step_cache.rs` and
+    /// Whether a run reuses what the last one computed: the rule steps
+    /// whose rules and rows are the same ([`crate::silver::step_cache`]),
+    /// and the results of the checks whose tables are the same rows
+    /// ([`crate::checks::CheckCache`]). On by default, kept across loads.
+    /// Off, every rule and every check is computed on every run: the
+    /// results are the same (`tests/prop_step_cache.rs` and
     /// `tests/step_cache_realdata.rs` compare the two), only slower.
-    pub fn set_reuse_rule_steps(&mut self, on: bool) {
-        self.reuse_rule_steps = on;
+    pub fn set_reuse_last_run(&mut self, on: bool) {
+        self.reuse_last_run = on;
         self.step_cache.retain(&[]);
+        self.check_cache = Default::default();
+    }
+
+    /// How many check results the last run took from the run before
+    /// instead of evaluating them ([`Self::set_reuse_last_run`]).
+    pub fn checks_reused(&self) -> usize {
+        self.check_cache.reused()
     }
 
     fn reporter(&self) -> crate::progress::Reporter<'_> {

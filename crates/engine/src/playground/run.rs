@@ -6,7 +6,7 @@ use medallion_protocol::TableName;
 use std::collections::{BTreeMap, HashSet};
 
 use crate::api::{Checkpoint, RunMode};
-use crate::checks::evaluate;
+use crate::checks::evaluate_reusing;
 use crate::output::RunInput;
 use crate::pipeline::run;
 
@@ -71,7 +71,7 @@ impl Playground {
             fail_silver: self.fail_silver_once.as_deref(),
             lang: self.lang,
             parse_cache: Some(&self.parse_cache),
-            step_cache: self.reuse_rule_steps.then_some(&self.step_cache),
+            step_cache: self.reuse_last_run.then_some(&self.step_cache),
         })
         .await;
         // The lab's injected job failure happens once; the retry succeeds.
@@ -113,11 +113,12 @@ impl Playground {
                     self.run_info.runs,
                     if incremental { " (incremental)" } else { "" }
                 );
+                let changed = self.keep_unchanged(&mut out).await;
                 // Shown before the versions are written, the checks with it.
                 let previewed = match self.preview.take() {
                     Some(listener) => {
-                        let checks = evaluate(&self.ctx, &self.def, &out, self.lang).await;
-                        listener(self.preview_view(&out, &checks, started));
+                        let checks = self.evaluate_checks(&out).await;
+                        listener(self.preview_view(&out, &checks, &changed, started));
                         Some(checks)
                     }
                     None => None,
@@ -125,12 +126,8 @@ impl Playground {
                 let written: Vec<_> = out.tables.iter().filter(|t| !t.name.is_bronze()).collect();
                 let mut not_committed: Vec<TableName> = Vec::new();
                 let mut held: Vec<TableName> = Vec::new();
-                for (i, t) in written.iter().enumerate() {
-                    self.reporter().report(crate::progress::Progress::Writing {
-                        table: t.name.clone(),
-                        n: i as u32 + 1,
-                        of: written.len() as u32,
-                    });
+                let mut n = 0;
+                for t in &written {
                     // The quarantine and gold were computed from this run's
                     // silver: if a silver table did not commit, no version of
                     // it holds the rows they were computed from, so they stay
@@ -142,6 +139,16 @@ impl Playground {
                         not_committed.push(t.name.clone());
                         continue;
                     }
+                    // Its current version holds these rows: nothing to write.
+                    if !changed.contains(&t.name) {
+                        continue;
+                    }
+                    n += 1;
+                    self.reporter().report(crate::progress::Progress::Writing {
+                        table: t.name.clone(),
+                        n,
+                        of: changed.len() as u32,
+                    });
                     if let Err(e) = self
                         .history
                         .commit_snapshot(&self.lake, &t.name, ts, "WRITE", detail.clone(), &t.batch)
@@ -210,7 +217,7 @@ impl Playground {
                 }
                 self.checks = match previewed {
                     Some(checks) => checks,
-                    None => evaluate(&self.ctx, &self.def, &out, self.lang).await,
+                    None => self.evaluate_checks(&out).await,
                 };
                 self.run_history.push(crate::api::RunRecord {
                     run: self.run_info.runs,
@@ -262,14 +269,55 @@ impl Playground {
         produced
     }
 
+    /// Finds the silver, quarantine and gold tables of `out` whose rows
+    /// their current version already holds: each takes that version's
+    /// arrays (shown and queried as before: the run's copy is freed, and
+    /// checks over it keep their results, [`crate::checks::CheckCache`]).
+    /// Returns the others, the tables this run writes a version of. This is
+    /// the one comparison of a run's tables with their versions.
+    async fn keep_unchanged(&mut self, out: &mut crate::output::RunOutput) -> Vec<TableName> {
+        let mut changed = Vec::new();
+        for t in out.tables.iter_mut().filter(|t| !t.name.is_bronze()) {
+            match self.history.current_data(&t.name) {
+                Some(v) if crate::silver::parse_cache::same_arrays(v, &t.batch) => {}
+                Some(v) if *v == t.batch => {
+                    let v = v.clone();
+                    // Registered first: if DataFusion refuses, SQL and the
+                    // view keep reading the run's (equal) rows.
+                    if crate::query::register_table(&self.ctx, &t.name, &v)
+                        .await
+                        .is_ok()
+                    {
+                        t.batch = v;
+                    }
+                }
+                _ => changed.push(t.name.clone()),
+            }
+        }
+        changed
+    }
+
+    /// The checks over `out`, taking the results of those whose tables
+    /// are unchanged from the last evaluation when reuse is on
+    /// ([`Playground::set_reuse_last_run`]).
+    async fn evaluate_checks(&mut self, out: &crate::output::RunOutput) -> Vec<CheckResult> {
+        let kept = self.reuse_last_run.then_some(&self.check_cache);
+        let (checks, cache) =
+            evaluate_reusing(&self.ctx, &self.def, out, self.lang, kept).await;
+        self.check_cache = cache;
+        checks
+    }
+
     /// The view once `out` is committed, with `checks` evaluated on it:
-    /// its silver, quarantine and gold tables that get a new version are
-    /// named in [`PipelineView::saving`], their `version` `None` (no
-    /// version holds those rows yet). The session is left as it was.
+    /// its tables that get a new version (`changed`, from
+    /// [`Self::keep_unchanged`]) are named in [`PipelineView::saving`],
+    /// their `version` `None` (no version holds those rows yet). The
+    /// session is left as it was.
     fn preview_view(
         &mut self,
         out: &crate::output::RunOutput,
         checks: &[CheckResult],
+        changed: &[TableName],
         started: web_time::Instant,
     ) -> PipelineView {
         let mut diagnostics = out.silver_errors.clone();
@@ -288,13 +336,7 @@ impl Playground {
         self.diagnostics = diagnostics;
         self.run_info = run_info;
         // A table whose rows its current version holds commits nothing.
-        view.saving = out
-            .tables
-            .iter()
-            .filter(|t| !t.name.is_bronze())
-            .filter(|t| self.history.current_data(&t.name) != Some(&t.batch))
-            .map(|t| t.name.clone())
-            .collect();
+        view.saving = changed.to_vec();
         for t in &mut view.tables {
             if view.saving.contains(&t.name) {
                 t.version = None;

@@ -307,6 +307,15 @@ pub(crate) fn reusable(ctx: &SessionContext, sql: &str) -> bool {
     sql_facts(ctx, sql).is_ok_and(|f| !f.subquery && !f.not_immutable && !f.other_rows)
 }
 
+/// Does the SQL expression `sql` give the same values whenever it is
+/// evaluated over the same rows of one table? A window or an aggregate
+/// over that table may (the rows are the same), a subquery may not (it
+/// reads other tables), nor a function that is not immutable. `false` when
+/// it does not parse. Used to keep check results ([`crate::checks`]).
+pub(crate) fn fixed_over_same_rows(ctx: &SessionContext, sql: &str) -> bool {
+    sql_facts(ctx, sql).is_ok_and(|f| !f.subquery && !f.not_immutable)
+}
+
 fn schema_of(batch: &RecordBatch) -> Result<DFSchema, EvalError> {
     Ok(DFSchema::try_from(batch.schema().as_ref().clone())?)
 }
