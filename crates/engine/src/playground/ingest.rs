@@ -12,7 +12,7 @@ use crate::bronze::{
 };
 use crate::error::{EngineError, Result};
 use crate::lake::log::{Action, CommitInfo, TableLog};
-use crate::lake::{decode_parquet, encode_parquet};
+use crate::lake::{decode_parquet, encode_parquet, parquet_round_trip_exact};
 use crate::model::BronzeMode;
 use crate::silver::source::type_records;
 
@@ -246,8 +246,19 @@ impl Playground {
         let encoded = encode_parquet(table_schema.clone(), std::slice::from_ref(&rows))?;
         let seq = self.bronze.get(&table).map(Vec::len).unwrap_or(0) + 1;
         let path = format!("{}/part-{seq:06}.parquet", TableName::bronze(&table).path());
-        // What silver sees is what Parquet holds: decode before committing.
-        let stored = concat_batches(&table_schema, &decode_parquet(encoded.clone())?)?;
+        // What silver sees is what Parquet holds: the rows as written when
+        // every column comes back from Parquet exactly (bronze's types),
+        // else decoded from the file before committing.
+        let exact = rows.schema().fields() == table_schema.fields()
+            && rows
+                .columns()
+                .iter()
+                .all(|c| parquet_round_trip_exact(c.as_ref()));
+        let stored = if exact {
+            RecordBatch::try_new(table_schema.clone(), rows.columns().to_vec())?
+        } else {
+            concat_batches(&table_schema, &decode_parquet(encoded.clone())?)?
+        };
         let landing_path = if landing {
             let p = format!("landing/{table}/{batch_id}/{}", safe_file_name(&file_name));
             self.lake.put_bytes(&p, bytes.to_vec()).await?;
