@@ -6,13 +6,14 @@
 //! `prop_step_cache.rs` compares the two on random edits.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::sync::Arc;
-
 use medallion_engine::api::{Request, Response};
 use medallion_engine::checks::CheckResult;
-use medallion_engine::env::{FixedClock, SequentialIds};
 use medallion_engine::Playground;
 use serde_json::{json, Value};
+
+#[path = "support/page.rs"]
+#[allow(dead_code)] // the reuse tests use fixed_session only
+mod support;
 
 fn rules(f1_on: bool) -> Value {
     json!([
@@ -72,25 +73,20 @@ async fn send(p: &mut Playground, r: Request) {
 }
 
 async fn session(reuse: bool) -> Playground {
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .expect("playground");
-    p.set_reuse_last_run(reuse);
-    p.load_pipeline(serde_json::from_value(pipeline()).expect("pipeline"))
-        .await
-        .expect("loads");
+    let mut p = support::fixed_session(pipeline(), reuse).await;
     for (table, csv) in [
         ("lk", "code,name\nA,Alpha\nB,Bravo\nB,Bis\nZ,\n"),
         ("t", "id,code,qty\n1,a,1\n2, b,5\n3,c,-1\n4,a,2\n"),
     ] {
-        send(&mut p, Request::Ingest {
-            table: table.into(),
-            file_name: format!("{table}.csv"),
-            bytes: csv.as_bytes().to_vec(),
-            options: Default::default(),
-        })
+        send(
+            &mut p,
+            Request::Ingest {
+                table: table.into(),
+                file_name: format!("{table}.csv"),
+                bytes: csv.as_bytes().to_vec(),
+                options: Default::default(),
+            },
+        )
         .await;
     }
     p
@@ -104,20 +100,31 @@ async fn shown(p: &mut Playground) -> Vec<(String, String, String)> {
     view.checks
         .iter()
         .map(|c: &CheckResult| {
-            (c.id.clone(), format!("{:?}", c.status).to_lowercase(), c.observed.clone())
+            (
+                c.id.clone(),
+                format!("{:?}", c.status).to_lowercase(),
+                c.observed.clone(),
+            )
         })
         .collect()
 }
 
 async fn check(p: &mut Playground, id: &str) -> (String, String, String) {
-    shown(p).await.into_iter().find(|c| c.0 == id).expect("check")
+    shown(p)
+        .await
+        .into_iter()
+        .find(|c| c.0 == id)
+        .expect("check")
 }
 
 async fn set_rules(p: &mut Playground, f1_on: bool) {
-    send(p, Request::SetRules {
-        silver_table: "t".into(),
-        rules: serde_json::from_value(rules(f1_on)).expect("rules"),
-    })
+    send(
+        p,
+        Request::SetRules {
+            silver_table: "t".into(),
+            rules: serde_json::from_value(rules(f1_on)).expect("rules"),
+        },
+    )
     .await;
 }
 
@@ -137,7 +144,10 @@ async fn a_rule_edit_re_runs_the_checks_of_the_table_it_changed_and_keeps_the_ot
     let t1 = check(&mut p, "T1").await;
     assert_eq!(t1.1, "fail");
     assert!(t1.2.starts_with("1 of 4 rows violate"), "{t1:?}");
-    assert_eq!(check(&mut p, "L1").await.2, "1 duplicated key; 0 NULLs seen");
+    assert_eq!(
+        check(&mut p, "L1").await.2,
+        "1 duplicated key; 0 NULLs seen"
+    );
     assert_eq!(check(&mut p, "L2").await.1, "fail");
 
     // The same rules again: silver.t and gold hold the same rows, so every
@@ -160,12 +170,15 @@ async fn new_rows_in_a_lookup_re_run_its_checks() {
     let mut p = session(true).await;
     let mut fresh = session(false).await;
     for s in [&mut p, &mut fresh] {
-        send(s, Request::Ingest {
-            table: "lk".into(),
-            file_name: "lk2.csv".into(),
-            bytes: b"code,name\nA,Again\n".to_vec(),
-            options: Default::default(),
-        })
+        send(
+            s,
+            Request::Ingest {
+                table: "lk".into(),
+                file_name: "lk2.csv".into(),
+                bytes: b"code,name\nA,Again\n".to_vec(),
+                options: Default::default(),
+            },
+        )
         .await;
     }
     // silver.lk changed (one more A): its checks are evaluated again;
@@ -182,7 +195,13 @@ async fn a_result_is_kept_only_in_the_language_it_was_observed_in() {
     let mut p = session(true).await;
     let mut fresh = session(false).await;
     for s in [&mut p, &mut fresh] {
-        send(s, Request::SetLang { lang: medallion_engine::Lang::Ru }).await;
+        send(
+            s,
+            Request::SetLang {
+                lang: medallion_engine::Lang::Ru,
+            },
+        )
+        .await;
         set_rules(s, true).await;
     }
     // The results kept were observed in English: evaluated again.

@@ -10,12 +10,13 @@
 //! silver tables.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::sync::Arc;
-
 use medallion_engine::api::{Request, Response};
-use medallion_engine::env::{FixedClock, SequentialIds};
 use medallion_engine::Playground;
 use serde_json::{json, Value};
+
+#[path = "support/page.rs"]
+#[allow(dead_code)] // the reuse tests use fixed_session only
+mod support;
 
 /// Rules of silver.t: `f1` filter of negative qty, `fail` an expectation
 /// with the `fail` action (qty < 100), `dbl` a normalization of qty to DOUBLE.
@@ -181,16 +182,7 @@ fn lang(l: &str) -> Request {
 }
 
 async fn session(reuse: bool) -> Playground {
-    let mut p = Playground::with_env(
-        Arc::new(FixedClock::new(1_700_000_000_000_000)),
-        Arc::new(SequentialIds::default()),
-    )
-    .expect("playground");
-    p.set_reuse_last_run(reuse);
-    p.load_pipeline(serde_json::from_value(pipeline()).expect("pipeline"))
-        .await
-        .expect("loads");
-    p
+    support::fixed_session(pipeline(), reuse).await
 }
 
 /// What a request did, as comparable text: the error, or "ok".

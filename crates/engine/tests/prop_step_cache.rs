@@ -24,10 +24,7 @@
 //! cases (default 24).
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::sync::Arc;
-
 use medallion_engine::api::{Request, Response};
-use medallion_engine::env::{FixedClock, SequentialIds};
 use medallion_engine::Playground;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -164,14 +161,7 @@ fn check(bronze: String, enabled: Vec<bool>, edits: Vec<Edit>) -> Result<(), Tes
         }
         let mut sides = Vec::new();
         for reuse in [true, false] {
-            let mut p = Playground::with_env(
-                Arc::new(FixedClock::new(1_700_000_000_000_000)),
-                Arc::new(SequentialIds::default()),
-            )
-            .expect("playground");
-            p.set_reuse_last_run(reuse);
-            let def = serde_json::from_value(pipeline(&rules)).expect("pipeline");
-            p.load_pipeline(def).await.expect("loads");
+            let mut p = shown::fixed_session(pipeline(&rules), reuse).await;
             let lookup = "code,name\na,Alpha\nB,Bravo\ndup,One\ndup,Two\nzz,Zulu\n";
             send(&mut p, Request::Ingest {
                 table: "lk".into(),

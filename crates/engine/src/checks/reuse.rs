@@ -62,7 +62,9 @@ pub(super) fn tables_read(ctx: &SessionContext, kind: &CheckKind) -> Option<Vec<
         CheckKind::RowPredicate { table, predicate } => {
             fixed(predicate).then(|| vec![table.clone()])
         }
-        CheckKind::AcceptedRange { table, min, max, .. } => min
+        CheckKind::AcceptedRange {
+            table, min, max, ..
+        } => min
             .iter()
             .chain(max)
             .all(|b| fixed(b))
@@ -136,15 +138,5 @@ impl CheckCache {
     /// took from the one before (not evaluated again).
     pub fn reused(&self) -> usize {
         self.reused
-    }
-
-    /// How many results are kept.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether no result is kept.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }

@@ -165,8 +165,27 @@ impl History {
         detail: String,
         data: &RecordBatch,
     ) -> Result<Option<u64>> {
+        if self.current.get(table) == Some(data) {
+            return Ok(None);
+        }
+        self.commit_changed_snapshot(lake, table, ts_micros, operation, detail, data)
+            .await
+            .map(Some)
+    }
+
+    /// [`Self::commit_snapshot`] of `data` that the caller already found
+    /// to differ from the current version (a run compares each table once:
+    /// `Playground::keep_unchanged`). Returns the new version.
+    pub async fn commit_changed_snapshot(
+        &mut self,
+        lake: &Lake,
+        table: &TableName,
+        ts_micros: i64,
+        operation: &str,
+        detail: String,
+        data: &RecordBatch,
+    ) -> Result<u64> {
         let (added, removed) = match self.current.get(table) {
-            Some(old) if old == data => return Ok(None),
             Some(old) => row_diff(old, data)?,
             None => (data.num_rows(), 0),
         };
@@ -230,7 +249,7 @@ impl History {
             let expired = readable[..readable.len() - KEEP_SNAPSHOTS].to_vec();
             self.vacuum(lake, table, &expired).await?;
         }
-        Ok(Some(version))
+        Ok(version)
     }
 
     /// Deletes the data files of every version of `table` but the current

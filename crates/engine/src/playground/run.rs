@@ -151,7 +151,14 @@ impl Playground {
                     });
                     if let Err(e) = self
                         .history
-                        .commit_snapshot(&self.lake, &t.name, ts, "WRITE", detail.clone(), &t.batch)
+                        .commit_changed_snapshot(
+                            &self.lake,
+                            &t.name,
+                            ts,
+                            "WRITE",
+                            detail.clone(),
+                            &t.batch,
+                        )
                         .await
                     {
                         self.run_info.errors.push(e.to_string());
@@ -302,8 +309,7 @@ impl Playground {
     /// ([`Playground::set_reuse_last_run`]).
     async fn evaluate_checks(&mut self, out: &crate::output::RunOutput) -> Vec<CheckResult> {
         let kept = self.reuse_last_run.then_some(&self.check_cache);
-        let (checks, cache) =
-            evaluate_reusing(&self.ctx, &self.def, out, self.lang, kept).await;
+        let (checks, cache) = evaluate_reusing(&self.ctx, &self.def, out, self.lang, kept).await;
         self.check_cache = cache;
         checks
     }

@@ -28,6 +28,24 @@ pub async fn copy_of(
     copy
 }
 
+/// A playground with a fixed clock and sequential ids, the pipeline `def`
+/// (its JSON) loaded, reusing the last run's rule steps and check results
+/// or computing every one (`Playground::set_reuse_last_run`): the two
+/// sides the reuse tests compare.
+#[allow(dead_code)] // only the reuse tests compare the two sides
+pub async fn fixed_session(def: serde_json::Value, reuse: bool) -> Playground {
+    let mut p = Playground::with_env(
+        Arc::new(medallion_engine::env::FixedClock::new(T0)),
+        Arc::new(SequentialIds::default()),
+    )
+    .expect("playground");
+    p.set_reuse_last_run(reuse);
+    p.load_pipeline(serde_json::from_value(def).expect("pipeline"))
+        .await
+        .expect("loads");
+    p
+}
+
 /// A new in-memory lake for each load.
 pub fn store_factory() -> medallion_engine::playground::StoreFactory {
     Arc::new(|| Arc::new(InMemory::new()))
