@@ -823,3 +823,105 @@ proptest! {
         prop_assert!(kind5_col(&silver, "_batch_id").iter().all(|b| *b == Some(batch.batch_id.as_str())));
     }
 }
+
+// ---- a raw bronze without declared columns reads what the reader reads ----
+
+/// Rows of 1 to 4 fields, each a row of the header's width or not, with a
+/// fault injected in any of them (several faults may cancel out: whatever
+/// the split and the reader make of it, they must make the same).
+fn faulty_file() -> impl Strategy<Value = (usize, Vec<(Vec<String>, Option<Fault>)>, bool)> {
+    (1usize..5).prop_flat_map(|width| {
+        (
+            Just(width),
+            proptest::collection::vec(
+                (
+                    proptest::collection::vec(field(), 1..6),
+                    proptest::option::weighted(0.3, fault()),
+                ),
+                1..12,
+            ),
+            any::<bool>(),
+        )
+    })
+}
+
+/// Silver's `_event_id`s and the quarantine's (`_event_id`, reason) after
+/// ingesting `bytes` into a raw bronze table declaring `declared` (STRING
+/// columns) read by a silver table with no rule.
+fn read_rows_and_quarantine(
+    declared: &[&str],
+    bytes: Vec<u8>,
+) -> (Vec<Option<String>>, Vec<(Option<String>, Option<String>)>) {
+    let columns: Vec<serde_json::Value> = declared
+        .iter()
+        .map(|n| serde_json::json!({"name": n, "type": "STRING"}))
+        .collect();
+    let def = serde_json::from_value(serde_json::json!({
+        "title": "prop", "checks": [], "gold": [],
+        "bronze": [{"name": "t", "source_system": "s", "description": "", "mode": "raw",
+            "schema": {"columns": columns}}],
+        "silver": [{"name": "t", "source": "t", "rules": {"rules": []}, "description": ""}]
+    }))
+    .unwrap();
+    let mut p = medallion_engine::Playground::with_env(
+        std::sync::Arc::new(medallion_engine::env::FixedClock::new(1_700_000_000_000_000)),
+        std::sync::Arc::new(medallion_engine::env::SequentialIds::default()),
+    )
+    .unwrap();
+    futures::executor::block_on(p.load_pipeline(def)).expect("loads");
+    let answer = futures::executor::block_on(p.handle(medallion_engine::api::Request::Ingest {
+        table: "t".into(),
+        file_name: "f.csv".into(),
+        bytes,
+        // As written: a comma-separated file with its header on line 1.
+        options: IngestOptions {
+            delimiter: Some(','),
+            has_header: Some(true),
+            skip_rows: Some(0),
+            ..Default::default()
+        },
+    }));
+    assert!(matches!(answer, medallion_engine::api::Response::Snapshot(_)), "{answer:?}");
+    let silver = kind5_table(&mut p, "silver.t");
+    let ids = kind5_col(&silver, "_event_id")
+        .into_iter()
+        .map(|v| v.map(str::to_string))
+        .collect();
+    let q = kind5_table(&mut p, "silver.quarantine");
+    let quarantined = kind5_col(&q, "_event_id")
+        .into_iter()
+        .zip(kind5_col(&q, "reason"))
+        .map(|(e, r)| (e.map(str::to_string), r.map(str::to_string)))
+        .collect();
+    (ids, quarantined)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// A raw bronze table that declares no column does not read its CSV
+    /// records a second time in silver: a record the split left unflagged
+    /// is a row. The same file with a column declared (the first header
+    /// name, STRING, so every value converts) goes through the CSV reader;
+    /// both must put the same records in silver and the same records, with
+    /// the same reasons, in the quarantine.
+    #[test]
+    fn a_raw_bronze_without_columns_reads_the_records_the_reader_reads(
+        (width, rows, crlf) in faulty_file(),
+    ) {
+        let header = (0..width).map(|i| format!("c{i}")).collect::<Vec<_>>().join(",");
+        let texts: Vec<String> = rows
+            .iter()
+            .map(|(fields, fault)| {
+                let text = write_row(fields);
+                fault.as_ref().and_then(|f| inject(fields, &text, f)).unwrap_or(text)
+            })
+            .collect();
+        let (bytes, _) = build(&header, &texts, crlf);
+        let (rows_none, quarantine_none) = read_rows_and_quarantine(&[], bytes.clone());
+        let (rows_one, quarantine_one) = read_rows_and_quarantine(&["c0"], bytes.clone());
+        let shown = String::from_utf8_lossy(&bytes).into_owned();
+        prop_assert_eq!(&rows_none, &rows_one, "silver rows of {:?}", shown);
+        prop_assert_eq!(&quarantine_none, &quarantine_one, "quarantine of {:?}", shown);
+        prop_assert_eq!(rows_none.len() + quarantine_none.len() > 0, true);
+    }
+}

@@ -163,15 +163,31 @@ pub fn unstorable_column(schema: &datafusion::arrow::datatypes::Schema) -> Optio
     ))
 }
 
+/// Columns whose every value is its own (the record's text and its
+/// event id): written without a dictionary, which would only fill up and
+/// be dropped, and without min / max statistics, which no query prunes by.
+/// The writer then spends its time on the other columns (measured on the
+/// 336,776 flights records in wasm: 10% less time per file).
+const UNIQUE_PER_RECORD: [&str; 2] = ["raw_payload", "_event_id"];
+
 /// Parquet bytes for `batches` (Snappy: pure Rust, builds for wasm32).
 /// Refuses a schema the writer cannot store ([`unstorable_column`]).
 pub fn encode_parquet(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Bytes> {
+    use datafusion::parquet::file::properties::EnabledStatistics;
+    use datafusion::parquet::schema::types::ColumnPath;
     if let Some(why) = unstorable_column(&schema) {
         return Err(crate::error::EngineError::Request(why));
     }
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .build();
+    let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY);
+    for name in UNIQUE_PER_RECORD {
+        if schema.column_with_name(name).is_some() {
+            let path = ColumnPath::from(name);
+            props = props
+                .set_column_dictionary_enabled(path.clone(), false)
+                .set_column_statistics_enabled(path, EnabledStatistics::None);
+        }
+    }
+    let props = props.build();
     let mut buf = Vec::new();
     let mut writer = ArrowWriter::try_new(&mut buf, schema, Some(props))?;
     for b in batches {
