@@ -524,12 +524,12 @@ fn ascii_option(name: &str, c: Option<char>) -> Result<Option<u8>> {
 /// Line breaks in `bytes`: LF, CRLF (once) and a lone CR (old Mac files).
 /// `next` is the byte after `bytes`, so a CR at the end followed by LF counts once.
 fn line_breaks(bytes: &[u8], next: Option<u8>) -> i64 {
+    // Only the break bytes are visited (memchr skips the others a word at a time).
     let mut n = 0;
-    for (i, b) in bytes.iter().enumerate() {
-        match b {
-            b'\n' => n += 1,
-            b'\r' if bytes.get(i + 1).copied().or(next) != Some(b'\n') => n += 1,
-            _ => {}
+    for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        match bytes[i] {
+            b'\r' if bytes.get(i + 1).copied().or(next) == Some(b'\n') => {}
+            _ => n += 1,
         }
     }
     n
@@ -600,6 +600,11 @@ fn is_break(b: u8) -> bool {
     b == b'\n' || b == b'\r'
 }
 
+/// Does `raw` hold a line break?
+fn has_break(raw: &[u8]) -> bool {
+    memchr::memchr2(b'\n', b'\r', raw).is_some()
+}
+
 /// Does the quote at `close` (closing the field opened at `open`) start a run
 /// of quotes right after a delimiter or a line break?
 fn closes_after_separator(raw: &[u8], open: usize, close: usize, d: Dialect) -> bool {
@@ -618,6 +623,11 @@ fn closes_after_separator(raw: &[u8], open: usize, close: usize, d: Dialect) -> 
 /// or the escape character makes a literal quote inside it, and a line break
 /// outside quotes ends the record).
 fn check_quoting(raw: &[u8], d: Dialect) -> Quoting {
+    // No quote at all (most records of most files): no field is quoted and
+    // none holds a stray quote, which is what the walk below would find.
+    if memchr::memchr(d.quote, raw).is_none() {
+        return Quoting::default();
+    }
     #[derive(Clone, Copy)]
     enum S {
         Start,
@@ -846,7 +856,7 @@ impl<'a> CsvScanner<'a> {
         };
         let quoting = check_quoting(raw, self.dialect);
         let next_at = self.base + self.reader.position().byte() as usize;
-        if !raw.iter().copied().any(is_break)
+        if !has_break(raw)
             || spanning_ok(
                 body,
                 self.dialect,
