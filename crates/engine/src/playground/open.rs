@@ -107,6 +107,24 @@ impl Playground {
                 out.typed_bronze
                     .insert(table.clone(), decode_parquet_table(bytes)?);
             }
+            for (table, (ids, count)) in &state.lineage_only {
+                let all = match pg.bronze.get(table) {
+                    Some(batches) => batches.clone(),
+                    None => pg.read_bronze_batches(table).await?,
+                };
+                let read: Vec<_> = all
+                    .into_iter()
+                    .filter(|(info, _)| ids.contains(&info.batch_id))
+                    .collect();
+                let parsed = crate::silver::source::parse_bronze(&Default::default(), &read)?;
+                if parsed.rows.num_rows() != *count {
+                    return Err(EngineError::Storage(format!(
+                        "{SESSION_DIR}: bronze.{table} gave its last run {count} rows, and {} now",
+                        parsed.rows.num_rows()
+                    )));
+                }
+                out.typed_bronze.insert(table.clone(), parsed.rows);
+            }
             pg.last_good = Some(out);
         }
         pg.saved = Saved {

@@ -28,6 +28,8 @@ use crate::bronze::kafka::Topic;
 use crate::checks::CheckResult;
 use crate::error::{Diagnostic, Result};
 use crate::lake::encode_parquet;
+use crate::silver::source::{parsed_arrow_schema, SourceSchema};
+use datafusion::arrow::array::StringArray;
 use crate::lake::log::{Action, CommitInfo, TableLog};
 
 use super::*;
@@ -77,6 +79,29 @@ pub struct SavedState {
     /// The file (in [`SESSION_DIR`]) holding the last run's typed bronze rows,
     /// by bronze table (name without layer).
     pub typed_bronze: BTreeMap<String, String>,
+    /// The last run's typed bronze of the tables that declare no column, by
+    /// bronze table: the batches its rows came from (in order) and how many
+    /// rows. Those rows are bronze's own (the lineage columns of the records
+    /// read), so they are not written again as a file (for a 31 MB CSV that
+    /// was a second Parquet of the whole text); opening reads them from the
+    /// batches again (`parse_bronze`), which needs no parsing then.
+    #[serde(default)]
+    pub lineage_only: BTreeMap<String, (Vec<String>, usize)>,
+}
+
+/// The batch ids of `rows` (typed bronze, with `_batch_id`), each once, in order.
+fn batch_ids(rows: &RecordBatch) -> Result<Vec<String>> {
+    let ids = rows
+        .column_by_name("_batch_id")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| EngineError::Internal("typed bronze without _batch_id".into()))?;
+    let mut out: Vec<String> = Vec::new();
+    for id in ids.iter().flatten() {
+        if out.last().map(String::as_str) != Some(id) && !out.iter().any(|o| o == id) {
+            out.push(id.to_string());
+        }
+    }
+    Ok(out)
 }
 
 /// What this session last saved: the `meta.session` version and its files.
@@ -104,8 +129,14 @@ impl Playground {
         let mut added: Vec<(String, u64)> = Vec::new();
         let mut files: Vec<String> = Vec::new();
         let mut typed_bronze = BTreeMap::new();
+        let mut lineage_only = BTreeMap::new();
+        let lineage_schema = parsed_arrow_schema(&SourceSchema::default());
         if let Some(out) = &self.last_good {
             for (table, rows) in &out.typed_bronze {
+                if rows.schema().fields() == lineage_schema.fields() {
+                    lineage_only.insert(table.clone(), (batch_ids(rows)?, rows.num_rows()));
+                    continue;
+                }
                 let file = format!(
                     "typed-{table}-{}.parquet",
                     typed_key(table, out, &self.erasures)
@@ -154,6 +185,7 @@ impl Playground {
                 .flat_map(|o| o.tables.iter().map(|t| t.name.clone()))
                 .collect(),
             typed_bronze,
+            lineage_only,
         };
         let text = serde_json::to_vec(&state)
             .map_err(|e| EngineError::Internal(format!("session state: {e}")))?;
