@@ -15,7 +15,7 @@
 //! (`session.rs`), so a reload starts a worker the same way.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::{Rc, Weak};
 
 use medallion_protocol::wire::{Envelope, FromEngine, Progress, RequestId};
@@ -175,6 +175,13 @@ enum Origin {
 struct Inner {
     worker: Option<Worker>,
     on_message: Option<Closure<dyn FnMut(MessageEvent)>>,
+    /// The worker's messages read but not handled yet, oldest first: each
+    /// is handled in a task of its own after the one that read it, so
+    /// reading a large snapshot and drawing it are two tasks, not one long
+    /// one (the first snapshot of a visit was over 50 ms).
+    inbox: VecDeque<FromEngine>,
+    /// A task is scheduled to handle the inbox.
+    draining: bool,
     on_error: Option<Closure<dyn FnMut(ErrorEvent)>>,
     ready: bool,
     failed: bool,
@@ -241,6 +248,8 @@ impl Engine {
         let engine = Engine(Rc::new(RefCell::new(Inner {
             worker: None,
             on_message: None,
+            inbox: VecDeque::new(),
+            draining: false,
             on_error: None,
             ready: false,
             failed: false,
@@ -566,7 +575,7 @@ impl Engine {
                     .as_string()
                     .map(|t| serde_json::from_str::<FromEngine>(&t))
                 {
-                    Some(Ok(msg)) => engine.on_message(msg),
+                    Some(Ok(msg)) => engine.receive(msg),
                     Some(Err(e)) => engine.fail(format!(
                         "the engine sent a message the page cannot read: {e}"
                     )),
@@ -708,6 +717,43 @@ impl Engine {
         for (done, message) in errors {
             done.emit(Response::Error { message });
         }
+    }
+
+    /// Keeps `msg` for a task of its own (see [`Inner::inbox`]).
+    fn receive(&self, msg: FromEngine) {
+        let schedule = {
+            let mut inner = self.0.borrow_mut();
+            inner.inbox.push_back(msg);
+            !std::mem::replace(&mut inner.draining, true)
+        };
+        if schedule {
+            self.handle_next_later();
+        }
+    }
+
+    /// Handles the oldest message of the inbox in the next task, then the
+    /// next one in the task after, and so on.
+    fn handle_next_later(&self) {
+        let weak = Rc::downgrade(&self.0);
+        gloo::timers::callback::Timeout::new(0, move || {
+            let Some(inner) = Weak::upgrade(&weak) else {
+                return;
+            };
+            let engine = Engine(inner);
+            let next = engine.0.borrow_mut().inbox.pop_front();
+            if let Some(msg) = next {
+                engine.on_message(msg);
+            }
+            let more = {
+                let mut inner = engine.0.borrow_mut();
+                inner.draining = !inner.inbox.is_empty();
+                inner.draining
+            };
+            if more {
+                engine.handle_next_later();
+            }
+        })
+        .forget();
     }
 
     fn on_message(&self, msg: FromEngine) {
@@ -945,6 +991,8 @@ impl Inner {
             w.terminate();
         }
         self.on_message = None;
+        // Its messages not handled yet go with it.
+        self.inbox.clear();
         self.on_error = None;
         self.ready = false;
     }
