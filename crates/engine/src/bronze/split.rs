@@ -789,6 +789,9 @@ struct Found<'a> {
     /// [`spanning_ok`]): this record is its first line, and reading went on
     /// at the next line.
     recovered: bool,
+    /// It is the first record of a new csv reader (the body's start, or the
+    /// line after a recovered one), where the reader drops a byte order mark.
+    at_reader_start: bool,
 }
 
 /// Reads a CSV body record by record as the csv crate does, except that a
@@ -851,9 +854,11 @@ impl<'a> CsvScanner<'a> {
                     raw,
                     problem: Some(QuoteProblem::Unreadable(e.to_string())),
                     recovered: false,
+                    at_reader_start: false,
                 });
             }
         };
+        let at_reader_start = offset == self.base;
         let quoting = check_quoting(raw, self.dialect);
         let next_at = self.base + self.reader.position().byte() as usize;
         if !has_break(raw)
@@ -874,6 +879,7 @@ impl<'a> CsvScanner<'a> {
                 raw,
                 problem: quoting.problem,
                 recovered: false,
+                at_reader_start,
             });
         }
         // Line-level recovery: the first line alone, then the next line.
@@ -899,6 +905,7 @@ impl<'a> CsvScanner<'a> {
             raw: line,
             problem: Some(problem),
             recovered: true,
+            at_reader_start,
         })
     }
 }
@@ -1181,6 +1188,15 @@ fn split_csv(
                 backslash_quotes += 1;
             }
             reason = reason.or_else(|| Some(quote_reason(p, names, found.recovered)));
+        }
+        // The reader dropped a byte order mark that the record's text keeps:
+        // its fields are not the text's (a quote after the mark opened a
+        // field here, while in the text it stands inside one), so it is not read.
+        if reason.is_none() && found.at_reader_start && raw.starts_with(b"\xEF\xBB\xBF") {
+            reason = Some(
+                "starts with a byte order mark (U+FEFF) inside the file, which the CSV reader would drop: kept as it arrived, not read"
+                    .to_string(),
+            );
         }
         if reason.is_none() && rec.len() != expected {
             reason = Some(format!(
