@@ -21,7 +21,7 @@ use crate::lake::decode_parquet_table;
 use crate::lake::log::{Action, TableLog};
 use crate::output::TableData;
 
-use super::save::{Saved, SavedState, SESSION_DIR, SESSION_FORMAT};
+use super::save::{LineageOnly, Saved, SavedState, SESSION_DIR, SESSION_FORMAT};
 use super::*;
 
 impl Playground {
@@ -58,7 +58,8 @@ impl Playground {
         let path = format!("{SESSION_DIR}/{state_file}");
         let state: SavedState = serde_json::from_slice(&lake.get_bytes(&path).await?)
             .map_err(|e| EngineError::Storage(format!("{path}: {e}")))?;
-        if state.format != SESSION_FORMAT {
+        // Layout 2 is layout 3 without `lineage_only`.
+        if !(2..=SESSION_FORMAT).contains(&state.format) {
             return Err(EngineError::Storage(format!(
                 "{path}: saved in layout {}, this version reads layout {SESSION_FORMAT}",
                 state.format
@@ -107,20 +108,21 @@ impl Playground {
                 out.typed_bronze
                     .insert(table.clone(), decode_parquet_table(bytes)?);
             }
-            for (table, (ids, count)) in &state.lineage_only {
+            for (table, saved) in &state.lineage_only {
                 let all = match pg.bronze.get(table) {
                     Some(batches) => batches.clone(),
                     None => pg.read_bronze_batches(table).await?,
                 };
                 let read: Vec<_> = all
                     .into_iter()
-                    .filter(|(info, _)| ids.contains(&info.batch_id))
+                    .filter(|(info, _)| saved.batches.contains(&info.batch_id))
                     .collect();
                 let parsed = crate::silver::source::parse_bronze(&Default::default(), &read)?;
-                if parsed.rows.num_rows() != *count {
+                let now = LineageOnly::of(&parsed.rows)?;
+                if now != *saved {
                     return Err(EngineError::Storage(format!(
-                        "{SESSION_DIR}: bronze.{table} gave its last run {count} rows, and {} now",
-                        parsed.rows.num_rows()
+                        "{SESSION_DIR}: the records bronze.{table} gave its last run ({} rows) are not the ones it gives now ({} rows)",
+                        saved.rows, now.rows
                     )));
                 }
                 out.typed_bronze.insert(table.clone(), parsed.rows);

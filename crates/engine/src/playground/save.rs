@@ -37,9 +37,11 @@ use super::*;
 /// Folder of the session's log in the lake.
 pub const SESSION_DIR: &str = "meta/session";
 
-/// Version of [`SavedState`]'s layout; a lake saved with another one is
-/// not opened (the page then rebuilds the session from its requests).
-pub const SESSION_FORMAT: u32 = 2;
+/// Version of [`SavedState`]'s layout. This version also opens layout 2
+/// (3 without [`SavedState::lineage_only`]); a lake saved with another one
+/// is not opened (the page then rebuilds the session from its requests),
+/// so an older engine never opens a layout-3 session missing typed bronze.
+pub const SESSION_FORMAT: u32 = 3;
 
 /// A session as `meta/session/state-{v:06}.json` holds it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -80,28 +82,52 @@ pub struct SavedState {
     /// by bronze table (name without layer).
     pub typed_bronze: BTreeMap<String, String>,
     /// The last run's typed bronze of the tables that declare no column, by
-    /// bronze table: the batches its rows came from (in order) and how many
-    /// rows. Those rows are bronze's own (the lineage columns of the records
-    /// read), so they are not written again as a file (for a 31 MB CSV that
-    /// was a second Parquet of the whole text); opening reads them from the
-    /// batches again (`parse_bronze`), which needs no parsing then.
+    /// bronze table (see [`LineageOnly`]); not in layout 2.
     #[serde(default)]
-    pub lineage_only: BTreeMap<String, (Vec<String>, usize)>,
+    pub lineage_only: BTreeMap<String, LineageOnly>,
 }
 
-/// The batch ids of `rows` (typed bronze, with `_batch_id`), each once, in order.
-fn batch_ids(rows: &RecordBatch) -> Result<Vec<String>> {
-    let ids = rows
-        .column_by_name("_batch_id")
-        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        .ok_or_else(|| EngineError::Internal("typed bronze without _batch_id".into()))?;
-    let mut out: Vec<String> = Vec::new();
-    for id in ids.iter().flatten() {
-        if out.last().map(String::as_str) != Some(id) && !out.iter().any(|o| o == id) {
-            out.push(id.to_string());
+/// A table's typed bronze that is bronze's own rows: the lineage columns
+/// of the records read, which a table that declares no column has. They
+/// are not written again as a file (for a 31 MB CSV, that was a second
+/// Parquet of the whole text); opening reads them from these batches again
+/// (`parse_bronze`, which needs no parsing then) and checks they are the
+/// very records the run read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineageOnly {
+    /// The batches its rows came from, in order.
+    pub batches: Vec<String>,
+    pub rows: usize,
+    /// SHA-256 (hex) of the rows' `_event_id`s, each followed by a line break.
+    pub event_ids_sha256: String,
+}
+
+impl LineageOnly {
+    /// Describes `rows` (typed bronze with `_batch_id` and `_event_id`).
+    pub fn of(rows: &RecordBatch) -> Result<LineageOnly> {
+        let column = |name: &str| {
+            rows.column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                .ok_or_else(|| EngineError::Internal(format!("typed bronze without {name}")))
+        };
+        let mut batches: Vec<String> = Vec::new();
+        for id in column("_batch_id")?.iter().flatten() {
+            if batches.last().map(String::as_str) != Some(id) && !batches.iter().any(|b| b == id) {
+                batches.push(id.to_string());
+            }
         }
+        let ids = column("_event_id")?;
+        let mut text = Vec::with_capacity(ids.values().len() + rows.num_rows());
+        for id in ids.iter() {
+            text.extend_from_slice(id.unwrap_or_default().as_bytes());
+            text.push(b'\n');
+        }
+        Ok(LineageOnly {
+            batches,
+            rows: rows.num_rows(),
+            event_ids_sha256: crate::bronze::sha256_hex(&text),
+        })
     }
-    Ok(out)
 }
 
 /// What this session last saved: the `meta.session` version and its files.
@@ -134,7 +160,7 @@ impl Playground {
         if let Some(out) = &self.last_good {
             for (table, rows) in &out.typed_bronze {
                 if rows.schema().fields() == lineage_schema.fields() {
-                    lineage_only.insert(table.clone(), (batch_ids(rows)?, rows.num_rows()));
+                    lineage_only.insert(table.clone(), LineageOnly::of(rows)?);
                     continue;
                 }
                 let file = format!(
