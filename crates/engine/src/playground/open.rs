@@ -21,7 +21,7 @@ use crate::lake::decode_parquet_table;
 use crate::lake::log::{Action, TableLog};
 use crate::output::TableData;
 
-use super::save::{LineageOnly, Saved, SavedState, SESSION_DIR, SESSION_FORMAT};
+use super::save::{typed_key, LineageOnly, Saved, SavedState, SESSION_DIR, SESSION_FORMAT};
 use super::*;
 
 impl Playground {
@@ -98,6 +98,7 @@ impl Playground {
             pg.bronze.insert(b.name.clone(), rows);
             pg.register_bronze(&b.name).await?;
         }
+        let mut lineage_keyed = BTreeMap::new();
         if let Some(mut out) = state.last_run {
             out.tables = pg.committed_tables(&state.run_tables, &out.bronze_batches)?;
             for t in out.tables.iter().filter(|t| !t.name.is_bronze()) {
@@ -126,12 +127,15 @@ impl Playground {
                     )));
                 }
                 out.typed_bronze.insert(table.clone(), parsed.rows);
+                let key = typed_key(table, &out, &pg.erasures);
+                lineage_keyed.insert(table.clone(), (key, now));
             }
             pg.last_good = Some(out);
         }
         pg.saved = Saved {
             version: Some(version),
             files,
+            lineage_only: lineage_keyed,
         };
         // The lab's twin is never saved: it is built again from this state.
         Box::pin(pg.refresh_lab()).await;

@@ -136,6 +136,11 @@ pub(super) struct Saved {
     pub version: Option<u64>,
     /// Paths (in the store) of the files the saved version holds.
     pub files: Vec<String>,
+    /// The saved version's [`LineageOnly`] by bronze table, with the
+    /// [`typed_key`] of the rows it describes: the same key means the same
+    /// rows, so a save after a rule edit does not hash every event id again
+    /// (about 40 ms in the browser for the 336,776 flights).
+    pub lineage_only: BTreeMap<String, (String, LineageOnly)>,
 }
 
 impl Playground {
@@ -156,17 +161,21 @@ impl Playground {
         let mut files: Vec<String> = Vec::new();
         let mut typed_bronze = BTreeMap::new();
         let mut lineage_only = BTreeMap::new();
+        let mut lineage_keyed = BTreeMap::new();
         let lineage_schema = parsed_arrow_schema(&SourceSchema::default());
         if let Some(out) = &self.last_good {
             for (table, rows) in &out.typed_bronze {
+                let key = typed_key(table, out, &self.erasures);
                 if rows.schema().fields() == lineage_schema.fields() {
-                    lineage_only.insert(table.clone(), LineageOnly::of(rows)?);
+                    let described = match self.saved.lineage_only.get(table) {
+                        Some((k, saved)) if *k == key => saved.clone(),
+                        _ => LineageOnly::of(rows)?,
+                    };
+                    lineage_only.insert(table.clone(), described.clone());
+                    lineage_keyed.insert(table.clone(), (key, described));
                     continue;
                 }
-                let file = format!(
-                    "typed-{table}-{}.parquet",
-                    typed_key(table, out, &self.erasures)
-                );
+                let file = format!("typed-{table}-{key}.parquet");
                 let path = format!("{SESSION_DIR}/{file}");
                 if !self.saved.files.contains(&path) {
                     let bytes = encode_parquet(rows.schema(), std::slice::from_ref(rows))?;
@@ -242,6 +251,7 @@ impl Playground {
         self.saved = Saved {
             version: Some(version),
             files,
+            lineage_only: lineage_keyed,
         };
         for p in doomed {
             self.lake.delete(&p).await?;
@@ -253,7 +263,7 @@ impl Playground {
 /// Names the typed bronze of `table` by what it was read from: the live
 /// batches the run read and the erasures so far (an erasure changes a
 /// batch's rows, not its id). The same key means the same rows.
-fn typed_key(table: &str, out: &RunOutput, erasures: &[Erasure]) -> String {
+pub(super) fn typed_key(table: &str, out: &RunOutput, erasures: &[Erasure]) -> String {
     let mut text = format!("{table}\n{}\n", erasures.len());
     for id in out.bronze_batches.get(table).into_iter().flatten() {
         text.push_str(id);
