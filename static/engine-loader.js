@@ -85,7 +85,11 @@ async function medallion_download(path, progress) {
   try {
     const response = await fetch("./medallion-worker_bg.wasm");
     if (!response.ok) throw new Error(`HTTP ${response.status} for medallion-worker_bg.wasm`);
-    const total = Number(response.headers.get("content-length")) || 0;
+    // Content-Length counts the bytes sent; served compressed (the deploy
+    // build's .br / .gz), those are fewer than the module's bytes read
+    // here, so the total is then unknown until the end.
+    const encoding = response.headers.get("content-encoding") || "identity";
+    const total = encoding === "identity" ? Number(response.headers.get("content-length")) || 0 : 0;
     const chunks = await medallion_read_counted(response, (n, done) =>
       post({ type: "loading", loaded_bytes: n, total_bytes: done ? total || n : total }));
     const bytes = new Uint8Array(await new Blob(chunks).arrayBuffer());

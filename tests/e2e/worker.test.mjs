@@ -20,12 +20,26 @@ const LONG_TASKS = () => {
     for (const e of list.getEntries()) window.__longTasks.push(e.duration);
   }).observe({ type: 'longtask', buffered: true });
 };
+/// The engine's download as the worker reports it (FromEngine::Loading).
+const LOADING = () => {
+  window.__loading = [];
+  const Base = window.Worker;
+  window.Worker = class extends Base {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        if (typeof e.data === 'string' && e.data.startsWith('{"type":"loading"')) window.__loading.push(JSON.parse(e.data));
+      });
+    }
+  };
+};
 const longTasksSince = (page, from) =>
   page.evaluate((n) => window.__longTasks.slice(n), from);
 const largest = (tasks) => (tasks.length ? `${Math.round(Math.max(...tasks))} ms` : 'none over 50 ms');
 
 test('the page paints before the engine loads; a large file is read in the worker and can be cancelled', () => withPage(async (page, problems) => {
   await page.addInitScript(LONG_TASKS);
+  await page.addInitScript(LOADING);
   const t0 = Date.now();
   await page.goto(`${APP_URL}?lang=en`);
 
@@ -50,6 +64,14 @@ test('the page paints before the engine loads; a large file is read in the worke
   console.log(`# wasm: ${wasm.join(', ')}`);
   console.log(`# first contentful paint ${Math.round(fcp)} ms; skeleton seen at ${skeletonAt} ms; first result (silver count) at ${resultAt} ms`);
   assert.ok(fcp !== null && fcp < resultAt, 'the first paint comes before the first result');
+  // Served compressed, Content-Length counts fewer bytes than arrive
+  // decoded: the download's total is then unknown (0), never below what
+  // has arrived; the last report gives the module's size.
+  const loading = await page.evaluate(() => window.__loading);
+  assert.ok(loading.length > 0, 'the download is reported');
+  for (const m of loading) assert.ok(m.total_bytes === 0 || m.loaded_bytes <= m.total_bytes, JSON.stringify(m));
+  const last = loading.at(-1);
+  assert.ok(last.loaded_bytes > 1e6 && last.loaded_bytes === last.total_bytes, JSON.stringify(last));
   assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
   await page.click('#card-bronze-nyc_taxi_yellow');
   await page.waitForSelector('#batch-log .batch-row');

@@ -558,6 +558,7 @@ fn playground(p: &PlaygroundProps) -> Html {
     let on_pii = sending(&engine, &answer(false), |r: Request| r);
 
     let instructor = use_state(crate::ui::instructor_mode);
+    let drawn = use_first_draw_in_steps(state.view.is_some());
     let on_instructor = {
         let instructor = instructor.clone();
         Callback::from(move |()| {
@@ -632,7 +633,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                         read_as_utc={v.read_as_utc.clone()} quarantine_open={v.quarantine_open}
                         not_refreshed={v.run.not_refreshed.clone()}
                         lang={lang} selected={selected.clone()} on_select={on_select} on_files={on_files} on_bronze_mode={on_bronze_mode} />
-                    if let Some(tv) = state.table_view() {
+                    if let Some(tv) = state.table_view().filter(|_| drawn >= DrawStep::Table) {
                         <TablePanel
                             // The rows are the preview's, not a page read from the version before it.
                             saving={v.saving.contains(&tv.name) && tv.version.is_none()}
@@ -666,6 +667,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                     }
                 </section>
                 <section class="right">
+                  if drawn >= DrawStep::All {
                     <RulesPanel
                         silver={state.active_silver().cloned()}
                         silver_tables={v.silver.iter().map(|s| s.name.clone()).collect::<Vec<_>>()}
@@ -678,6 +680,7 @@ fn playground(p: &PlaygroundProps) -> Html {
                         columns={state.rule_columns()}
                     />
                     <ChecksPanel checks={v.checks.clone()} history={v.run_history.clone()} lang={lang} />
+                  }
                 </section>
             </main>
             if let Some(b) = state.reingest.clone() {
@@ -691,6 +694,48 @@ fn playground(p: &PlaygroundProps) -> Html {
             }
         </div>
     }
+}
+
+/// How much of the workspace is drawn: the first time tables are shown, in
+/// three steps, each after the frame of the one before, so that building
+/// the page's elements and laying them out is never one long task on the
+/// page's thread (the first snapshot drawn at once was a task of 60 to 90 ms
+/// of style and layout, after one of 40 to 55 ms of drawing, in Chromium).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum DrawStep {
+    /// The bars, the lab and the pipeline strip (every table's count).
+    Strip,
+    /// And the selected table's rows.
+    Table,
+    /// And the rules and the checks: everything.
+    All,
+}
+
+/// The [`DrawStep`] reached: [`DrawStep::Strip`] until `shown` (the page
+/// has tables to show), then one step more after each frame drawn, up to
+/// [`DrawStep::All`], where it stays.
+#[hook]
+fn use_first_draw_in_steps(shown: bool) -> DrawStep {
+    let step = use_state_eq(|| DrawStep::Strip);
+    {
+        let setter = step.setter();
+        use_effect_with((shown, *step), move |&(shown, now)| {
+            let next = match now {
+                DrawStep::Strip => Some(DrawStep::Table),
+                DrawStep::Table => Some(DrawStep::All),
+                DrawStep::All => None,
+            };
+            // After the next frame is drawn (a timeout set in the frame's
+            // callback runs after its rendering), not before it.
+            let frame = next.filter(|_| shown).map(|next| {
+                gloo::render::request_animation_frame(move |_| {
+                    Timeout::new(0, move || setter.set(next)).forget();
+                })
+            });
+            move || drop(frame)
+        });
+    }
+    *step
 }
 
 /// A callback dispatching the action `make` builds from its input.
