@@ -160,7 +160,6 @@ impl Playground {
         let mut added: Vec<(String, u64)> = Vec::new();
         let mut files: Vec<String> = Vec::new();
         let mut typed_bronze = BTreeMap::new();
-        let mut lineage_only = BTreeMap::new();
         let mut lineage_keyed = BTreeMap::new();
         let lineage_schema = parsed_arrow_schema(&SourceSchema::default());
         if let Some(out) = &self.last_good {
@@ -171,7 +170,6 @@ impl Playground {
                         Some((k, saved)) if *k == key => saved.clone(),
                         _ => LineageOnly::of(rows)?,
                     };
-                    lineage_only.insert(table.clone(), described.clone());
                     lineage_keyed.insert(table.clone(), (key, described));
                     continue;
                 }
@@ -220,7 +218,10 @@ impl Playground {
                 .flat_map(|o| o.tables.iter().map(|t| t.name.clone()))
                 .collect(),
             typed_bronze,
-            lineage_only,
+            lineage_only: lineage_keyed
+                .iter()
+                .map(|(table, (_, described))| (table.clone(), described.clone()))
+                .collect(),
         };
         let text = serde_json::to_vec(&state)
             .map_err(|e| EngineError::Internal(format!("session state: {e}")))?;
