@@ -66,14 +66,17 @@ async function medallion_read_counted(response, progress) {
 }
 
 // An example's download (crates/protocol/src/examples.rs, Download): the
-// gzip file at `path`, relative to the page; `progress(bytes)` hears the
-// compressed bytes that have arrived, every 100 ms. Returns the file's own
-// bytes. A host that already sent it decoded (Content-Encoding: gzip) is
-// fine too: the bytes are unzipped only if they start as gzip does.
+// gzip file at `path`, relative to the page; `progress(bytes, decoded)`
+// hears the bytes that have arrived, every 100 ms. Returns the file's own
+// bytes. A host that sends it with a Content-Encoding (Apache's
+// `AddEncoding gzip .gz`, S3 metadata) hands over the unzipped bytes:
+// `decoded` is then true (the gzip size is no total for them), and the
+// bytes are unzipped here only if they start as gzip does.
 async function medallion_download(path, progress) {
   const response = await fetch("./" + path);
   if (!response.ok) throw new Error(`HTTP ${response.status} for ${path}`);
-  const bytes = new Blob(await medallion_read_counted(response, progress));
+  const decoded = (response.headers.get("content-encoding") || "identity") !== "identity";
+  const bytes = new Blob(await medallion_read_counted(response, (n) => progress(n, decoded)));
   const head = new Uint8Array(await bytes.slice(0, 2).arrayBuffer());
   if (head[0] !== 0x1f || head[1] !== 0x8b) return new Uint8Array(await bytes.arrayBuffer());
   const plain = bytes.stream().pipeThrough(new DecompressionStream("gzip"));

@@ -58,23 +58,42 @@ export async function withPage(body) {
   }
 }
 
-/// A proxy in front of `APP_URL` that holds back every response whose path
-/// ends with `suffix` for `ms` milliseconds; resolves to `{ url, close }`.
-/// Playwright's page.route does not reliably see a Web Worker's own fetches
-/// in Chromium (microsoft/playwright#32355), so a test that needs the
-/// engine's load to be slow slows it where every fetch passes: the server.
-export function slowProxy(suffix, ms) {
+/// From the page's start, keeps every message the engine's worker posts
+/// whose text contains `needle` (parsed); `heard(page, needle)` returns them.
+export const hearWorker = (page, needle) => page.addInitScript((n) => {
+  window.__heard = window.__heard ?? {};
+  window.__heard[n] = [];
+  const Base = window.Worker;
+  window.Worker = class extends Base {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        if (typeof e.data === 'string' && e.data.includes(n)) window.__heard[n].push(JSON.parse(e.data));
+      });
+    }
+  };
+}, needle);
+export const heard = (page, needle) => page.evaluate((n) => window.__heard[n], needle);
+
+/// A proxy in front of `APP_URL` that, for every response whose path ends
+/// with `suffix`, waits `delay` milliseconds and adds `headers`; resolves to
+/// `{ url, close }`. Playwright's page.route does not reliably see a Web
+/// Worker's own fetches in Chromium (microsoft/playwright#32355), so a test
+/// that needs the engine's load to be slow, or a file served as another
+/// host serves it, changes it where every fetch passes: the server.
+export function appProxy(suffix, { delay = 0, headers = {} } = {}) {
   const target = new URL(APP_URL);
   const server = http.createServer((req, res) => {
+    const matches = new URL(req.url, 'http://x').pathname.endsWith(suffix);
     const forward = () => {
       const up = http.request({
         host: target.hostname, port: target.port, path: req.url, method: req.method,
         headers: { ...req.headers, host: target.host },
-      }, (r) => { res.writeHead(r.statusCode, r.headers); r.pipe(res); });
+      }, (r) => { res.writeHead(r.statusCode, { ...r.headers, ...(matches ? headers : {}) }); r.pipe(res); });
       up.on('error', (e) => { res.writeHead(502); res.end(String(e)); });
       req.pipe(up);
     };
-    if (new URL(req.url, 'http://x').pathname.endsWith(suffix)) setTimeout(forward, ms);
+    if (matches && delay > 0) setTimeout(forward, delay);
     else forward();
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({

@@ -7,7 +7,7 @@ import { existsSync, statSync, readdirSync, writeFileSync, mkdtempSync } from 'n
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { APP_URL, bigTaxiCsv, count, slowProxy, waitForCount, withPage } from './lib.mjs';
+import { APP_URL, appProxy, bigTaxiCsv, count, hearWorker, heard, waitForCount, withPage } from './lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIG_MB = Number(process.env.BIG_MB ?? 20);
@@ -20,26 +20,13 @@ const LONG_TASKS = () => {
     for (const e of list.getEntries()) window.__longTasks.push(e.duration);
   }).observe({ type: 'longtask', buffered: true });
 };
-/// The engine's download as the worker reports it (FromEngine::Loading).
-const LOADING = () => {
-  window.__loading = [];
-  const Base = window.Worker;
-  window.Worker = class extends Base {
-    constructor(...args) {
-      super(...args);
-      this.addEventListener('message', (e) => {
-        if (typeof e.data === 'string' && e.data.startsWith('{"type":"loading"')) window.__loading.push(JSON.parse(e.data));
-      });
-    }
-  };
-};
 const longTasksSince = (page, from) =>
   page.evaluate((n) => window.__longTasks.slice(n), from);
 const largest = (tasks) => (tasks.length ? `${Math.round(Math.max(...tasks))} ms` : 'none over 50 ms');
 
 test('the page paints before the engine loads; a large file is read in the worker and can be cancelled', () => withPage(async (page, problems) => {
   await page.addInitScript(LONG_TASKS);
-  await page.addInitScript(LOADING);
+  await hearWorker(page, '{"type":"loading"');
   const t0 = Date.now();
   await page.goto(`${APP_URL}?lang=en`);
 
@@ -67,7 +54,7 @@ test('the page paints before the engine loads; a large file is read in the worke
   // Served compressed, Content-Length counts fewer bytes than arrive
   // decoded: the download's total is then unknown (0), never below what
   // has arrived; the last report gives the module's size.
-  const loading = await page.evaluate(() => window.__loading);
+  const loading = await heard(page, '{"type":"loading"');
   assert.ok(loading.length > 0, 'the download is reported');
   for (const m of loading) assert.ok(m.total_bytes === 0 || m.loaded_bytes <= m.total_bytes, JSON.stringify(m));
   const last = loading.at(-1);
@@ -166,7 +153,7 @@ test('the page paints before the engine loads; a large file is read in the worke
 test('cancelling the very first load leaves an empty page that says how to go on', () => withPage(async (page, problems) => {
   // The deploy build loads in about a second: hold the engine's wasm back
   // at a proxy so the first load is still under way when Cancel is pressed.
-  const proxy = await slowProxy('medallion-worker_bg.wasm', 6000);
+  const proxy = await appProxy('medallion-worker_bg.wasm', { delay: 6000 });
   try {
     await page.goto(`${proxy.url}?lang=en`);
     await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 180_000 });

@@ -345,6 +345,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "progress_rule" => ("rule", "правило"),
         "progress_model" => ("Building", "Строим"),
         "progress_writing" => ("Writing", "Записываем"),
+        "progress_saving" => ("Saving the session in this browser: file", "Сохраняем сессию в браузере: файл"),
         "close" => ("Close", "Закрыть"),
         "copy_hint" => ("Select and copy:", "Выделите и скопируйте:"),
         "lookup" => ("LEFT JOIN", "LEFT JOIN"),

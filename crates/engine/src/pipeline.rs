@@ -87,11 +87,7 @@ pub async fn run(input: RunInput<'_>) -> std::result::Result<RunOutput, Vec<Diag
         });
         let rows: Vec<RecordBatch> = all_batches.iter().map(|(_, rb)| rb.clone()).collect();
         // Silver reads a file's latest read only (see `BatchInfo::superseded_by`).
-        let batches: Vec<(BatchInfo, RecordBatch)> = all_batches
-            .iter()
-            .filter(|(i, _)| live(i))
-            .cloned()
-            .collect();
+        let batches = live_batches(all_batches);
         let set_aside: usize = all_batches
             .iter()
             .filter(|(i, _)| !live(i))
@@ -690,6 +686,12 @@ fn reads_table(def: &crate::model::PipelineDef, table: &str, upstream: &str) -> 
 /// Does silver read this batch (it was not read again as another batch)?
 fn live(batch: &BatchInfo) -> bool {
     batch.superseded_by.is_none()
+}
+
+/// The batches of a bronze table that silver reads: each file's latest
+/// read (see [`BatchInfo::superseded_by`]), in batch order.
+pub(crate) fn live_batches(all: &[(BatchInfo, RecordBatch)]) -> Vec<(BatchInfo, RecordBatch)> {
+    all.iter().filter(|(i, _)| live(i)).cloned().collect()
 }
 
 /// `now`'s counts of values read as UTC plus a previous run's (an

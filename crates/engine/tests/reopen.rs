@@ -188,6 +188,36 @@ async fn a_rule_edit_a_restore_and_a_replay_open_again_exactly() {
     .await;
 }
 
+/// A session opens with its tables read from the lake but bronze not yet
+/// read with its declared schemas. The warm-up the worker runs while idle
+/// reads it once (the taxi example's 266 trips and 265 zones); the next
+/// rule edit then answers exactly as in the tab that made the session, and
+/// reuses that read (a second warm-up reads nothing).
+#[tokio::test]
+async fn a_reopened_session_warms_its_parse_cache_once_and_then_answers_alike() {
+    let mut tab = Tab::new();
+    tab.ok(1, load("nyc_taxi_silver")).await;
+    assert_eq!(tab.p.warm_up(), 0, "the load's run read bronze already");
+    let mut other = tab.reopened().await;
+    assert_eq!(other.p.warm_up(), 266 + 265);
+    assert_eq!(other.p.warm_up(), 0);
+    let silver_name = tab.p.definition().silver[0].name.clone();
+    let mut rules = tab.p.definition().silver[0].rules.rules.clone();
+    rules.retain(|r| r.id != "F2");
+    both_answer(
+        &mut tab,
+        &mut other,
+        2,
+        Request::SetRules {
+            silver_table: silver_name,
+            rules,
+        },
+        "F2 removed after the warm-up",
+    )
+    .await;
+    assert_eq!(other.p.warm_up(), 0, "the edit's run kept the warm read");
+}
+
 #[tokio::test]
 async fn incremental_runs_kafka_offsets_and_a_redelivery_open_again_exactly() {
     let mut tab = Tab::new();

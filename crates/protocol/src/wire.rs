@@ -82,7 +82,10 @@ pub enum FromEngine {
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum Progress {
     /// Fetching an example's file `file` from the site: `bytes` of
-    /// `total_bytes` arrived (compressed bytes).
+    /// `total_bytes` arrived (the gzip file's bytes). `total_bytes` is 0
+    /// when unknown: a host that sends the `.gz` file with
+    /// `Content-Encoding: gzip` hands over the unzipped bytes, which the
+    /// gzip size does not bound.
     Downloading {
         file: String,
         bytes: u64,
@@ -114,13 +117,19 @@ pub enum Progress {
     },
     /// Building gold model `table`, `n` of `of`.
     Model { table: TableName, n: u32, of: u32 },
-    /// Writing table `table` to the lake: `n` of `of` tables.
+    /// Writing table `table` to the lake: `n` of `of` tables (an ingest's
+    /// new bronze batch is `1` of `1` before the run's tables).
     Writing { table: TableName, n: u32, of: u32 },
+    /// Saving the session in the browser's storage (the worker's copy of
+    /// the lake, after the engine has answered): file `n` of the `of`
+    /// files that changed.
+    Saving { n: u32, of: u32 },
 }
 
 impl Progress {
-    /// Fraction done, 0.0–1.0, for a progress bar.
-    pub fn fraction(&self) -> f64 {
+    /// Fraction done, 0.0–1.0, for a progress bar; `None` when the total
+    /// is unknown (a bar that only says "working").
+    pub fn fraction(&self) -> Option<f64> {
         let (n, of) = match self {
             Progress::Reading {
                 bytes, total_bytes, ..
@@ -131,12 +140,28 @@ impl Progress {
             Progress::Parsing { n, of, .. }
             | Progress::Rule { n, of, .. }
             | Progress::Model { n, of, .. }
-            | Progress::Writing { n, of, .. } => (*n as f64, *of as f64),
+            | Progress::Writing { n, of, .. }
+            | Progress::Saving { n, of } => (*n as f64, *of as f64),
         };
-        if of > 0.0 {
-            (n / of).clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
+        (of > 0.0).then(|| (n / of).clamp(0.0, 1.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+
+    /// A download whose total is unknown (0) has no fraction: the bar says
+    /// "working" rather than 0 % or, with the gzip size as total, past 100 %.
+    #[test]
+    fn a_download_of_unknown_total_has_no_fraction() {
+        let download = |bytes, total_bytes| Progress::Downloading {
+            file: "flights.csv".into(),
+            bytes,
+            total_bytes,
+        };
+        assert_eq!(download(31_000_000, 0).fraction(), None);
+        assert_eq!(download(3_000_000, 6_000_000).fraction(), Some(0.5));
+        assert_eq!(download(7_000_000, 6_000_000).fraction(), Some(1.0));
     }
 }

@@ -59,8 +59,9 @@ mod worker {
     }
 
     /// Before a request that loads an example with downloads: fetches each
-    /// one the session does not hold yet (reporting the compressed bytes as
-    /// [`Progress::Downloading`] under request `id`) and gives it to the
+    /// one the session does not hold yet (reporting the bytes that arrived as
+    /// [`Progress::Downloading`] under request `id`, of the gzip size, or of
+    /// no known total when the host decoded the file on the way) and gives it to the
     /// engine. The error says which file could not be fetched, and why.
     async fn fetch_downloads(
         pg: &mut Playground,
@@ -75,13 +76,16 @@ mod worker {
         };
         for d in pg.missing_downloads(info) {
             let (file, total) = (d.file.to_string(), d.gzip_bytes);
-            let progress = Closure::<dyn Fn(f64)>::new(move |bytes: f64| {
+            // `decoded`: the host sent the file with a Content-Encoding, so
+            // the bytes counted are the unzipped ones and the gzip size is
+            // no total for them.
+            let progress = Closure::<dyn Fn(f64, bool)>::new(move |bytes: f64, decoded: bool| {
                 post(&FromEngine::Progress {
                     id,
                     progress: Progress::Downloading {
                         file: file.clone(),
                         bytes: bytes as u64,
-                        total_bytes: total,
+                        total_bytes: if decoded { 0 } else { total },
                     },
                 })
             });
@@ -143,8 +147,13 @@ mod worker {
     impl Mirror {
         /// Writes what changed in `store` since the last call (everything
         /// when it is a new store: the old lake is cleared first), then
-        /// deletes what is gone.
-        async fn flush(&mut self, store: Arc<dyn ObjectStore>) -> Result<(), String> {
+        /// deletes what is gone; `saving(n, of)` hears each file before it
+        /// is written.
+        async fn flush(
+            &mut self,
+            store: Arc<dyn ObjectStore>,
+            saving: impl Fn(u32, u32),
+        ) -> Result<(), String> {
             let same = self.store.as_ref().is_some_and(|s| Arc::ptr_eq(s, &store));
             if !same {
                 lake_clear().await.map_err(|e| js_text(&e))?;
@@ -167,7 +176,9 @@ mod worker {
                 now.insert(path, tag);
             }
             writes.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-            for (_, path, location, tag) in writes {
+            let of = writes.len() as u32;
+            for (n, (_, path, location, tag)) in writes.into_iter().enumerate() {
+                saving(n as u32 + 1, of);
                 let bytes = async { store.get(&location).await?.bytes().await }
                     .await
                     .map_err(|e| e.to_string())?;
@@ -278,13 +289,19 @@ mod worker {
     }
 
     /// The bytes of the message's `file` (a `File`/`Blob` or an `ArrayBuffer`), if it has one.
-    async fn file_bytes(data: &JsValue) -> Result<Option<Vec<u8>>, String> {
+    async fn file_bytes(data: &JsValue, file_name: &str) -> Result<Option<Vec<u8>>, String> {
         let file =
             js_sys::Reflect::get(data, &JsValue::from_str("file")).map_err(|e| format!("{e:?}"))?;
         if file.is_undefined() || file.is_null() {
             return Ok(None);
         }
         let buffer = if let Some(blob) = file.dyn_ref::<web_sys::Blob>() {
+            // Refused by its size before it is read: reading a file of
+            // gigabytes takes seconds, or fails with the browser's own words.
+            let size = blob.size() as u64;
+            if let Some(refusal) = medallion_engine::playground::file_too_big(file_name, size) {
+                return Err(refusal.to_string());
+            }
             JsFuture::from(blob.array_buffer())
                 .await
                 .map_err(|e| format!("the file could not be read: {e:?}"))?
@@ -309,7 +326,11 @@ mod worker {
             ))?;
         let mut env: Envelope = serde_json::from_str(&text)
             .map_err(|e| (id, format!("the engine could not read the request: {e}")))?;
-        if let Some(bytes) = file_bytes(data).await.map_err(|m| (id, m))? {
+        let file_name = match &env.request {
+            Request::Ingest { file_name, .. } => file_name.clone(),
+            _ => String::new(),
+        };
+        if let Some(bytes) = file_bytes(data, &file_name).await.map_err(|m| (id, m))? {
             if let Request::Ingest { bytes: b, .. } = &mut env.request {
                 *b = bytes;
             }
@@ -365,7 +386,7 @@ mod worker {
                 },
             };
             let engine = Rc::new(Mutex::new((pg, mirror)));
-            listen(engine, clock, persist);
+            listen(engine, clock, persist, opened.is_some());
             post(&FromEngine::Ready {
                 opened,
                 persisted: persist,
@@ -381,11 +402,21 @@ mod worker {
         draining: bool,
     }
 
-    fn listen(engine: Rc<Mutex<(Playground, Mirror)>>, clock: Arc<RequestClock>, persist: bool) {
+    /// Carries out the page's messages. `warm`: a saved session was
+    /// opened, so once the inbox is first empty the engine reads bronze
+    /// into its parse cache ([`Playground::warm_up`]) and the first rule
+    /// edit after a reload is as quick as the ones after it.
+    fn listen(
+        engine: Rc<Mutex<(Playground, Mirror)>>,
+        clock: Arc<RequestClock>,
+        persist: bool,
+        warm: bool,
+    ) {
         // Requests run one at a time in arrival order: one task takes them
         // from the inbox (the lock's waiters are woken in no set order, so
         // a task per message could run a later edit before an earlier one).
         let inbox: Rc<RefCell<Inbox>> = Rc::default();
+        let warm = Rc::new(std::cell::Cell::new(warm));
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
             let start = {
                 let mut i = inbox.borrow_mut();
@@ -395,7 +426,8 @@ mod worker {
             if !start {
                 return;
             }
-            let (engine, clock, inbox) = (engine.clone(), clock.clone(), inbox.clone());
+            let (engine, clock, inbox, warm) =
+                (engine.clone(), clock.clone(), inbox.clone(), warm.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 loop {
                     let next = {
@@ -406,6 +438,9 @@ mod worker {
                     };
                     let Some(data) = next else { break };
                     carry_out(&engine, &clock, persist, data).await;
+                    if inbox.borrow().waiting.is_empty() && warm.replace(false) {
+                        engine.lock().await.0.warm_up();
+                    }
                 }
             });
         });
@@ -460,7 +495,13 @@ mod worker {
         pg.set_preview(None);
         let (mut saved, mut not_saved) = (None, None);
         if persist && changes {
-            match mirror.flush(pg.lake_store()).await {
+            let saving = |n, of| {
+                post(&FromEngine::Progress {
+                    id,
+                    progress: Progress::Saving { n, of },
+                })
+            };
+            match mirror.flush(pg.lake_store(), saving).await {
                 Ok(()) => saved = pg.saved_version(),
                 Err(e) => not_saved = Some(e),
             }

@@ -39,11 +39,16 @@ fn progress_text(lang: Lang, p: &Progress) -> String {
             file,
             bytes,
             total_bytes,
-        } => format!(
+        } if *total_bytes > 0 => format!(
             "{} {file}: {} / {}",
             t(lang, "progress_downloading"),
             size_text(lang, *bytes),
             size_text(lang, *total_bytes)
+        ),
+        Progress::Downloading { file, bytes, .. } => format!(
+            "{} {file}: {}",
+            t(lang, "progress_downloading"),
+            size_text(lang, *bytes)
         ),
         Progress::Reading {
             file,
@@ -75,6 +80,9 @@ fn progress_text(lang: Lang, p: &Progress) -> String {
         }
         Progress::Writing { table, n, of } => {
             format!("{} {table} ({n} / {of})", t(lang, "progress_writing"))
+        }
+        Progress::Saving { n, of } => {
+            format!("{} ({n} / {of})", t(lang, "progress_saving"))
         }
     }
 }
@@ -156,7 +164,7 @@ pub fn engine_status_bar(p: &Props) -> Html {
                     (None, Some((name, size))) => format!("{} {name} ({})…", t(lang, "sending_file"), size_text(lang, *size)),
                     (None, None) => t(lang, "working").into(),
                 } }</span>
-                { bar(progress.as_ref().map(Progress::fraction)) }
+                { bar(progress.as_ref().and_then(Progress::fraction)) }
                 <button class="ghost" id="engine-cancel" onclick={cancel}>{ t(lang, "cancel") }</button>
             </div>
         },

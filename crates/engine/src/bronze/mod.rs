@@ -41,7 +41,7 @@ pub use medallion_protocol::bronze::{
 pub(crate) use split::{csv_reader, json_record};
 pub use split::{
     is_invisible_in_names, map_header_names, nfc, same_name_ignoring_case, split_file,
-    split_file_reporting, RawRecord, SplitFile, MAX_RECORDS,
+    split_file_reporting, RawRecord, SplitFile, MAX_FILE_BYTES, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.

@@ -275,6 +275,13 @@ const UTF8: &str = "utf-8";
 /// ran it out of memory, a 336,000-row CSV did not.
 pub const MAX_RECORDS: usize = 500_000;
 
+/// Largest file accepted by one ingest (bytes), and the most text a file's
+/// records may come to once read: a Parquet file's rows become JSON
+/// payloads, which a well-compressed file can make hundreds of times larger
+/// than itself. Larger is refused before anything is written: the browser
+/// tab holds the whole lake in memory.
+pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+
 fn too_many(records: usize) -> EngineError {
     EngineError::Ingest(format!(
         "the file holds {records} records; the playground takes at most {MAX_RECORDS} per file (the browser keeps everything in memory). Nothing was written. Split it, or sample it first."
@@ -1832,6 +1839,7 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
         ))
     });
     let mut records = Vec::new();
+    let mut text_bytes = 0usize;
     for batch in reader {
         let mut batch = batch.map_err(|e| refuse(e.to_string()))?;
         if let Some(renamed) = &renamed {
@@ -1850,6 +1858,17 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
             .map_err(|e| refuse(format!("a row could not be written as JSON: {e}")))?;
         writer.finish().map_err(|e| refuse(e.to_string()))?;
         drop(writer);
+        // Stopped as soon as the records pass what a text file may hold,
+        // before a file of a few KB builds a gigabyte of payloads.
+        text_bytes += buf.len();
+        if text_bytes > MAX_FILE_BYTES {
+            return Err(EngineError::Ingest(format!(
+                "the file's {rows} rows come to more than {} MiB once read as records (JSON text; the Parquet file itself is {} bytes, its values compress well); the playground accepts at most {} MiB of records per file, as it does of a CSV or JSON file. Nothing was written. Split it, or sample it first.",
+                MAX_FILE_BYTES / 1048576,
+                bytes.len(),
+                MAX_FILE_BYTES / 1048576
+            )));
+        }
         for line in buf.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
             let n = records.len() as i64 + 1;
             records.push(RawRecord {

@@ -56,12 +56,8 @@ impl Playground {
                     .join(", ")
             ))
         })?;
-        if bytes.len() > MAX_FILE_BYTES {
-            return Err(EngineError::Ingest(format!(
-                "{file_name} is {:.1} MiB; the playground accepts files up to {} MiB. Nothing was written.",
-                bytes.len() as f64 / 1048576.0,
-                MAX_FILE_BYTES / 1048576
-            )));
+        if let Some(refusal) = file_too_big(file_name, bytes.len() as u64) {
+            return Err(refusal);
         }
         self.check_memory(file_name, bytes).await?;
         // Settings left unset fall back to the table's remembered ones.
@@ -83,6 +79,10 @@ impl Playground {
         let split =
             split_file_reporting(bytes, options, &mut |read, records| reading(read, records))?;
         reading(bytes.len(), split.records.len());
+        if split.format == crate::bronze::SourceFormat::Parquet {
+            self.check_memory_of_records(file_name, bytes.len() as u64, &split.records)
+                .await?;
+        }
         self.commit_batch(NewBatch {
             table,
             file_name: file_name.to_string(),
@@ -115,6 +115,13 @@ impl Playground {
             .bronze_table(&table)
             .cloned()
             .ok_or_else(|| EngineError::Ingest(format!("there is no bronze table {table}")))?;
+        // Typing, encoding and hashing the batch take a moment on a big
+        // file: the progress line says so rather than staying at "read".
+        self.reporter().report(crate::progress::Progress::Writing {
+            table: TableName::bronze(&table),
+            n: 1,
+            of: 1,
+        });
         // Kafka micro-batches name their topic as the source system (seed 000 §3).
         let source_system = match split.format {
             crate::bronze::SourceFormat::Kafka => {

@@ -70,8 +70,30 @@ impl Playground {
     /// the figures in MB (10^6 bytes) and what to do; nothing is read or
     /// written then.
     pub(super) async fn check_memory(&self, file_name: &str, bytes: &[u8]) -> Result<()> {
+        self.check_memory_needed(file_name, bytes.len() as u64, estimated_bytes(bytes))
+            .await
+    }
+
+    /// [`Self::check_memory`] once a Parquet file's rows have been read
+    /// into records, which its size before reading cannot tell (its values
+    /// may compress a hundredfold): the records' text counts as a text
+    /// file's would ([`estimated_bytes`]: 4 × the text plus 200 bytes per
+    /// record).
+    pub(super) async fn check_memory_of_records(
+        &self,
+        file_name: &str,
+        file_bytes: u64,
+        records: &[crate::bronze::RawRecord],
+    ) -> Result<()> {
+        let text: u64 = records.iter().map(|r| r.text.len() as u64).sum();
+        let needed = 4 * text + 200 * records.len() as u64;
+        self.check_memory_needed(file_name, file_bytes, needed).await
+    }
+
+    /// Refuses `file_name` (`file_bytes` long, needing about `needed`
+    /// bytes) when the session and it would pass the budget.
+    async fn check_memory_needed(&self, file_name: &str, file_bytes: u64, needed: u64) -> Result<()> {
         let held = self.memory_bytes().await?;
-        let needed = estimated_bytes(bytes);
         let budget = self.memory_budget;
         if held + needed <= budget {
             return Ok(());
@@ -81,14 +103,14 @@ impl Playground {
             self.lang,
             format!(
                 "{file_name} ({} MB) would take about {} MB of memory once it is in every layer, and this session already holds {} MB: together more than the {} MB this tab can keep (the engine's memory cannot grow past 4 GiB, and a run needs room to work). Nothing was written. Ingest a sample of the file, or press Start fresh first.",
-                mb(bytes.len() as u64),
+                mb(file_bytes),
                 mb(needed),
                 mb(held),
                 mb(budget)
             ),
             format!(
                 "{file_name} ({} МБ) займёт около {} МБ памяти, когда пройдёт все слои, а сессия уже держит {} МБ: вместе больше {} МБ, которые может держать эта вкладка (память движка не растёт дальше 4 ГиБ, и запуску нужно место для работы). Ничего не записано. Загрузите выборку из файла или сначала нажмите «Начать заново».",
-                mb(bytes.len() as u64),
+                mb(file_bytes),
                 mb(needed),
                 mb(held),
                 mb(budget)

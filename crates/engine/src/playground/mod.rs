@@ -22,6 +22,7 @@ mod restore;
 mod run;
 mod save;
 mod view;
+mod warm;
 
 pub use forget::{ErasureChange, ErasurePlan, PLAN_SAMPLE_ROWS};
 pub use lab::LabState;
@@ -57,9 +58,20 @@ use crate::output::RunOutput;
 use crate::query::register_table;
 use medallion_protocol::TableName;
 
-/// Largest file accepted by one ingest (bytes). Larger files are refused
-/// before anything is written: the browser tab holds the whole lake in memory.
-pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+pub use crate::bronze::MAX_FILE_BYTES;
+
+/// The refusal of a file of `bytes` (over [`MAX_FILE_BYTES`]): an
+/// [`EngineError::Ingest`] naming the exact size, or `None` when it fits.
+/// The worker asks this of a dropped `File` before reading it, so a file of
+/// gigabytes is refused at once, in the same words as here.
+pub fn file_too_big(file_name: &str, bytes: u64) -> Option<EngineError> {
+    (bytes > MAX_FILE_BYTES as u64).then(|| {
+        EngineError::Ingest(format!(
+            "{file_name} is {bytes} bytes, over the {} MiB ({MAX_FILE_BYTES} bytes) the playground accepts. Nothing was written.",
+            MAX_FILE_BYTES / 1048576
+        ))
+    })
+}
 
 /// Makes an empty object store for a new lake (an in-memory one, or a test's
 /// store that fails on purpose).

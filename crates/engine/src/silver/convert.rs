@@ -43,8 +43,8 @@ use chrono::{
 };
 use chrono_tz::Tz;
 use datafusion::arrow::array::{
-    Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, StringArray,
-    TimestampMicrosecondArray,
+    Array, ArrayRef, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+    StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::{cast_with_options, CastOptions};
 
@@ -421,6 +421,32 @@ fn convert(
             }
             Arc::new(TimestampMicrosecondArray::from(micros))
         }
+        ColumnType::Double => {
+            let out = arrow_cast(texts, ty)?;
+            let doubles = out.as_any().downcast_ref::<Float64Array>();
+            for row in 0..n {
+                if !texts.is_valid(row) {
+                    continue;
+                }
+                match doubles.filter(|_| out.is_valid(row)).map(|d| d.value(row)) {
+                    None => fail(row, String::new()),
+                    Some(v) => {
+                        if let Some(why) = double_out_of_range(texts.value(row), v) {
+                            fail(row, why.into());
+                        }
+                    }
+                }
+            }
+            // A value that did not fit is NULL beside its message, never ±inf or 0.
+            let kept: Float64Array = (0..n)
+                .map(|row| {
+                    (errors[row].is_none() && out.is_valid(row))
+                        .then(|| doubles.map(|d| d.value(row)))
+                        .flatten()
+                })
+                .collect();
+            Arc::new(kept)
+        }
         _ => {
             let out = arrow_cast(texts, ty)?;
             for row in 0..n {
@@ -505,6 +531,24 @@ fn date_of((reading, epoch): (Reading, bool)) -> std::result::Result<i32, DateEr
         Reading::Instant(_) => return Err(DateError::Timestamp(DATE_WITH_OFFSET)),
     };
     i32::try_from(days).map_err(|_| DateError::Not(" (out of range)".into()))
+}
+
+/// Why `text`, read as the DOUBLE `value`, does not fit a DOUBLE: a number
+/// past ±1.7976931348623157e308 reads as ±infinity, one nearer to 0 than
+/// 4.9e-324 reads as 0, and either would be a different value stored
+/// silently. Texts that spell infinity (`inf`, `-Infinity`) or zero
+/// (`0.0e-999`) are what they say.
+pub fn double_out_of_range(text: &str, value: f64) -> Option<&'static str> {
+    let t = text.trim();
+    let unsigned = t.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    if value.is_infinite() && unsigned != "inf" && unsigned != "infinity" {
+        return Some(" (out of range: a DOUBLE holds at most ±1.7976931348623157e308)");
+    }
+    let mantissa = unsigned.split('e').next().unwrap_or_default();
+    if value == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return Some(" (too close to 0: a DOUBLE would hold it as 0; the smallest is ±4.9e-324)");
+    }
+    None
 }
 
 /// Arrow's cast with NULL for a value that does not convert.
@@ -1839,5 +1883,75 @@ mod tests {
             e.to_string(),
             "a nonexistent local time in America/New_York (clocks skipped 02:00–03:00 on 2024-03-10; nonexistent: shift_forward would read it as 03:30)"
         );
+    }
+
+    /// A number a DOUBLE cannot hold is flagged, never stored as ±inf or 0
+    /// (a CSV's `1e400` was stored as inf, `1e-400` as 0, both silently).
+    #[test]
+    fn a_double_past_its_range_is_flagged_not_stored_as_infinity_or_zero() {
+        let texts = [
+            Some("1e400"),
+            Some("-1e400"),
+            Some("1.7976931348623159e308"),
+            Some("1e-400"),
+            Some("-0.5e-330"),
+            Some("Infinity"),
+            Some("-inf"),
+            Some("0.000e-999"),
+            Some("1.7976931348623157e308"),
+            Some("5e-324"),
+            Some("12.5"),
+            None,
+        ];
+        let (array, errors) = convert(&texts, "DOUBLE", &[]);
+        assert_eq!(
+            shown(&array),
+            ["NULL", "NULL", "NULL", "NULL", "NULL", "inf", "-inf", "0.0", "1.7976931348623157e308", "5e-324", "12.5", "NULL"]
+        );
+        let over = " (out of range: a DOUBLE holds at most ±1.7976931348623157e308)";
+        let under = " (too close to 0: a DOUBLE would hold it as 0; the smallest is ±4.9e-324)";
+        assert_eq!(
+            errors,
+            [
+                Some(format!("c: '1e400' is not DOUBLE{over}")),
+                Some(format!("c: '-1e400' is not DOUBLE{over}")),
+                Some(format!("c: '1.7976931348623159e308' is not DOUBLE{over}")),
+                Some(format!("c: '1e-400' is not DOUBLE{under}")),
+                Some(format!("c: '-0.5e-330' is not DOUBLE{under}")),
+                None, None, None, None, None, None, None,
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        // The kind: whatever number a text writes, a DOUBLE either holds it
+        // (finite, and 0 only for a zero) or the row is flagged; and every
+        // finite double, written out, reads back as itself.
+        #[test]
+        fn a_double_is_the_number_written_or_flagged(
+            negative in proptest::bool::ANY,
+            digits in "[0-9]{1,6}",
+            fraction in "[0-9]{0,6}",
+            exponent in -800i32..800,
+            bits in proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO,
+        ) {
+            let sign = if negative { "-" } else { "" };
+            let text = format!("{sign}{digits}.{fraction}e{exponent}");
+            let (array, errors) = convert(&[Some(text.as_str())], "DOUBLE", &[]);
+            let got = array.as_any().downcast_ref::<Float64Array>().unwrap();
+            if errors[0].is_none() {
+                let v = got.value(0);
+                proptest::prop_assert!(v.is_finite(), "{} read as {}", text, v);
+                let zero = !format!("{digits}{fraction}").bytes().any(|b| b != b'0');
+                proptest::prop_assert_eq!(v == 0.0, zero, "{} read as {}", text, v);
+            } else {
+                proptest::prop_assert!(got.is_null(0));
+            }
+            let written = format!("{bits:e}");
+            let (array, errors) = convert(&[Some(written.as_str())], "DOUBLE", &[]);
+            proptest::prop_assert_eq!(&errors[0], &None);
+            let back = array.as_any().downcast_ref::<Float64Array>().unwrap().value(0);
+            proptest::prop_assert_eq!(back.to_bits(), bits.to_bits());
+        }
     }
 }

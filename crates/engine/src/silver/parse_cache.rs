@@ -81,6 +81,19 @@ impl ParseCache {
         Ok(parsed)
     }
 
+    /// Whether [`Self::parse`] of these arguments would return a kept read.
+    pub fn holds(
+        &self,
+        table: &str,
+        schema: &SourceSchema,
+        batches: &[(BatchInfo, RecordBatch)],
+    ) -> bool {
+        self.entries.lock().ok().is_some_and(|e| {
+            e.get(table)
+                .is_some_and(|e| e.schema == *schema && same_batches(&e.batches, batches))
+        })
+    }
+
     /// Forgets every entry (a new pipeline or lake).
     pub fn clear(&self) {
         if let Ok(mut entries) = self.entries.lock() {
