@@ -3,7 +3,7 @@
 // long task is printed), and Cancel leaves no partial batch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, statSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, statSync, readdirSync, writeFileSync, mkdtempSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -146,6 +146,17 @@ test('the page paints before the engine loads; a large file is read in the worke
   await waitForCount(page, 'silver.nyc_taxi_yellow', silverAfterEdit, 600_000);
   console.log(`# reload of the ${BIG_MB} MB session → the same counts again: ${Date.now() - reloaded} ms`);
   assert.equal(await page.locator('#rule-F2 textarea.rule-expr').inputValue(), 'total_amount > 50');
+
+  // A file one byte over 64 MiB is refused by its size, before the worker
+  // reads it, with its exact size (it read "64.0 MiB", over "64 MiB").
+  const tooBig = join(dirname(file), 'too_big.csv');
+  writeFileSync(tooBig, '');
+  truncateSync(tooBig, 64 * 1024 * 1024 + 1);
+  await page.setInputFiles('#file-bronze-nyc_taxi_yellow', tooBig);
+  await page.waitForFunction(() => /too_big\.csv is 67108865 bytes, over the 64 MiB \(67108864 bytes\) the playground accepts\. Nothing was written\./
+    .test([...document.querySelectorAll('[id^=message-banner]')].map((b) => b.textContent).join(' ')), null, { timeout: 60_000 });
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 120_000 });
+  assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266 + rows);
 
   assert.deepEqual(problems, []);
 }));
