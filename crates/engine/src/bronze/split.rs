@@ -1863,10 +1863,9 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
         text_bytes += buf.len();
         if text_bytes > MAX_FILE_BYTES {
             return Err(EngineError::Ingest(format!(
-                "the file's {rows} rows come to more than {} MiB once read as records (JSON text; the Parquet file itself is {} bytes, its values compress well); the playground accepts at most {} MiB of records per file, as it does of a CSV or JSON file. Nothing was written. Split it, or sample it first.",
-                MAX_FILE_BYTES / 1048576,
+                "the file's {rows} rows come to more than {mib} MiB once read as records (JSON text; the Parquet file itself is {} bytes, its values compress well); the playground accepts at most {mib} MiB of records per file, as it does of a CSV or JSON file. Nothing was written. Split it, or sample it first.",
                 bytes.len(),
-                MAX_FILE_BYTES / 1048576
+                mib = MAX_FILE_BYTES / 1048576,
             )));
         }
         for line in buf.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {

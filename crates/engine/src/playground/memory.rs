@@ -31,7 +31,13 @@ pub fn estimated_bytes(bytes: &[u8]) -> u64 {
         return 12 * size;
     }
     let lines = bytes.iter().filter(|b| **b == b'\n').count() as u64 + 1;
-    4 * size + 200 * lines
+    text_estimate(size, lines)
+}
+
+/// The memory of `text` bytes of records in `records` lines once in every
+/// layer: 4 × the text plus 200 bytes per record ([`estimated_bytes`]).
+fn text_estimate(text: u64, records: u64) -> u64 {
+    4 * text + 200 * records
 }
 
 impl Playground {
@@ -86,7 +92,7 @@ impl Playground {
         records: &[crate::bronze::RawRecord],
     ) -> Result<()> {
         let text: u64 = records.iter().map(|r| r.text.len() as u64).sum();
-        let needed = 4 * text + 200 * records.len() as u64;
+        let needed = text_estimate(text, records.len() as u64);
         self.check_memory_needed(file_name, file_bytes, needed).await
     }
 

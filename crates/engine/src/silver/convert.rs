@@ -423,26 +423,28 @@ fn convert(
         }
         ColumnType::Double => {
             let out = arrow_cast(texts, ty)?;
-            let doubles = out.as_any().downcast_ref::<Float64Array>();
-            for row in 0..n {
-                if !texts.is_valid(row) {
-                    continue;
-                }
-                match doubles.filter(|_| out.is_valid(row)).map(|d| d.value(row)) {
-                    None => fail(row, String::new()),
-                    Some(v) => {
-                        if let Some(why) = double_out_of_range(texts.value(row), v) {
-                            fail(row, why.into());
-                        }
-                    }
-                }
-            }
+            let doubles = out
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .ok_or_else(|| EngineError::Internal("a DOUBLE cast gave no Float64 array".into()))?;
             // A value that did not fit is NULL beside its message, never ±inf or 0.
             let kept: Float64Array = (0..n)
                 .map(|row| {
-                    (errors[row].is_none() && out.is_valid(row))
-                        .then(|| doubles.map(|d| d.value(row)))
-                        .flatten()
+                    if !texts.is_valid(row) {
+                        return None;
+                    }
+                    if doubles.is_null(row) {
+                        fail(row, String::new());
+                        return None;
+                    }
+                    let v = doubles.value(row);
+                    match double_out_of_range(texts.value(row), v) {
+                        Some(why) => {
+                            fail(row, why.into());
+                            None
+                        }
+                        None => Some(v),
+                    }
                 })
                 .collect();
             Arc::new(kept)
