@@ -301,6 +301,8 @@ test('the language chosen is kept across a reload, also when the address names o
   await page.reload();
   await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });
   assert.equal(await page.locator('#lang-switch').innerText(), 'English');
+  // Sizes in Russian take a decimal comma.
+  await page.waitForFunction(() => /Сохранено в браузере · \d+,\d [КМ]Б$/.test(document.querySelector('#session-state > span')?.textContent?.trim() ?? ''), null, { timeout: 30_000 });
   // A new visit without ?lang= opens in the language chosen last.
   await page.goto(APP_URL);
   await page.waitForSelector('#lang-switch', { timeout: 180_000 });

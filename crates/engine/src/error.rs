@@ -102,6 +102,7 @@ pub fn clean_datafusion_message(raw: &str) -> String {
     } else {
         msg
     };
+    let msg = without_hidden_fields(msg);
     msg.replace("ParserError(\"", "")
         .replace("TokenizerError(\"", "")
         .replace("\")", "")
@@ -110,6 +111,27 @@ pub fn clean_datafusion_message(raw: &str) -> String {
         .replace("'?.", "'?")
         .trim()
         .to_string()
+}
+
+/// DataFusion's "Valid fields are a, b, c." without the columns the engine
+/// keeps out of sight (silver's `_arrival`): a rule's author could not use
+/// them, and would wonder what they are.
+fn without_hidden_fields(msg: &str) -> String {
+    const LIST: &str = "Valid fields are ";
+    let Some(at) = msg.find(LIST) else {
+        return msg.to_string();
+    };
+    let (head, list) = msg.split_at(at + LIST.len());
+    let (list, end) = match list.strip_suffix('.') {
+        Some(l) => (l, "."),
+        None => (list, ""),
+    };
+    let hidden = |field: &str| {
+        let bare = field.rsplit('.').next().unwrap_or(field).trim_matches('"');
+        bare == crate::silver::stage::ARRIVAL
+    };
+    let kept: Vec<&str> = list.split(", ").filter(|f| !hidden(f)).collect();
+    format!("{head}{}{end}", kept.join(", "))
 }
 
 /// An error attached to the thing that caused it, for display next to it.
@@ -167,6 +189,20 @@ mod tests {
                 "Schema error: No field named total_amout. Did you mean '\"?table?\".total_amount'?. Valid fields are \"?table?\"._event_id, \"?table?\".fare_amount."
             ),
             "No field named total_amout. Did you mean 'total_amount'?"
+        );
+    }
+
+    #[test]
+    fn the_valid_fields_leave_out_silvers_hidden_arrival_order() {
+        assert_eq!(
+            clean_datafusion_message(
+                "Schema error: No field named zzz. Valid fields are \"?table?\"._event_id, \"?table?\"._arrival, \"?table?\".fare_amount."
+            ),
+            "No field named zzz. Valid fields are _event_id, fare_amount."
+        );
+        assert_eq!(
+            clean_datafusion_message("Schema error: No field named q. Valid fields are t._arrival, t.a"),
+            "No field named q. Valid fields are t.a"
         );
     }
 

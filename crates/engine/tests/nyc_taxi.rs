@@ -247,6 +247,19 @@ async fn editing_f2_moves_rows_to_quarantine_and_warns() {
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]
+async fn the_russian_share_check_writes_a_decimal_comma() {
+    let mut p = example().await;
+    p.load_example("nyc_taxi_silver", Lang::Ru)
+        .await
+        .expect("example loads");
+    let v = set_rule(&mut p, "F2", |r| r.expression = "total_amount > 50".into()).await;
+    assert_eq!(
+        check(&v, "A2").observed,
+        "19 из 266 строк не дошли до silver (7,14%, порог 5%)"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = tokio::test)]
 async fn bad_rule_shows_its_error_and_keeps_last_good_results() {
     let mut p = example().await;
     let v = set_rule(&mut p, "F2", |r| r.expression = "total_amout > 50".into()).await;

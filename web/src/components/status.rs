@@ -21,15 +21,22 @@ pub struct Props {
 }
 
 /// A byte count for people: `512 B`, `4.2 KB`, `12.3 MB` (decimal units;
-/// `Б`, `КБ`, `МБ` in Russian), so a small file never reads `0.0 MB`.
+/// `Б`, `КБ`, `12,3 МБ` in Russian, with a decimal comma), so a small file
+/// never reads `0.0 MB`.
 fn size_text(lang: Lang, bytes: u64) -> String {
-    if bytes < 1_000 {
-        format!("{bytes} {}", t(lang, "bytes_unit"))
+    let (value, unit) = if bytes < 1_000 {
+        return format!("{bytes} {}", t(lang, "bytes_unit"));
     } else if bytes < 1_000_000 {
-        format!("{:.1} {}", bytes as f64 / 1_000.0, t(lang, "kb"))
+        (bytes as f64 / 1_000.0, "kb")
     } else {
-        format!("{:.1} {}", bytes as f64 / 1_000_000.0, t(lang, "mb"))
-    }
+        (bytes as f64 / 1_000_000.0, "mb")
+    };
+    let value = format!("{value:.1}");
+    let value = match lang {
+        Lang::Ru => value.replace('.', ","),
+        Lang::En => value,
+    };
+    format!("{value} {}", t(lang, unit))
 }
 
 /// One line saying what a progress report is about.

@@ -47,6 +47,17 @@ pub struct RawRecord {
 /// (header mapping, binding a declared column to a header name or a JSON
 /// key, declared names refused as equal) uses this one rule.
 pub fn same_name_ignoring_case(a: &str, b: &str) -> bool {
+    // Two ASCII names: already in NFC, and an ASCII letter's Unicode
+    // lower- and upper-case forms are its ASCII ones (the same answer, a
+    // byte compare; names are matched once per JSON record).
+    if a.is_ascii() && b.is_ascii() {
+        return a.eq_ignore_ascii_case(b);
+    }
+    same_name_ignoring_case_in_unicode(a, b)
+}
+
+/// [`same_name_ignoring_case`] for any two names, character by character.
+fn same_name_ignoring_case_in_unicode(a: &str, b: &str) -> bool {
     a == b || {
         let (a, b) = (nfc(a), nfc(b));
         a.chars().count() == b.chars().count()
@@ -62,7 +73,7 @@ pub fn same_name_ignoring_case(a: &str, b: &str) -> bool {
 /// `é`), borrowed when it already is (every ASCII name is).
 pub fn nfc(name: &str) -> std::borrow::Cow<'_, str> {
     use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
-    if is_nfc_quick(name.chars()) == IsNormalized::Yes {
+    if name.is_ascii() || is_nfc_quick(name.chars()) == IsNormalized::Yes {
         std::borrow::Cow::Borrowed(name)
     } else {
         std::borrow::Cow::Owned(name.nfc().collect())
@@ -1913,4 +1924,46 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
         records,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Two ASCII names compare as the Unicode rule compares them: the
+        /// byte compare is a shortcut, not another rule.
+        #[test]
+        fn ascii_names_compare_as_the_unicode_rule_does(
+            a in "[ -~]{0,12}",
+            flips in proptest::collection::vec(any::<bool>(), 12),
+            other in "[ -~]{0,12}",
+        ) {
+            // `a` with some letters' case flipped, and an unrelated name.
+            let flipped: String = a
+                .chars()
+                .zip(flips.iter().chain(std::iter::repeat(&false)))
+                .map(|(c, f)| if *f { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+                .collect();
+            for b in [&a, &flipped, &other] {
+                prop_assert_eq!(
+                    same_name_ignoring_case(&a, b),
+                    same_name_ignoring_case_in_unicode(&a, b),
+                    "{:?} {:?}", a, b
+                );
+            }
+            prop_assert!(same_name_ignoring_case(&a, &flipped));
+            let composed = nfc(&a);
+            prop_assert_eq!(composed.as_ref(), a.as_str());
+        }
+    }
+
+    #[test]
+    fn a_name_with_a_kelvin_sign_still_matches_by_the_unicode_rule() {
+        // U+212A KELVIN SIGN is K in NFC: not ASCII, so not the shortcut.
+        assert!(same_name_ignoring_case("\u{212A}ey", "key"));
+        assert!(same_name_ignoring_case("Straße", "STRAẞE"));
+        assert!(!same_name_ignoring_case("Straße", "STRASSE"));
+    }
 }

@@ -630,7 +630,11 @@ async fn evaluate_one(
                 t(
                     lang,
                     format!("{dropped} of {bronze} rows did not reach silver ({pct:.2}%, threshold {warn_above_pct}%)"),
-                    format!("{dropped} из {bronze} строк не дошли до silver ({pct:.2}%, порог {warn_above_pct}%)"),
+                    format!(
+                        "{dropped} из {bronze} строк не дошли до silver ({}%, порог {}%)",
+                        format!("{pct:.2}").replace('.', ","),
+                        warn_above_pct.to_string().replace('.', ",")
+                    ),
                 ),
                 None,
             ))
