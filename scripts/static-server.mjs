@@ -2,7 +2,8 @@
 // file as it is, or its precompressed `.br` / `.gz` twin when the browser
 // accepts that encoding (Content-Encoding, Vary: Accept-Encoding), with the
 // MIME types browsers need (application/wasm for streaming compilation).
-// No reload script, no websocket: what any static host does.
+// Last-Modified and 304 Not Modified for an unchanged file. No reload
+// script, no websocket: what any static host does.
 //   node scripts/static-server.mjs dist 8080
 import { createServer } from 'node:http';
 import { existsSync, statSync, createReadStream } from 'node:fs';
@@ -37,11 +38,20 @@ createServer((req, res) => {
     return;
   }
   const accepts = String(req.headers['accept-encoding'] ?? '');
+  // Revalidated on every use, answered 304 when unchanged (as static hosts
+  // do: the browser then keeps its copy, and the engine's compiled code with it).
+  const modified = new Date(Math.floor(statSync(file).mtimeMs / 1000) * 1000);
+  const since = Date.parse(String(req.headers['if-modified-since'] ?? ''));
   const headers = {
     'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
     Vary: 'Accept-Encoding',
     'Cache-Control': 'no-cache',
+    'Last-Modified': modified.toUTCString(),
   };
+  if (!Number.isNaN(since) && modified.getTime() <= since) {
+    res.writeHead(304, headers).end();
+    return;
+  }
   let body = file;
   for (const [enc, ext] of [['br', '.br'], ['gzip', '.gz']]) {
     if (accepts.includes(enc) && existsSync(file + ext)) {

@@ -5,6 +5,22 @@
 // `{"type":"ready"}` and takes requests. See crates/worker.
 importScripts("./medallion-worker.js");
 
+// The worker's settings, the query text `?session=<32 hex digits>&lake=write|read`
+// (crates/worker reads them): from its own address, or, for the worker
+// index.html starts before the page knows them (`engine-loader.js?settings=later`,
+// so the engine downloads while the page loads), from the page's first message.
+const medallion_settings = new URLSearchParams(location.search).get("settings") === "later"
+  ? new Promise((resolve) => {
+    self.onmessage = (e) => {
+      self.onmessage = null;
+      resolve(String(e.data));
+    };
+  })
+  : Promise.resolve(location.search);
+function medallion_worker_settings() {
+  return medallion_settings;
+}
+
 // The lake kept in the browser's storage (OPFS), used by the engine
 // (crates/worker): one file per lake path, its name URI-encoded, in the
 // folder `medallion-lake`. A file is written whole (createWritable commits
@@ -44,25 +60,25 @@ async function medallion_lake_clear() {
   try { await root.removeEntry(MEDALLION_LAKE, { recursive: true }); } catch (e) { if (e.name !== "NotFoundError") throw e; }
 }
 
-// The chunks of `response`'s body; `progress(bytes, done)` hears the bytes
-// that have arrived, every 100 ms, and once more at the end with done = true.
-async function medallion_read_counted(response, progress) {
-  const reader = response.body.getReader();
-  const chunks = [];
+// `stream` passed through as it is, while `progress(bytes, done)` hears
+// the bytes that have gone by, every 100 ms, and once more at the end with
+// done = true.
+function medallion_counted(stream, progress) {
   let loaded = 0;
   let reported = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    loaded += value.length;
-    if (Date.now() - reported > 100) {
-      reported = Date.now();
-      progress(loaded, false);
-    }
-  }
-  progress(loaded, true);
-  return chunks;
+  return stream.pipeThrough(new TransformStream({
+    transform(chunk, out) {
+      loaded += chunk.length;
+      if (Date.now() - reported > 100) {
+        reported = Date.now();
+        progress(loaded, false);
+      }
+      out.enqueue(chunk);
+    },
+    flush() {
+      progress(loaded, true);
+    },
+  }));
 }
 
 // An example's download (crates/protocol/src/examples.rs, Download): the
@@ -76,7 +92,7 @@ async function medallion_download(path, progress) {
   const response = await fetch("./" + path);
   if (!response.ok) throw new Error(`HTTP ${response.status} for ${path}`);
   const decoded = (response.headers.get("content-encoding") || "identity") !== "identity";
-  const bytes = new Blob(await medallion_read_counted(response, (n) => progress(n, decoded)));
+  const bytes = await new Response(medallion_counted(response.body, (n) => progress(n, decoded))).blob();
   const head = new Uint8Array(await bytes.slice(0, 2).arrayBuffer());
   if (head[0] !== 0x1f || head[1] !== 0x8b) return new Uint8Array(await bytes.arrayBuffer());
   const plain = bytes.stream().pipeThrough(new DecompressionStream("gzip"));
@@ -93,10 +109,19 @@ async function medallion_download(path, progress) {
     // here, so the total is then unknown until the end.
     const encoding = response.headers.get("content-encoding") || "identity";
     const total = encoding === "identity" ? Number(response.headers.get("content-length")) || 0 : 0;
-    const chunks = await medallion_read_counted(response, (n, done) =>
-      post({ type: "loading", loaded_bytes: n, total_bytes: done ? total || n : total }));
-    const bytes = new Uint8Array(await new Blob(chunks).arrayBuffer());
-    await wasm_bindgen({ module_or_path: bytes });
+    // Compiled as it arrives (streaming compilation). From the response
+    // itself, so the browser may keep the compiled code with its cached
+    // copy for the next visit, while a clone of it is counted; a host that
+    // does not say `application/wasm` gets the counted bytes compiled
+    // under that type instead.
+    const progress = (n, done) =>
+      post({ type: "loading", loaded_bytes: n, total_bytes: done ? total || n : total });
+    const wasm = (response.headers.get("content-type") || "").split(";")[0].trim() === "application/wasm";
+    const [source, counted] = wasm
+      ? [response, medallion_counted(response.clone().body, progress).pipeTo(new WritableStream())]
+      : [new Response(medallion_counted(response.body, progress), { headers: { "Content-Type": "application/wasm" } }), null];
+    const [module] = await Promise.all([WebAssembly.compileStreaming(source), counted]);
+    await wasm_bindgen({ module_or_path: module });
   } catch (e) {
     post({ type: "failed", message: `the pipeline engine could not be loaded: ${e}` });
   }

@@ -50,14 +50,18 @@ pub fn app() -> Html {
     // Whether another tab owns the session; whether the tables are being restored.
     let read_only = use_state_eq(|| false);
     let restoring = use_state_eq(|| false);
+    let loading = use_state_eq(|| false);
     {
-        let (engine, read_only, restoring) = (engine.clone(), read_only.clone(), restoring.clone());
+        let (engine, read_only, restoring, loading) =
+            (engine.clone(), read_only.clone(), restoring.clone(), loading.clone());
         use_effect_with((), move |_| {
             engine.listen_session(Callback::from(move |s: SessionState| {
                 read_only.set(s.is_read_only());
             }));
+            let weak = Rc::downgrade(&engine);
             engine.listen(Callback::from(move |s: EngineStatus| {
                 restoring.set(s.restoring().is_some());
+                loading.set(weak.upgrade().is_some_and(|e| e.loading_scenario()));
             }));
         });
     }
@@ -65,6 +69,8 @@ pub fn app() -> Html {
         Locked::ReadOnly
     } else if *restoring {
         Locked::Restoring
+    } else if *loading {
+        Locked::Loading
     } else {
         Locked::Open
     };
@@ -138,10 +144,11 @@ fn playground(p: &PlaygroundProps) -> Html {
             // A run's result is shown as soon as it is computed, its new
             // versions marked as being written until the answer comes.
             let previews = dispatch.clone();
-            engine.set_on_preview(Callback::from(move |v| {
+            // A loaded scenario's preview brings its rules to the editors.
+            engine.set_on_preview(Callback::from(move |(v, starts_over)| {
                 previews.dispatch(Action::Answer {
                     response: Response::Snapshot(v),
-                    reseed_drafts: false,
+                    reseed_drafts: starts_over,
                 })
             }));
             engine.listen_restore_problems(Callback::from(move |m: String| {

@@ -25,9 +25,46 @@ use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, File, MessageEvent, Worker};
 use yew::Callback;
 
-/// The script that starts the worker (copied to `dist/` by Trunk); the
-/// page's session seed follows as `?session=<32 hex digits>`.
+/// The script that starts the worker (copied to `dist/` by Trunk); its
+/// settings follow as `?session=<32 hex digits>&lake=write|read` (or come
+/// as the first message to the early worker, [`take_early_worker`]).
 const WORKER_SCRIPT: &str = "./engine-loader.js";
+
+/// The engine's worker that index.html starts before the page's own wasm
+/// has loaded (`window.medallionEarlyEngine`), so the engine downloads and
+/// compiles meanwhile. It waits for its settings (the query a worker is
+/// otherwise started with, `?session=…&lake=…`) as its first message;
+/// index.html keeps what it posted until the page listens.
+struct EarlyWorker {
+    worker: Worker,
+    /// Its messages so far (JSON text), oldest first.
+    messages: Vec<JsValue>,
+    /// Its error event's message, if it had one.
+    error: Option<String>,
+}
+
+/// The early worker, taken once (`None` after that, or if index.html
+/// could not start one).
+fn take_early_worker() -> Option<EarlyWorker> {
+    let window = web_sys::window()?;
+    let key = JsValue::from_str("medallionEarlyEngine");
+    let early = js_sys::Reflect::get(&window, &key).ok()?;
+    if early.is_undefined() || early.is_null() {
+        return None;
+    }
+    let _ = js_sys::Reflect::delete_property(window.unchecked_ref::<js_sys::Object>(), &key);
+    let field = |name: &str| js_sys::Reflect::get(&early, &JsValue::from_str(name)).ok();
+    let worker = field("worker")?.dyn_into::<Worker>().ok()?;
+    let messages = field("messages")
+        .map(|m| js_sys::Array::from(&m).to_vec())
+        .unwrap_or_default();
+    let error = field("error").and_then(|e| e.as_string());
+    Some(EarlyWorker {
+        worker,
+        messages,
+        error,
+    })
+}
 
 /// Random bits chosen once per page load: the worker draws batch and event
 /// ids from them, so a new worker given the session's requests again names
@@ -212,8 +249,9 @@ struct Inner {
     /// Hears the state after a refused change (the editors show it again).
     on_refused: Callback<Response>,
     /// Hears a request's tables as computed, while their versions are
-    /// written ([`FromEngine::Preview`]; the request's answer follows).
-    on_preview: Callback<PipelineView>,
+    /// written ([`FromEngine::Preview`]; the request's answer follows),
+    /// and whether that request replaced the session.
+    on_preview: Callback<(PipelineView, bool)>,
 }
 
 /// An answered request that changed the engine's state, with its file and
@@ -544,34 +582,40 @@ impl Engine {
 
     fn spawn(&self) {
         let weak = Rc::downgrade(&self.0);
-        let url = {
+        let settings = {
             let inner = self.0.borrow();
             // Only the tab that owns the session writes the lake to the browser's storage.
             let owns = !(inner.session == SessionState::Opening || inner.session.is_read_only());
             format!(
-                "{WORKER_SCRIPT}?session={:032x}&lake={}",
+                "?session={:032x}&lake={}",
                 inner.seed,
                 if owns { "write" } else { "read" }
             )
         };
-        let worker = match Worker::new(&url) {
-            Ok(w) => w,
-            Err(e) => {
-                self.fail(format!(
-                    "the pipeline engine could not start in this browser: {e:?}"
-                ));
-                return;
-            }
+        // The worker index.html started while the page loaded (the first
+        // time only), told its settings; else a new one started with them.
+        let early = take_early_worker();
+        let is_early = early.is_some();
+        let (worker, posted_early, failed_early) = match early {
+            Some(early) => (early.worker, early.messages, early.error),
+            None => match Worker::new(&format!("{WORKER_SCRIPT}{settings}")) {
+                Ok(w) => (w, vec![], None),
+                Err(e) => {
+                    self.fail(format!(
+                        "the pipeline engine could not start in this browser: {e:?}"
+                    ));
+                    return;
+                }
+            },
         };
-        let on_message = {
+        let receive = {
             let weak = weak.clone();
-            Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            move |data: JsValue| {
                 let Some(inner) = Weak::upgrade(&weak) else {
                     return;
                 };
                 let engine = Engine(inner);
-                match ev
-                    .data()
+                match data
                     .as_string()
                     .map(|t| serde_json::from_str::<FromEngine>(&t))
                 {
@@ -581,7 +625,11 @@ impl Engine {
                     )),
                     None => engine.fail("the engine sent a message that is not text".into()),
                 }
-            })
+            }
+        };
+        let on_message = {
+            let receive = receive.clone();
+            Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| receive(ev.data()))
         };
         let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |ev: ErrorEvent| {
             ev.prevent_default();
@@ -594,12 +642,45 @@ impl Engine {
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        let mut inner = self.0.borrow_mut();
-        inner.worker = Some(worker);
-        inner.on_message = Some(on_message);
-        inner.on_error = Some(on_error);
-        inner.ready = false;
-        inner.failed = false;
+        {
+            let mut inner = self.0.borrow_mut();
+            inner.worker = Some(worker.clone());
+            inner.on_message = Some(on_message);
+            inner.on_error = Some(on_error);
+            inner.ready = false;
+            inner.failed = false;
+        }
+        if !is_early {
+            return;
+        }
+        // An early worker: what it said before the page listened, in
+        // order, then its settings (it waits for them to open the lake).
+        if let Some(message) = failed_early {
+            self.fail(format!(
+                "the pipeline engine stopped after an internal error: {message}"
+            ));
+            return;
+        }
+        for data in posted_early {
+            receive(data);
+        }
+        if let Err(e) = worker.post_message(&JsValue::from_str(&settings)) {
+            self.fail(format!(
+                "the pipeline engine could not start in this browser: {e:?}"
+            ));
+        }
+    }
+
+    /// Is a scenario or pipeline being loaded (sent, or waiting to be)?
+    /// Its answer seeds the editors again: the page keeps them locked
+    /// until it comes ([`crate::components::Locked::Loading`]).
+    pub fn loading_scenario(&self) -> bool {
+        let inner = self.0.borrow();
+        inner
+            .sent
+            .values()
+            .chain(inner.unsent.iter())
+            .any(|p| p.request.starts_over())
     }
 
     /// Runs `request` and hands the response to `done`.
@@ -617,8 +698,10 @@ impl Engine {
     }
 
     /// Who hears a request's result before its versions are written (the
-    /// page shows it at once; the answer to the request follows).
-    pub fn set_on_preview(&self, on_preview: Callback<PipelineView>) {
+    /// page shows it at once; the answer to the request follows), with
+    /// whether the request replaced the session (a scenario was loaded:
+    /// the editors take the new session's rules).
+    pub fn set_on_preview(&self, on_preview: Callback<(PipelineView, bool)>) {
         self.0.borrow_mut().on_preview = on_preview;
     }
 
@@ -803,11 +886,13 @@ impl Engine {
                 // Only for the request under way (one cancelled is gone).
                 let listener = {
                     let inner = self.0.borrow();
-                    (inner.sent.keys().next() == Some(&id) && inner.restoring.is_none())
-                        .then(|| inner.on_preview.clone())
+                    let oldest = inner.sent.iter().next().filter(|(sent, _)| **sent == id);
+                    oldest
+                        .filter(|_| inner.restoring.is_none())
+                        .map(|(_, p)| (inner.on_preview.clone(), p.request.starts_over()))
                 };
-                if let Some(listener) = listener {
-                    listener.emit(*view);
+                if let Some((listener, starts_over)) = listener {
+                    listener.emit((*view, starts_over));
                 }
             }
             FromEngine::Done {

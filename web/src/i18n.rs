@@ -267,6 +267,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Records were erased: the files as dropped were deleted from this browser; the lake saved here holds no erased record and is still saved after every change",
             "Записи удалены: файлы в исходном виде удалены из браузера; сохранённое здесь озеро не содержит удалённых записей и по-прежнему сохраняется после каждого изменения",
         ),
+        "locked_loading" => ("A scenario is loading: its tables show while its versions are written", "Сценарий загружается: таблицы уже видны, их версии записываются"),
         "refused_restoring" => ("The tables are being restored: try again in a moment", "Таблицы восстанавливаются: повторите через минуту"),
         "refused_read_only" => (
             "This tab does not own the saved session: take over to make changes",

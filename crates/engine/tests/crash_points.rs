@@ -924,6 +924,55 @@ async fn a_preview_shows_the_run_before_its_versions_and_the_answer_commits_them
     assert!(heard.borrow().is_none());
 }
 
+/// Loading scenario `example` in English, stored as it declares.
+fn load(example: &str) -> Request {
+    Request::LoadExample {
+        example: example.into(),
+        lang: Lang::En,
+        bronze_mode: None,
+    }
+}
+
+#[tokio::test]
+async fn a_scenario_load_previews_its_run_and_the_answer_commits_it() {
+    let mut rig = Rig::new("nyc_taxi_silver").await;
+    let heard = listen_preview(&mut rig);
+    let after = rig.ok(load("kafka_orders")).await;
+    let preview = heard.borrow_mut().take().expect("the load's run was previewed");
+    // The new scenario, its bronze committed, its run's tables not yet.
+    assert_eq!(preview.example, "kafka_orders");
+    assert_eq!(preview.silver, after.silver);
+    let bronze = preview.table("bronze.orders").unwrap().version;
+    assert!(bronze.is_some());
+    assert_eq!(bronze, after.table("bronze.orders").unwrap().version);
+    let names: Vec<String> = preview.saving.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        names,
+        [
+            "silver.users",
+            "silver.orders",
+            "silver.quarantine",
+            "gold.revenue_daily",
+            "gold.user_kpi"
+        ]
+    );
+    assert_eq!(preview.checks, after.checks);
+    for t in &preview.saving {
+        let (p, a) = (preview.table(t).unwrap(), after.table(t).unwrap());
+        assert_eq!((p.version, p.rows.clone()), (None, a.rows.clone()), "{t}");
+        assert!(a.version.is_some(), "{t}");
+    }
+    assert_eq!(rows(&preview, "silver.orders"), rows(&after, "silver.orders"));
+    assert!(after.saving.is_empty());
+    assert_view_matches_log(&mut rig, &after).await;
+    // A load that fails runs nothing: not previewed, and the session stays.
+    let heard = listen_preview(&mut rig);
+    let message = rig.refused(load("no_such_scenario")).await;
+    assert!(message.starts_with("unknown example no_such_scenario"), "{message}");
+    assert!(heard.borrow().is_none());
+    assert_eq!(rig.view().await.example, "kafka_orders");
+}
+
 #[tokio::test]
 async fn a_previewed_gold_whose_commit_fails_is_back_at_its_version_in_the_answer() {
     let mut rig = Rig::new("nyc_taxi_silver").await;

@@ -188,16 +188,22 @@ impl Request {
     }
 
     /// Is its one run's result shown before its versions are written?
-    /// These requests change one thing and run the pipeline once; the
-    /// engine's worker then posts [`crate::wire::FromEngine::Preview`]
-    /// (the tables as computed, [`crate::PipelineView::saving`]) before
-    /// the request's answer (the state as committed). Not an ingest: its
-    /// answer opens the bronze table at page one, which would undo what
-    /// the learner did on the preview meanwhile.
+    /// These requests run the pipeline once (a scenario or pipeline load
+    /// runs it once, after its bronze is in); the engine's worker then
+    /// posts [`crate::wire::FromEngine::Preview`] (the tables as computed,
+    /// [`crate::PipelineView::saving`]) before the request's answer (the
+    /// state as committed, after the versions and the browser's copy of
+    /// the lake are written). Not an ingest: its answer opens the bronze
+    /// table at page one, which would undo what the learner did on the
+    /// preview meanwhile.
     pub fn previews(&self) -> bool {
         matches!(
             self,
-            Request::SetRules { .. } | Request::SetGoldSql { .. } | Request::Run { .. }
+            Request::SetRules { .. }
+                | Request::SetGoldSql { .. }
+                | Request::Run { .. }
+                | Request::LoadExample { .. }
+                | Request::LoadPipeline { .. }
         )
     }
 

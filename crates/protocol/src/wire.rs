@@ -121,8 +121,8 @@ pub enum Progress {
     /// new bronze batch is `1` of `1` before the run's tables).
     Writing { table: TableName, n: u32, of: u32 },
     /// Saving the session in the browser's storage (the worker's copy of
-    /// the lake, after the engine has answered): file `n` of the `of`
-    /// files that changed.
+    /// the lake, after the engine has answered): `n` of the `of` files
+    /// that changed are written.
     Saving { n: u32, of: u32 },
 }
 

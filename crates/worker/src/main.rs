@@ -27,7 +27,7 @@ mod worker {
     use std::sync::Arc;
 
     use futures::lock::Mutex;
-    use futures::TryStreamExt;
+    use futures::{StreamExt, TryStreamExt};
     use medallion_engine::env::{IdGenerator, RandomIds, RequestClock, SeededIds};
     use medallion_engine::Playground;
     use medallion_protocol::wire::{Envelope, FromEngine, Progress};
@@ -56,6 +56,9 @@ mod worker {
         async fn lake_clear() -> Result<JsValue, JsValue>;
         #[wasm_bindgen(catch, js_name = medallion_download)]
         async fn download(path: &str, progress: &js_sys::Function) -> Result<JsValue, JsValue>;
+        /// A promise of the worker's settings, `?session=…&lake=…`.
+        #[wasm_bindgen(js_name = medallion_worker_settings)]
+        fn worker_settings() -> js_sys::Promise;
     }
 
     /// Before a request that loads an example with downloads: fetches each
@@ -130,6 +133,9 @@ mod worker {
         files: HashMap<String, String>,
     }
 
+    /// How many files of one rank are written to OPFS at once.
+    const SAVED_AT_ONCE: usize = 4;
+
     /// Order of writes: data files, table logs, the session's files, the
     /// session's log entry (a commit is visible only after its files).
     fn rank(path: &str) -> u8 {
@@ -147,8 +153,8 @@ mod worker {
     impl Mirror {
         /// Writes what changed in `store` since the last call (everything
         /// when it is a new store: the old lake is cleared first), then
-        /// deletes what is gone; `saving(n, of)` hears each file before it
-        /// is written.
+        /// deletes what is gone; `saving(n, of)` hears each file once it
+        /// is written (n of them so far).
         async fn flush(
             &mut self,
             store: Arc<dyn ObjectStore>,
@@ -177,16 +183,30 @@ mod worker {
             }
             writes.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
             let of = writes.len() as u32;
-            for (n, (_, path, location, tag)) in writes.into_iter().enumerate() {
-                saving(n as u32 + 1, of);
-                let bytes = async { store.get(&location).await?.bytes().await }
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let array = js_sys::Uint8Array::from(bytes.as_ref());
-                lake_write(&path, &array)
-                    .await
-                    .map_err(|e| format!("{} ({path})", js_text(&e)))?;
-                self.files.insert(path, tag);
+            let mut written = 0;
+            // One rank at a time (a commit is visible only after its
+            // files); the files of a rank are written side by side, a few
+            // at once (OPFS writes wait on the disk more than on the CPU).
+            for rank_files in writes.chunk_by(|a, b| a.0 == b.0) {
+                let store = &store;
+                let mut landed = futures::stream::iter(rank_files)
+                    .map(|(_, path, location, tag)| async move {
+                        let bytes = async { store.get(location).await?.bytes().await }
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        let array = js_sys::Uint8Array::from(bytes.as_ref());
+                        lake_write(path, &array)
+                            .await
+                            .map_err(|e| format!("{} ({path})", js_text(&e)))?;
+                        Ok::<_, String>((path, tag))
+                    })
+                    .buffer_unordered(SAVED_AT_ONCE);
+                while let Some(done) = landed.next().await {
+                    let (path, tag) = done?;
+                    written += 1;
+                    saving(written, of);
+                    self.files.insert(path.clone(), tag.clone());
+                }
             }
             let gone: Vec<String> = self
                 .files
@@ -338,18 +358,18 @@ mod worker {
         Ok(env)
     }
 
-    /// A parameter of the worker's URL (`engine-loader.js?session=<32 hex digits>&lake=write`).
-    fn parameter(name: &str) -> Option<String> {
-        let search = scope().location().search();
-        search
+    /// A parameter of the worker's settings (`?session=<32 hex digits>&lake=write`:
+    /// its URL's query, or the early worker's first message, see `engine-loader.js`).
+    fn parameter(settings: &str, name: &str) -> Option<String> {
+        settings
             .trim_start_matches('?')
             .split('&')
             .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(str::to_string))
     }
 
     /// The `session` parameter: the seed of the session's ids.
-    fn session_seed() -> Option<u128> {
-        parameter("session").and_then(|hex| u128::from_str_radix(&hex, 16).ok())
+    fn session_seed(settings: &str) -> Option<u128> {
+        parameter(settings, "session").and_then(|hex| u128::from_str_radix(&hex, 16).ok())
     }
 
     pub fn start() {
@@ -359,17 +379,23 @@ mod worker {
                 message: format!("the pipeline engine stopped after an internal error: {info}"),
             });
         }));
-        // Ids from the page's session seed: a new worker given the session's
-        // requests again after a cancel names every batch as before.
-        let ids: Arc<dyn IdGenerator> = match session_seed() {
-            Some(seed) => Arc::new(SeededIds::new(seed)),
-            None => Arc::new(RandomIds::default()),
-        };
-        // The clock reads the time the page made each request, so a request
-        // given again to a new worker stamps exactly what it stamped first.
-        let clock = Arc::new(RequestClock::default());
-        let persist = parameter("lake").as_deref() == Some("write") && lake_available();
         wasm_bindgen_futures::spawn_local(async move {
+            let settings = JsFuture::from(worker_settings())
+                .await
+                .ok()
+                .and_then(|s| s.as_string())
+                .unwrap_or_default();
+            // Ids from the page's session seed: a new worker given the session's
+            // requests again after a cancel names every batch as before.
+            let ids: Arc<dyn IdGenerator> = match session_seed(&settings) {
+                Some(seed) => Arc::new(SeededIds::new(seed)),
+                None => Arc::new(RandomIds::default()),
+            };
+            // The clock reads the time the page made each request, so a request
+            // given again to a new worker stamps exactly what it stamped first.
+            let clock = Arc::new(RequestClock::default());
+            let persist =
+                parameter(&settings, "lake").as_deref() == Some("write") && lake_available();
             let mut mirror = Mirror::default();
             let (pg, opened) = match open_saved(clock.clone(), ids.clone(), &mut mirror).await {
                 Some((pg, version)) => (pg, Some(version)),

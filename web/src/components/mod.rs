@@ -33,6 +33,10 @@ pub enum Locked {
     /// A new engine is given the session again (after a cancel or a
     /// restart): a change now would be made on a state not shown yet.
     Restoring,
+    /// A scenario is being loaded: its tables may be shown already (the
+    /// run's preview) while its versions are written; its answer then
+    /// seeds the editors, which would undo a change made meanwhile.
+    Loading,
 }
 
 /// This tab's [`Locked`] state as (controls off?, their tooltip).
@@ -43,6 +47,7 @@ pub fn use_locked(lang: medallion_protocol::Lang) -> (bool, Option<AttrValue>) {
         Locked::Open => None,
         Locked::ReadOnly => Some(crate::i18n::t(lang, "locked_hint")),
         Locked::Restoring => Some(crate::i18n::t(lang, "refused_restoring")),
+        Locked::Loading => Some(crate::i18n::t(lang, "locked_loading")),
     };
     (hint.is_some(), hint.map(AttrValue::from))
 }

@@ -50,6 +50,8 @@ impl Playground {
         )?;
         fresh.lang = self.lang;
         fresh.progress = self.progress.take();
+        // The new session's run is the load's result: it previews it.
+        fresh.preview = self.preview.take();
         fresh.downloads = self.downloads.clone();
         fresh.memory_budget = self.memory_budget;
         fresh.reuse_last_run = self.reuse_last_run;
