@@ -23,6 +23,17 @@ pub enum Lang {
     Ru,
 }
 
+impl Lang {
+    /// A number written with `.` (`format!("{x:.2}")`) as this language
+    /// writes it: `7.14` in English, `7,14` in Russian (decimal comma).
+    pub fn decimal(self, number: String) -> String {
+        match self {
+            Lang::En => number,
+            Lang::Ru => number.replace('.', ","),
+        }
+    }
+}
+
 /// What a caller can ask.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -31,12 +31,7 @@ fn size_text(lang: Lang, bytes: u64) -> String {
     } else {
         (bytes as f64 / 1_000_000.0, "mb")
     };
-    let value = format!("{value:.1}");
-    let value = match lang {
-        Lang::Ru => value.replace('.', ","),
-        Lang::En => value,
-    };
-    format!("{value} {}", t(lang, unit))
+    format!("{} {}", lang.decimal(format!("{value:.1}")), t(lang, unit))
 }
 
 /// One line saying what a progress report is about.

@@ -632,8 +632,8 @@ async fn evaluate_one(
                     format!("{dropped} of {bronze} rows did not reach silver ({pct:.2}%, threshold {warn_above_pct}%)"),
                     format!(
                         "{dropped} из {bronze} строк не дошли до silver ({}%, порог {}%)",
-                        format!("{pct:.2}").replace('.', ","),
-                        warn_above_pct.to_string().replace('.', ",")
+                        Lang::Ru.decimal(format!("{pct:.2}")),
+                        Lang::Ru.decimal(warn_above_pct.to_string())
                     ),
                 ),
                 None,
