@@ -501,6 +501,186 @@ proptest! {
     }
 }
 
+// ---- JSON: a record that is not an object is a record of its own ----
+
+/// One record of a JSON file as a producer wrote it: an object, a value
+/// that is not one (a tombstone `null`, a bare number, a string, an array),
+/// or text that is no JSON value at all (`NaN`, a cut-off record).
+#[derive(Debug, Clone)]
+enum JsonItem {
+    Object(serde_json::Value),
+    NotAnObject(serde_json::Value),
+    NotJson(&'static str),
+}
+
+fn json_item() -> impl Strategy<Value = JsonItem> {
+    prop_oneof![
+        4 => json_object().prop_map(JsonItem::Object),
+        3 => prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<i32>().prop_map(serde_json::Value::from),
+            Just(serde_json::Value::from("x")),
+            proptest::collection::vec(json_value(), 0..3).prop_map(serde_json::Value::Array),
+        ]
+        .prop_map(JsonItem::NotAnObject),
+        1 => prop_oneof![Just("NaN"), Just("-Infinity"), Just("{\"k0\": 1, \"k1")]
+            .prop_map(JsonItem::NotJson),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+    /// Issue 12's trial: a JSON Lines file whose first line was a tombstone,
+    /// a bare number, an array or a cut-off record was read as CSV (its first
+    /// lines became a banner and a header, not records) or as a stream (the
+    /// bare values after a broken record were swallowed into it). Random mixes
+    /// of objects, values that are not objects and text that is not JSON, in
+    /// every layout (JSON Lines; pretty-printed streams; arrays on one line,
+    /// one element per line, pretty-printed), at least one object among them
+    /// and, in JSON Lines, more JSON lines than not: every item is a record
+    /// of its own, with its text and line; objects are unflagged and every
+    /// other item is flagged.
+    #[test]
+    fn a_record_that_is_not_an_object_is_a_record_of_its_own(
+        mut items in proptest::collection::vec(json_item(), 0..8),
+        object in json_object(),
+        at in 0usize..8,
+        layout in layout(),
+    ) {
+        items.insert(at % (items.len() + 1), JsonItem::Object(object));
+        // The documented rule (`text_format`): lines are JSON Lines when more
+        // of them are JSON than not; a stream is one when the values before
+        // its first object are JSON values. Otherwise the file is CSV.
+        let not_json = items.iter().filter(|i| matches!(i, JsonItem::NotJson(_))).count();
+        let leads = items
+            .iter()
+            .take_while(|i| !matches!(i, JsonItem::Object(_)))
+            .all(|i| matches!(i, JsonItem::NotAnObject(_)));
+        // Outside JSON Lines, text that is no JSON value runs to the next
+        // value (`resync`): two such in a row are one flagged record.
+        let lone = !items
+            .windows(2)
+            .any(|w| matches!(w, [JsonItem::NotJson(_), JsonItem::NotJson(_)]));
+        let json_lines = matches!(layout, Layout::Lines) && 2 * not_json < items.len();
+        let stream = matches!(layout, Layout::Lines | Layout::Stream { .. });
+        // In an array a record is believed when the elements after it parse
+        // (`record_starts_at`), so one such text per array, as one fault per
+        // file in the test above; after a `,` inside a broken object only an
+        // object starts the next element (a `,` in it may be followed by any
+        // value of its own), so an object follows it.
+        let array_fault_then_object = not_json <= 1
+            && items.windows(2).all(|w| {
+                !matches!(w[0], JsonItem::NotJson(_)) || matches!(w[1], JsonItem::Object(_))
+            });
+        prop_assume!(json_lines || (lone && if stream { leads } else { array_fault_then_object }));
+        let texts: Vec<String> = items
+            .iter()
+            .map(|i| match i {
+                JsonItem::Object(v) | JsonItem::NotAnObject(v) => record_text(v, layout),
+                JsonItem::NotJson(t) => t.to_string(),
+            })
+            .collect();
+        let (bytes, lines) = json_file(&texts, layout);
+        let file = String::from_utf8_lossy(&bytes);
+        let s = split_file(&bytes, &IngestOptions::default()).unwrap();
+        let got: Vec<(&str, i64)> = s.records.iter().map(|r| (r.text.trim_start(), r.line)).collect();
+        let want: Vec<(&str, i64)> = texts.iter().map(String::as_str).zip(lines.iter().copied()).collect();
+        prop_assert_eq!(got, want, "{:?} {}", s.format, file);
+        for (r, item) in s.records.iter().zip(&items) {
+            prop_assert_eq!(
+                r.corrupt_reason.is_some(),
+                !matches!(item, JsonItem::Object(_)),
+                "{:?} in {}", r, file
+            );
+        }
+    }
+}
+
+/// The trial's files, exactly: JSON Lines opening with a tombstone, a bare
+/// number, a cut-off record or an array keep one record per line.
+#[test]
+fn json_lines_opening_with_a_line_that_is_no_record_keep_every_line() {
+    for first in ["null", "42", "5.00\", \"note\": \"x\"}", "[1, \"x\"]", "{\"id\": 1, \"amount"] {
+        let body = format!("{first}\n{{\"id\": 2}}\n{{\"id\": 3}}\n");
+        let s = split_file(body.as_bytes(), &IngestOptions::default()).unwrap();
+        let texts: Vec<&str> = s.records.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(texts, [first, "{\"id\": 2}", "{\"id\": 3}"], "{body}");
+        assert_eq!(s.records.iter().map(|r| r.line).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(s.records[0].corrupt_reason.is_some(), "{body}");
+        assert!(s.records[1..].iter().all(|r| r.corrupt_reason.is_none()), "{body}");
+    }
+    // A one-column CSV of numbers stays CSV: no line is an object.
+    let s = split_file(b"42\n17\n3\n", &IngestOptions::default()).unwrap();
+    assert_eq!(s.format, medallion_engine::bronze::SourceFormat::Csv);
+    assert_eq!(s.records.iter().map(|r| r.text.as_str()).collect::<Vec<_>>(), ["42", "17", "3"]);
+}
+
+/// A second trial's files (issue 12): CSV files that open with `{` or `[`
+/// (a banner, bracketed names, bracketed timestamps), tab-separated files
+/// with a JSON column, and JSON Lines with many lines that are no JSON,
+/// records separated by `,` on one line, or pretty-printed objects
+/// separated by `,`. Each keeps one record per row, line or value.
+#[test]
+fn files_that_look_like_the_other_format_keep_every_record() {
+    use medallion_engine::bronze::SourceFormat::{Csv, Json, JsonLines};
+    let cases: [(&[u8], _, &[&str]); 14] = [
+        (b"{report generated 2024}\nid,name,qty\n1,ann,3\n2,bob,4\n3,cy,5\n", Csv, &["1,ann,3", "2,bob,4", "3,cy,5"]),
+        (b"[report generated 2024]\nid,name,qty\n1,ann,3\n2,bob,4\n", Csv, &["1,ann,3", "2,bob,4"]),
+        (b"[id],[name],[qty]\n1,ann,3\n2,bob,4\n", Csv, &["1,ann,3", "2,bob,4"]),
+        (b"\"id\"\t\"payload\"\n1\t{\"a\": 1}\n2\t{\"b\": 2}\n", Csv, &["1\t{\"a\": 1}", "2\t{\"b\": 2}"]),
+        (b"payload\tn\n{\"a\":1}\t5\n{\"b\":2}\t6\n", Csv, &["{\"a\":1}\t5", "{\"b\":2}\t6"]),
+        (b"template,count\n{name} joined,3\n{name} left,5\n", Csv, &["{name} joined,3", "{name} left,5"]),
+        (
+            b"{\"level\":\"error\"}\nTraceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad\n{\"level\":\"info\"}\n",
+            JsonLines,
+            &["{\"level\":\"error\"}", "Traceback (most recent call last):", "  File \"x.py\", line 1", "ValueError: bad", "{\"level\":\"info\"}"],
+        ),
+        (
+            b"  {\"id\":1}\nplain text one\n  {\"id\":2}\n  {\"id\":3}\nplain two\n",
+            JsonLines,
+            &["  {\"id\":1}", "plain text one", "  {\"id\":2}", "  {\"id\":3}", "plain two"],
+        ),
+        (b"{\"s\":1}\nNaN\nInfinity\n-Infinity\n", JsonLines, &["{\"s\":1}", "NaN", "Infinity", "-Infinity"]),
+        (b"null\ngarbage one\ngarbage two\n{\"id\":1}\n", JsonLines, &["null", "garbage one", "garbage two", "{\"id\":1}"]),
+        (b"{\"id\":1},{\"id\":2}\n{\"id\":3}\n", JsonLines, &["{\"id\":1}", "{\"id\":2}", "{\"id\":3}"]),
+        (b"  {\"id\":1},\n  {\"id\":2},\n", JsonLines, &["{\"id\":1}", "{\"id\":2}"]),
+        (b"{\"id\":1}\n,{\"id\":2}\n", JsonLines, &["{\"id\":1}", ",{\"id\":2}"]),
+        (
+            b"{\n  \"id\": 1\n},\n{\n  \"id\": 2\n},\n{\n  \"id\": 3\n}\n",
+            Json,
+            &["{\n  \"id\": 1\n}", "{\n  \"id\": 2\n}", "{\n  \"id\": 3\n}"],
+        ),
+    ];
+    for (body, format, texts) in cases {
+        let s = split_file(body, &IngestOptions::default()).unwrap();
+        let file = String::from_utf8_lossy(body);
+        assert_eq!(s.format, format, "{file}");
+        assert_eq!(s.records.iter().map(|r| r.text.as_str()).collect::<Vec<_>>(), texts, "{file}");
+    }
+    // Bracketed timestamps opening every row: CSV (it does not end with `]`).
+    let s = split_file(b"[2024-01-01 10:00:00],INFO,started\n[2024-01-01 10:00:05],WARN,disk low\n[2024-01-01 10:00:09],INFO,done\n", &IngestOptions::default()).unwrap();
+    assert_eq!(s.format, Csv);
+    assert_eq!(s.header.len() + s.records.len(), 3 + 2, "{:?} {:?}", s.header, s.records);
+    // Bracketed CSV names and log levels stay CSV; JSON Lines of arrays
+    // (jsonlines.org's example) are JSON Lines; a headerless delimited file
+    // whose first column is JSON stays delimited.
+    for (body, format, records) in [
+        (&b"[Id],[Name]\n[1],[Ada]\n[2],[Bob]\n"[..], Csv, 2),
+        (b"[INFO] job 1 [done]\n[INFO] job 2 [done]\n[WARN] job 3 [retry]\n", Csv, 2),
+        (b"[2024-01-01 10:00],[INFO]\n[2024-01-01 10:01],[WARN]\n", Csv, 1),
+        (b"[\"Name\", \"Score\"]\n[\"Gilbert\", 24]\n[\"Alexa\", 29]\n", JsonLines, 3),
+        (b"{\"a\":1}\t5\n{\"a\":2}\t6\n", Csv, 2),
+        (b"{},1\n{},2\n", Csv, 2),
+    ] {
+        let s = split_file(body, &IngestOptions::default()).unwrap();
+        assert_eq!((s.format, s.records.len()), (format, records), "{}", String::from_utf8_lossy(body));
+    }
+    // A TSV without a header whose second column is JSON stays tab-separated.
+    let s = split_file(b"1\t{\"a\": 1}\n2\t{\"b\": 2}\n3\t{\"c\": 3}\n", &IngestOptions::default()).unwrap();
+    assert_eq!(s.format, Csv);
+    assert_eq!(s.header.len() + s.records.len(), 2 + 3, "{:?} {:?}", s.header, s.records);
+}
+
 // ---- kind 5: header names with invisible characters and reserved names ----
 
 /// One column of a generated file: its visible name, the text the file

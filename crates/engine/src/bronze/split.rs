@@ -41,9 +41,10 @@ pub struct RawRecord {
 /// `cafe` + U+0301 COMBINING ACUTE ACCENT is `café`), then as Java's
 /// `String.equalsIgnoreCase` (Spark's case-insensitive column resolver)
 /// compares them: character by character, two characters being equal when
-/// they are the same or have the same lower-case or upper-case form, for
-/// every script (`Émission` = `ÉMISSION`, `Straße` = `STRASSE` is not,
-/// `straße` = `STRAẞE` is). Every place that matches names ignoring case
+/// they are the same, have the same upper-case form, or the same lower-case
+/// form of their upper-case forms, with Unicode's one-character (simple)
+/// mappings, for every script (`Émission` = `ÉMISSION`, `Straße` =
+/// `STRASSE` is not, `straße` = `STRAẞE` is, Turkish `İD` = `id` = `ıd`). Every place that matches names ignoring case
 /// (header mapping, binding a declared column to a header name or a JSON
 /// key, declared names refused as equal) uses this one rule.
 pub fn same_name_ignoring_case(a: &str, b: &str) -> bool {
@@ -62,11 +63,27 @@ fn same_name_ignoring_case_in_unicode(a: &str, b: &str) -> bool {
         let (a, b) = (nfc(a), nfc(b));
         a.chars().count() == b.chars().count()
             && a.chars().zip(b.chars()).all(|(x, y)| {
-                x == y
-                    || x.to_lowercase().eq(y.to_lowercase())
-                    || x.to_uppercase().eq(y.to_uppercase())
+                let (ux, uy) = (simple_upper(x), simple_upper(y));
+                x == y || ux == uy || simple_lower(ux) == simple_lower(uy)
             })
     }
+}
+
+/// A character's one-character upper-case form (Java's
+/// `Character.toUpperCase`): itself when Unicode maps it to several (`ß`).
+fn simple_upper(c: char) -> char {
+    let mut upper = c.to_uppercase();
+    match (upper.next(), upper.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+/// A character's one-character lower-case form (Java's
+/// `Character.toLowerCase`). The one character Unicode lower-cases to two,
+/// `İ` (U+0130) to `i` + U+0307, has `i` as its one-character mapping.
+fn simple_lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
 }
 
 /// `name` in Unicode Normalization Form C (composed: `e` + U+0301 becomes
@@ -394,24 +411,7 @@ pub fn split_file_reporting(
             notes,
         });
     }
-    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
-    let format = match opts.format {
-        Some(f) => f,
-        None => match first {
-            Some(b'[') => SourceFormat::JsonArray,
-            Some(b'{') => {
-                let first_line = body.split(|b| *b == b'\n').find(|l| !is_blank(l));
-                if first_line.is_some_and(|l| serde_json::from_slice::<IgnoredAny>(l).is_ok())
-                    && !looks_pretty_printed(body)
-                {
-                    SourceFormat::JsonLines
-                } else {
-                    SourceFormat::Json
-                }
-            }
-            _ => SourceFormat::Csv,
-        },
-    };
+    let format = opts.format.unwrap_or_else(|| text_format(body));
     let progress = &mut ReadProgress::new(report, bytes.len(), body.len());
     let mut split = match format {
         SourceFormat::Csv => split_csv(body, opts, &mut notes, progress)?,
@@ -452,16 +452,175 @@ fn not_text_file() -> Result<SplitFile> {
     ))
 }
 
-/// Does a JSON file whose first line is a whole value go on with lines of
-/// a pretty-printed value (`{` or `[` alone, a line starting with a key
-/// `"…"`, `}` or `]`)? Then it is a stream of values (a first `{}` is
-/// followed by pretty-printed objects), not JSON Lines, whose records each
-/// start a line with `{` and end on it. The first 1,000 lines are looked at.
-fn looks_pretty_printed(body: &[u8]) -> bool {
-    body.split(|b| *b == b'\n').take(1000).any(|line| {
-        let t = line.trim_ascii();
-        t == b"{" || t == b"[" || matches!(t.first(), Some(b'"' | b'}' | b']'))
-    })
+/// The format of a text file read without a format option, from its
+/// content as a whole, never from its first byte or line alone (a JSON
+/// Lines file may open with a tombstone `null`, a bare `42`, an array or a
+/// record cut short; a CSV file may open with a banner `{report}` or
+/// bracketed names `[id],[name]`). Each of the first [`SAMPLED_LINES`]
+/// non-blank lines is JSON-like ([`json_like_line`]) or not; a `{` or `[`
+/// alone on a line, or a line opening with `}` or `]`, means values
+/// spanning lines (pretty-printed). Then:
+/// - [`SourceFormat::JsonArray`]: the file is one JSON array, or opens
+///   like one (`[` alone on its first line, or `[` then `{`, `[` or `"` on a
+///   first line that is not a whole value) with no stream of values after it,
+///   or (below) opens with a JSON-like `[` line and ends with `]`;
+/// - [`SourceFormat::JsonLines`]: no value spans lines, at least one line
+///   opens an object (or two lines are whole arrays), and the JSON-like
+///   lines outnumber the others or the first line is one (an object
+///   followed by a field, `{"a":1}\t5`, counts as text);
+/// - [`SourceFormat::Json`] (a stream): the first line opens an object
+///   (`{` alone, JSON-like, or any `{` line when no other line is text or a
+///   line closes a value), or the file's first values, one per line, lead
+///   to an object ([`values_lead_to_an_object`]);
+/// - otherwise CSV.
+fn text_format(body: &[u8]) -> SourceFormat {
+    let mut lines = body
+        .split(|b| *b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty());
+    let first = lines.clone().next().unwrap_or_default();
+    let whole_value = |l: &[u8]| serde_json::from_slice::<IgnoredAny>(l).is_ok();
+    let start = skip_ws(body, 0);
+    if body.get(start) == Some(&b'[') {
+        let end = json_value_end(body, start).map(|end| skip_ws(body, end));
+        if end.is_some_and(|end| end >= body.len()) {
+            return SourceFormat::JsonArray;
+        }
+        let inner = first.get(1..).map(<[u8]>::trim_ascii_start).unwrap_or_default();
+        let opens_array = first == b"[" || matches!(inner.first(), Some(b'{' | b'[' | b'"'));
+        if opens_array && !whole_value(first) {
+            return match end {
+                Some(_) if values_lead_to_an_object(body) => SourceFormat::Json,
+                _ => SourceFormat::JsonArray,
+            };
+        }
+    }
+    // Lines opening with `{` that are not JSON-like (`{@…}`, a banner
+    // `{report}`) count for neither side.
+    let (mut json, mut not_json, mut objects, mut arrays) = (0usize, 0usize, 0usize, 0usize);
+    let (mut openers, mut closers) = (0usize, 0usize);
+    for line in lines.by_ref().take(SAMPLED_LINES) {
+        let opener = matches!(line, b"{" | b"[");
+        let closer = matches!(line.first(), Some(b'}' | b']'));
+        (openers, closers) = (openers + usize::from(opener), closers + usize::from(closer));
+        if json_like_line(line) {
+            json += 1;
+            objects += usize::from(line.first() == Some(&b'{'));
+            arrays += usize::from(line.first() == Some(&b'[') && whole_value(line));
+        } else if line.first() != Some(&b'{') || json_value_end(line, 0).is_some() {
+            // Text, or an object followed by a field (`{"a":1}\t5`: a
+            // delimited row whose first column is JSON).
+            not_json += 1;
+        }
+    }
+    // `{` or `[` alone on a line, or a line closing a value (`}`, `]`):
+    // values over several lines (one end may be cut off or broken), which
+    // JSON Lines has none of.
+    let multi_line_values = openers > 0 || closers > 0;
+    let first_is_json = json_like_line(first);
+    // (Lines that are each a whole array are JSON Lines too, jsonlines.org's
+    // example: records that are not objects, flagged as such.)
+    if (objects > 0 || arrays > 1) && !multi_line_values && (json > not_json || first_is_json) {
+        return SourceFormat::JsonLines;
+    }
+    // A first line opening an object: JSON unless other lines are text (a
+    // CSV banner `{report}` over a header and rows) and none closes a value.
+    let opens_object = first.first() == Some(&b'{')
+        && (first_is_json || first == b"{" || not_json == 0 || closers > 0);
+    if opens_object || values_lead_to_an_object(body) {
+        return SourceFormat::Json;
+    }
+    // A first line that is a whole array (text after it is a flagged
+    // record), or an array whose first element is no object, array or
+    // string that ends with `]` (a CSV row of bracketed fields,
+    // `[2024-01-01 10:00],INFO`, ends with text).
+    if first.first() == Some(&b'[')
+        && (whole_value(first) || (first_is_json && trim_end_ws(body).ends_with(b"]")))
+    {
+        return SourceFormat::JsonArray;
+    }
+    SourceFormat::Csv
+}
+
+/// Is this line (trimmed) a JSON record's line: a whole JSON value, or an
+/// object or array that opens like JSON (`{"`, `{}`, `[` then a value) and
+/// either does not parse (cut short) or parses with only `,` or more values
+/// after it on the line (`{…},`, `{…}{…}`)? A CSV line whose first field is
+/// an object (`{"a":1}\t5`) is not: its object is followed by a field.
+fn json_like_line(line: &[u8]) -> bool {
+    if serde_json::from_slice::<IgnoredAny>(line).is_ok() {
+        return true;
+    }
+    let opens = match line {
+        [b'{', rest @ ..] => matches!(rest.trim_ascii_start().first(), Some(b'"' | b'}')),
+        [b'[', ..] => array_opens_like_json(line),
+        _ => false,
+    };
+    if !opens {
+        return false;
+    }
+    match json_value_end(line, 0) {
+        None => true,
+        Some(end) => {
+            let rest = line[end..].trim_ascii_start();
+            let rest = rest.strip_prefix(b",").unwrap_or(rest).trim_ascii_start();
+            rest.is_empty() || matches!(rest.first(), Some(b'{' | b'['))
+        }
+    }
+}
+
+/// Does this line open a JSON array: `[`, then `]` or a first element that
+/// is a JSON value (or `NaN`, `Infinity`, `-Infinity`, which producers write
+/// as if they were JSON) followed by `,`, `]` or the line's end? `[Id]`,
+/// `[INFO]` and `[2024-01-01 10:00]` (bracketed CSV fields and log stamps)
+/// do not.
+fn array_opens_like_json(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(b"[") else {
+        return false;
+    };
+    let at = skip_ws(rest, 0);
+    if rest.get(at) == Some(&b']') {
+        return true;
+    }
+    let end = json_value_end(rest, at).or_else(|| {
+        [&b"NaN"[..], b"Infinity", b"-Infinity"]
+            .iter()
+            .find(|t| rest[at..].starts_with(t))
+            .map(|t| at + t.len())
+    });
+    end.is_some_and(|end| matches!(rest.get(skip_ws(rest, end)), None | Some(b',' | b']')))
+}
+
+/// How many non-blank lines [`text_format`] looks at.
+const SAMPLED_LINES: usize = 1000;
+
+/// Does the file start with whole JSON values, each on lines of its own, up to
+/// one that opens an object (a pretty-printed stream whose first record is
+/// a tombstone `null`, a bare `42` or an array)? A CSV file starts with a
+/// name or a value followed by a delimiter; a column of numbers has no object.
+fn values_lead_to_an_object(body: &[u8]) -> bool {
+    let mut at = skip_ws(body, 0);
+    for values in 0..SAMPLED_LINES {
+        match body.get(at) {
+            // An object opening as JSON does (`{"` or `{}`), after values.
+            Some(b'{') => {
+                let inside = skip_ws(body, at + 1);
+                return values > 0 && matches!(body.get(inside), Some(b'"' | b'}'));
+            }
+            Some(b) if starts_value(*b) => {}
+            _ => return false,
+        }
+        // (`12abc` does not parse: a number ends at a delimiter.) Values one
+        // per line: `1\t{…}` is a tab-separated row, not two values.
+        let Some(end) = json_value_end(body, at) else {
+            return false;
+        };
+        at = skip_ws(body, end);
+        if at < body.len() && !body[end..at].contains(&b'\n') {
+            return false;
+        }
+    }
+    false
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -1517,18 +1676,78 @@ fn empty_json(format: SourceFormat, records: Vec<RawRecord>) -> SplitFile {
     }
 }
 
+/// JSON Lines: each non-blank line is a record, as Spark reads JSON without
+/// `multiLine`, so a line that is no JSON value costs that line only. Two
+/// readings keep a good record whole where its line is not one value:
+/// - a line opening with an object that parses, followed by more text
+///   (`{…},` or `{…}{…}` or `{…},{…}`): the object is a record, and the rest
+///   of the line is read the same way (a record for each further value, a
+///   `,` between them a separator, one flagged record for text that is no
+///   value, up to the line's end);
+/// - a value that does not parse on its line but does once the next lines
+///   are added, ending at a line's end, when none of those lines is a JSON
+///   value of its own (an object a producer broke over lines): one record
+///   over those lines.
 fn split_json_lines(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
     let mut records = Vec::new();
-    let mut offset = 0usize;
-    for (i, line) in body.split(|b| *b == b'\n').enumerate() {
-        let this = offset;
-        progress.at(this, records.len());
-        offset += line.len() + 1;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    // (start, end without the line break) of each line.
+    let mut lines = Vec::new();
+    let mut start = 0usize;
+    for line in body.split(|b| *b == b'\n') {
+        let end = start + line.strip_suffix(b"\r").unwrap_or(line).len();
+        lines.push((start, end));
+        start += line.len() + 1;
+    }
+    let whole_value = |l: &[u8]| serde_json::from_slice::<IgnoredAny>(l).is_ok();
+    let mut i = 0usize;
+    while i < lines.len() {
+        let (start, end) = lines[i];
+        progress.at(start, records.len());
+        let line = &body[start..end];
+        let number = i as i64 + 1;
+        i += 1;
         if is_blank(line) {
             continue;
         }
-        records.push(json_record(line, this, i as i64 + 1));
+        if whole_value(line) {
+            records.push(json_record(line, start, number));
+            continue;
+        }
+        let lead = skip_ws(line, 0);
+        if line.get(lead) == Some(&b'{') && json_value_end(line, lead).is_some() {
+            let mut at = lead;
+            while at < line.len() {
+                let next = json_value_end(line, at).unwrap_or(line.len());
+                let raw = trim_end_ws(&line[at..next]);
+                records.push(json_record(raw, start + at, number));
+                // A `,` between two records (or after the last) separates them.
+                at = skip_ws(line, next);
+                if line.get(at) == Some(&b',') && next < line.len() {
+                    at = skip_ws(line, at + 1);
+                }
+            }
+            continue;
+        }
+        // A value broken over lines: it parses from here and ends where a
+        // line ends, and none of the lines it takes in is a value itself.
+        if let Some(value_end) = json_value_end(body, start) {
+            let last = lines[i..]
+                .iter()
+                .position(|(_, e)| *e >= value_end)
+                .map(|k| i + k);
+            if let Some(last) = last {
+                let (_, last_end) = lines[last];
+                let taken = &lines[i..=last];
+                if body[value_end..last_end].iter().all(u8::is_ascii_whitespace)
+                    && taken.iter().all(|(s, e)| !whole_value(&body[*s..*e]))
+                {
+                    records.push(json_record(&body[start..last_end], start, number));
+                    i = last + 1;
+                    continue;
+                }
+            }
+        }
+        records.push(json_record(line, start, number));
     }
     empty_json(SourceFormat::JsonLines, records)
 }
@@ -1618,11 +1837,12 @@ const RESYNC_TRIES: usize = 256;
 
 /// Where reading starts again after a JSON value (starting at `start`) that
 /// does not parse: the first later value start that is where a record of
-/// this file would start, and reads as one. Candidates open the same way as
-/// the bad value (`{`, or `[`; any value after a scalar) and stand
-///   - first on their line, indented no deeper than the bad value (a
-///     pretty-printer indents what is inside a record deeper), or
-///   - in an array, right after a `,` (one-line arrays).
+/// this file would start, and reads as one. Candidates are
+///   - any value first on its line, indented no deeper than the bad value
+///     (a pretty-printer indents what is inside a record deeper; a tombstone
+///     `null` or a bare `42` after a broken record is a record of its own), or
+///   - in an array, right after a `,` (one-line arrays), a value opening
+///     the same way as the bad one (`{`, or `[`; any value after a scalar).
 ///
 /// A stream candidate must parse and be followed by another value or the
 /// end (not by `,`, `]`, `}` or `:`, which would make it part of a larger
@@ -1632,7 +1852,9 @@ const RESYNC_TRIES: usize = 256;
 /// `None`: no such start, the bad value runs to the end.
 fn resync(body: &[u8], start: usize, container: JsonContainer) -> Option<usize> {
     let opener = body.get(start).copied();
-    let fits = |b: u8| match opener {
+    // After a `,` only a value opening as the bad one did: a `,` inside it
+    // is followed by the rest of it.
+    let fits_after_comma = |b: u8| match opener {
         Some(b'{') => b == b'{',
         Some(b'[') => b == b'[',
         _ => starts_value(b),
@@ -1653,7 +1875,7 @@ fn resync(body: &[u8], start: usize, container: JsonContainer) -> Option<usize> 
         }
         let first_on_line = only_blanks && i - line_start <= indent;
         let after_comma = container == JsonContainer::Array && last == b',';
-        if fits(b) && (first_on_line || after_comma) {
+        if (first_on_line && starts_value(b)) || (after_comma && fits_after_comma(b)) {
             if tried == RESYNC_TRIES {
                 return None;
             }
@@ -1790,9 +2012,10 @@ fn split_json_array(
     empty_json(SourceFormat::JsonArray, records)
 }
 
-/// Concatenated (often pretty-printed) JSON values, each a record. A value
-/// that does not parse runs to the next line that opens an object no
-/// deeper indented than it (see [`resync`]).
+/// Concatenated (often pretty-printed) JSON values, each a record, a `,`
+/// between two of them a separator. A value that does not parse runs to
+/// the next value first on its line, no deeper indented than it (see
+/// [`resync`]).
 fn split_json_stream(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
     let mut records = Vec::new();
     let mut lines = LineCounter::new(body);
@@ -1812,6 +2035,11 @@ fn split_json_stream(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile 
             }
         };
         pos = skip_ws(body, next);
+        // Values separated by `,` (an array without its brackets): the `,`
+        // separates them, it is no record.
+        if body.get(pos) == Some(&b',') && pos > 0 {
+            pos = skip_ws(body, pos + 1);
+        }
     }
     empty_json(SourceFormat::Json, records)
 }
@@ -1965,5 +2193,16 @@ mod tests {
         assert!(same_name_ignoring_case("\u{212A}ey", "key"));
         assert!(same_name_ignoring_case("Straße", "STRAẞE"));
         assert!(!same_name_ignoring_case("Straße", "STRASSE"));
+    }
+
+    #[test]
+    fn turkish_dotted_and_dotless_i_match_as_in_java() {
+        // Java: "İD".equalsIgnoreCase("id") and "ıd".equalsIgnoreCase("ID").
+        assert!(same_name_ignoring_case("İD", "id"));
+        assert!(same_name_ignoring_case("ıd", "ID"));
+        assert!(same_name_ignoring_case("ŞEHİR", "şehir"));
+        assert!(same_name_ignoring_case("ΟΔΟΣ", "οδος"));
+        assert!(!same_name_ignoring_case("İD", "jd"));
+        assert!(!same_name_ignoring_case("ß", "s"));
     }
 }
