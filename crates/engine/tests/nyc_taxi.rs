@@ -713,6 +713,14 @@ async fn a_file_with_none_of_the_declared_columns_is_quarantined_not_read_as_nul
     );
     assert_eq!(check(&v, "R1").status, CheckStatus::Pass);
     assert_eq!(table(&v, "gold.trips_by_borough_daily").row_count, 5);
+    // The batch log says so at once (issue 12's trial: it had no note).
+    let batch = v.batches.last().unwrap();
+    assert_eq!(batch.file_name, "unrelated.csv");
+    assert!(
+        batch.notes.contains(&"the file's header (a, b, c) has none of the declared columns (VendorID, tpep_pickup_datetime, tpep_dropoff_datetime, passenger_count, trip_distance, … (19 in all)): silver sends its one record to the quarantine".to_string()),
+        "{:?}",
+        batch.notes
+    );
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]

@@ -140,6 +140,7 @@ impl Playground {
                 def.mode.is_typed(),
             ));
         }
+        notes.extend(crate::silver::source::foreign_header_note(&def.schema, &split));
         // Typed bronze: the declared schema is applied here, in the mode the table declares.
         let typed = if def.mode.is_typed() {
             let mut typed = type_records(&def.schema, &split)?;

@@ -803,7 +803,18 @@ pub fn absent_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<AbsentCol
         if seen.iter().all(|s| *s) {
             break;
         }
-        let _ = read_json_record(&r.text, schema, &mut seen);
+        // A record silver cannot read (two keys bind one column: it is
+        // quarantined naming both) still has the columns its keys bind; a
+        // column two keys bind is in the file too, not absent from it.
+        if read_json_record(&r.text, schema, &mut seen).is_err() {
+            if let Ok(obj) = raw_object(&r.text) {
+                for (i, c) in schema.columns.iter().enumerate() {
+                    if !matches!(json_key(&obj, &wanted(c), &c.name), Ok(None)) {
+                        seen[i] = true;
+                    }
+                }
+            }
+        }
         if let Ok(obj) = raw_object(&r.text) {
             for k in obj.keys() {
                 if keys.len() < 1000 && !keys.contains(k) {
@@ -826,6 +837,29 @@ pub fn absent_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<AbsentCol
                 .collect(),
         })
         .collect()
+}
+
+/// The batch log's note on a CSV file whose header binds none of the
+/// declared columns (a file dropped on the wrong table, or read with the
+/// wrong delimiter): silver sends every record to the quarantine with
+/// that reason, and the batch log says so at once. `None` for any other
+/// file (for JSON, [`absent_columns`] names every declared column).
+pub fn foreign_header_note(schema: &SourceSchema, split: &SplitFile) -> Option<String> {
+    if split.format != SourceFormat::Csv || split.records.is_empty() || schema.columns.is_empty() {
+        return None;
+    }
+    let index = header_positions(&split.header, &split.header_renames, schema).ok()?;
+    if index.values().any(Option::is_some) {
+        return None;
+    }
+    Some(format!(
+        "{}: silver sends {} to the quarantine",
+        foreign_header_text(&split.header, &schema.column_names()),
+        match split.records.len() {
+            1 => "its one record".to_string(),
+            n => format!("all {n} records"),
+        }
+    ))
 }
 
 /// The batch log's note on [`absent_columns`]; `stored` for a typed bronze
@@ -1093,12 +1127,21 @@ fn ambiguous(names: &[(&str, &str)], found: &[usize], column: &str, nfc: bool) -
 
 /// The text of [`SourceError::AmbiguousName`].
 fn ambiguous_text(column: &str, names: &[(String, String)], nfc: bool) -> String {
+    // A character that an invisible one, or that NFC replaces (the Kelvin
+    // sign U+212A is K), is written as its code point: the two names would
+    // look the same otherwise ("Kg" and "Kg").
     let show = |n: &str| {
-        if crate::bronze::nfc(n) == n && !n.chars().any(crate::bronze::is_invisible_in_names) {
-            format!("\"{n}\"")
-        } else {
-            format!("{n:?}")
+        let mut out = String::from("\"");
+        for c in n.chars() {
+            let own = c.to_string();
+            if crate::bronze::is_invisible_in_names(c) || crate::bronze::nfc(&own) != own.as_str() {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            } else {
+                out.extend(c.escape_debug());
+            }
         }
+        out.push('"');
+        out
     };
     let (how, then) = if nfc {
         (
@@ -1144,6 +1187,21 @@ pub(crate) fn json_key<'o, 'a>(
     name: &str,
     column: &str,
 ) -> std::result::Result<Option<(&'o String, &'a RawValue)>, SourceError> {
+    // ASCII name and keys (nearly every file): NFC changes none of them, so
+    // `bind_name` comes down to the exact key, else the one key equal
+    // ignoring ASCII case; two such keys go on to it for their error. One
+    // pass, nothing allocated: this runs per record and declared column.
+    if name.is_ascii() && obj.keys().all(|k| k.is_ascii()) {
+        if let Some((k, v)) = obj.get_key_value(name) {
+            return Ok(Some((k, *v)));
+        }
+        let mut folded = obj.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name));
+        match (folded.next(), folded.next()) {
+            (None, _) => return Ok(None),
+            (Some((k, v)), None) => return Ok(Some((k, *v))),
+            _ => {}
+        }
+    }
     if let Some((k, v)) = obj.get_key_value(name) {
         // Another key equal to it in NFC is an error (see `bind_name`).
         let composed = crate::bronze::nfc(name);
@@ -1268,6 +1326,53 @@ fn read_json_record(
 pub(crate) mod tests {
     use super::*;
     use crate::bronze::{bronze_batch, split_file, Audit};
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_column_two_keys_bind_is_not_called_absent() {
+        let schema = SourceSchema::new(&[("id", ColumnType::String), ("AMOUNT", ColumnType::String)]);
+        let split = split_file(b"{\"id\":\"1\",\"Amount\":\"1\",\"amount\":\"2\"}\n", &Default::default()).unwrap();
+        assert_eq!(absent_columns(&schema, &split), vec![]);
+        let split = split_file(b"{\"id\":\"1\",\"total\":\"1\"}\n", &Default::default()).unwrap();
+        assert_eq!(
+            absent_columns(&schema, &split),
+            vec![AbsentColumn { column: "AMOUNT".into(), close: vec![] }]
+        );
+    }
+
+    #[test]
+    fn names_that_would_look_alike_in_an_ambiguity_are_written_with_code_points() {
+        let names = |list: &[&str]| list.iter().map(|n| (n.to_string(), n.to_string())).collect::<Vec<_>>();
+        assert_eq!(
+            ambiguous_text("Kg", &names(&["Kg", "\u{212A}g"]), true),
+            "declared column Kg matches 2 source names that are one name in Unicode normalization form C (they look alike): \"Kg\" and \"\\u{212a}g\"; which one is meant cannot be told, so the record is not read"
+        );
+        assert_eq!(
+            ambiguous_text("café", &names(&["café", "cafe\u{301}", "ca\u{200B}fé"]), true)
+                .split(": ")
+                .nth(1)
+                .unwrap(),
+            "\"café\" and \"cafe\\u{301}\" and \"ca\\u{200b}fé\"; which one is meant cannot be told, so the record is not read"
+        );
+    }
+
+    proptest! {
+        /// The ASCII shortcut of `json_key` binds what `bind_name` binds, or
+        /// gives its error: random ASCII keys (some equal to the name in
+        /// another case) and names.
+        #[test]
+        fn json_key_for_ascii_names_binds_as_bind_name_does(
+            keys in proptest::collection::vec("[a-cA-C_]{1,3}", 0..6),
+            name in "[a-cA-C_]{1,3}",
+        ) {
+            let raw: Vec<Box<RawValue>> = keys.iter().map(|_| RawValue::from_string("1".into()).unwrap()).collect();
+            let obj: RawObject = keys.iter().cloned().zip(raw.iter().map(|r| &**r)).collect();
+            let fast = json_key(&obj, &name, &name).map(|f| f.map(|(k, _)| k.clone()));
+            let slow = bind_name(obj.keys().map(|k| (k.as_str(), k.as_str())), &name, &name)
+                .map(|f| f.and_then(|i| obj.keys().nth(i)).cloned());
+            prop_assert_eq!(fast, slow, "{:?} {:?}", obj.keys().collect::<Vec<_>>(), name);
+        }
+    }
 
     /// One bronze batch (`b1`) of `text` as file `file`, split as ingest splits it.
     pub(crate) fn batch_of(text: &str, file: &str) -> (BatchInfo, RecordBatch) {
