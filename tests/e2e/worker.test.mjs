@@ -178,3 +178,35 @@ test('cancelling the very first load leaves an empty page that says how to go on
     assert.deepEqual(problems.filter((p) => !/Cancelled/.test(p)), []);
   } finally { await proxy.close(); }
 }));
+
+// Issue 12's trial: Cancel while the browser's copy of the lake was being
+// written left the data files written so far (no log names them) in OPFS
+// for good, about 38 MB after a large file. The worker started after the
+// Cancel opens the session again, which deletes them.
+test('Cancel while the session is being saved leaves the browser holding exactly what it held before', () => withPage(async (page, problems) => {
+  const lake = () => page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('medallion-lake');
+    const files = {};
+    for await (const [name, h] of dir.entries()) if (h.kind === 'file') files[name] = (await h.getFile()).size;
+    return files;
+  });
+  await page.goto(`${APP_URL}?lang=en`);
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 60_000 });
+  const before = await lake();
+  const { csv } = bigTaxiCsv(BIG_MB);
+  await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'saved_then_cancelled.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.waitForFunction(() => /Saving the session/.test(document.querySelector('#engine-status')?.textContent ?? ''), null, { timeout: 180_000, polling: 20 });
+  await page.click('#engine-cancel');
+  await page.waitForFunction(() => /saved_then_cancelled\.csv: Cancelled: nothing of it was kept/.test([...document.querySelectorAll('[id^=message-banner]')].map((b) => b.textContent).join(' ')), null, { timeout: 60_000 });
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 120_000 });
+  await page.waitForFunction(async (want) => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('medallion-lake');
+    const names = [];
+    for await (const [name, h] of dir.entries()) if (h.kind === 'file') names.push(name);
+    return names.sort().join('\n') === want;
+  }, Object.keys(before).sort().join('\n'), { timeout: 30_000, polling: 500 });
+  assert.deepEqual(await lake(), before);
+  assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
+  assert.deepEqual(problems.filter((p) => !/Cancelled/.test(p)), []);
+}));

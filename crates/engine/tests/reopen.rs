@@ -437,6 +437,58 @@ async fn a_request_that_did_not_finish_saving_is_rolled_back_on_open() {
     );
 }
 
+/// Issue 12's trial: a Cancel while the browser's copy was being written
+/// (data files are written first, the table logs after them) left data
+/// files no log names, about 38 MB after a large ingest, which stayed in
+/// the browser's storage. Opening deletes them: the lake holds exactly the
+/// files of the last saved session.
+#[tokio::test]
+async fn data_files_written_before_a_cut_short_save_are_deleted_on_open() {
+    let mut tab = Tab::new();
+    tab.ok(1, load("nyc_taxi_silver")).await;
+    let before = page(&mut tab).await;
+    let silver_name = tab.p.definition().silver[0].name.clone();
+    let saved = copy_of(tab.p.lake_store()).await;
+    let files = |store: Arc<dyn ObjectStore>| async move {
+        let metas: Vec<_> = store.list(None).try_collect().await.unwrap();
+        let mut paths: Vec<String> = metas.into_iter().map(|m| m.location.to_string()).collect();
+        paths.sort();
+        paths
+    };
+    let files_before = files(saved.clone()).await;
+    let mut fewer = tab.p.definition().silver[0].rules.rules.clone();
+    fewer.retain(|r| r.kind != medallion_engine::rules::RuleKind::Filter);
+    tab.ok(2, Request::SetRules { silver_table: silver_name, rules: fewer }).await;
+    // The save stopped after the data files: no log entry, no session entry.
+    let after = tab.p.lake_store();
+    let mut orphans = 0;
+    for path in files(after.clone()).await {
+        let location = object_store::path::Path::from(path.as_str());
+        if path.contains("/_delta_log/") || path.starts_with("meta/session/") || saved.head(&location).await.is_ok() {
+            continue;
+        }
+        let bytes = after.get(&location).await.unwrap().bytes().await.unwrap();
+        saved.put(&location, bytes.into()).await.unwrap();
+        orphans += 1;
+    }
+    assert!(orphans >= 2, "the edit wrote silver and gold data files: {orphans}");
+    // And a table that never got a log at all.
+    let stray = object_store::path::Path::from("gold/never_committed/part-0.parquet");
+    saved.put(&stray, b"PAR1".to_vec().into()).await.unwrap();
+    let reopened = Playground::open(
+        Arc::new(RequestClock::default()),
+        Arc::new(SequentialIds::default()),
+        store_factory(),
+        saved.clone(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let mut tab2 = Tab { p: reopened, clock: Arc::new(RequestClock::default()) };
+    assert_eq!(page(&mut tab2).await, before, "the page before the edit");
+    assert_eq!(files(saved).await, files_before, "only the saved session's files are left");
+}
+
 #[path = "support/failing_store.rs"]
 mod failing_store;
 

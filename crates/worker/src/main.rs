@@ -398,7 +398,18 @@ mod worker {
                 parameter(&settings, "lake").as_deref() == Some("write") && lake_available();
             let mut mirror = Mirror::default();
             let (pg, opened) = match open_saved(clock.clone(), ids.clone(), &mut mirror).await {
-                Some((pg, version)) => (pg, Some(version)),
+                Some((pg, version)) => {
+                    // Opening deleted what a save cut short left (data files
+                    // no log names): the browser's copy loses them too.
+                    if let (true, Some(store)) = (persist, mirror.store.clone()) {
+                        if let Err(e) = mirror.flush(store, |_, _| {}).await {
+                            web_sys::console::warn_1(
+                                &format!("the saved lake could not be tidied: {e}").into(),
+                            );
+                        }
+                    }
+                    (pg, Some(version))
+                }
                 None => match Playground::with_env(clock.clone(), ids) {
                     Ok(pg) => (pg, None),
                     Err(e) => {

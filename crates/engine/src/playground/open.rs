@@ -232,7 +232,8 @@ impl Playground {
 
 /// Deletes what a request that did not finish saving left in the lake:
 /// table versions newer than `state` names (their entries and the files
-/// only they added), tables `state` does not know, landed files of
+/// only they added), tables `state` does not know, data files no version
+/// of their table's log names ([`delete_unlogged_files`]), landed files of
 /// batches not in the batch log, and `meta.session` files other than
 /// `keep`. Gives the batch log, in the session's order, as the bronze
 /// tables' logs hold it once rolled back ([`batch_log::read`]).
@@ -278,6 +279,7 @@ async fn roll_back(lake: &Lake, state: &SavedState, keep: &[String]) -> Result<V
                 .await?;
         }
     }
+    delete_unlogged_files(lake).await?;
     let mut logged = Vec::new();
     for b in &state.def.bronze {
         let log = TableLog::new(lake.store(), TableName::bronze(&b.name).path());
@@ -300,4 +302,47 @@ async fn roll_back(lake: &Lake, state: &SavedState, keep: &[String]) -> Result<V
         }
     }
     Ok(logged)
+}
+
+/// Deletes the files under a table's folder (`silver/orders/…`, not its
+/// `_delta_log`) that no version of the table's log adds: the data files
+/// a save wrote before it was cut short (the browser's copy is written data
+/// files first, then the logs; a Cancel or a closed tab in between leaves
+/// them), and every file of a table folder with no log at all. A table's
+/// log is the truth about its versions, so nothing a version can be read
+/// at is deleted (nor a bronze table's empty `part-000000.parquet`, which
+/// the load writes outside the log). `meta.session` and the landing zone
+/// have their own rules (see [`roll_back`]).
+async fn delete_unlogged_files(lake: &Lake) -> Result<()> {
+    let mut by_table: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in lake.list("").await? {
+        let mut parts = p.splitn(3, '/');
+        let (Some(layer), Some(name), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let dir = format!("{layer}/{name}");
+        if dir == SESSION_DIR || p.contains("/_delta_log/") || TableName::from_path(&dir).is_none() {
+            continue;
+        }
+        by_table.entry(dir).or_default().push(p);
+    }
+    for (dir, files) in by_table {
+        let log = TableLog::new(lake.store(), dir.clone());
+        let mut named = HashSet::new();
+        for v in log.versions().await? {
+            for action in log.entry(v).await? {
+                if let Action::Add(a) = action {
+                    named.insert(format!("{dir}/{}", a.path));
+                }
+            }
+        }
+        // A bronze table's empty first part is written for SQL at load,
+        // outside the log (`register_bronze`).
+        let empty_part = format!("{dir}/part-000000.parquet");
+        let kept = |p: &String| named.contains(p) || (dir.starts_with("bronze/") && *p == empty_part);
+        for p in files.iter().filter(|p| !kept(p)) {
+            lake.delete(p).await?;
+        }
+    }
+    Ok(())
 }
