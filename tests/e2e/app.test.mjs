@@ -120,6 +120,12 @@ test('the playground loads the NYC taxi example, reacts to rule edits and droppe
     await page.selectOption('#version-select', '0');
     await page.waitForSelector('#time-travel');
     await page.waitForFunction(() => /of 260 /.test(document.querySelector('#table-range')?.textContent ?? ''), null, { timeout: 30_000 });
+    // Three clicks on Next before any page arrives go three pages on (each
+    // asked for page two before), and Previous then goes back one.
+    await page.evaluate(() => { const next = document.querySelector('#page-next'); next.click(); next.click(); next.click(); });
+    await page.waitForFunction(() => /61–80 of 260 /.test(document.querySelector('#table-range')?.textContent ?? ''), null, { timeout: 30_000 });
+    await page.click('#page-prev');
+    await page.waitForFunction(() => /41–60 of 260 /.test(document.querySelector('#table-range')?.textContent ?? ''), null, { timeout: 30_000 });
     await page.click('#restore-version');
     await waitForCount(page, 'silver.nyc_taxi_yellow', 260);
     await page.click('#replay');

@@ -64,9 +64,30 @@ pub fn table_panel(p: &Props) -> Html {
     let (locked, hint) = use_locked(lang);
     let first = if tv.row_count == 0 { 0 } else { tv.offset + 1 };
     let last = tv.offset + tv.rows.len();
-    let nav = |offset: usize| {
-        let (cb, name) = (p.on_page.clone(), tv.name.clone());
-        Callback::from(move |_| cb.emit((name.clone(), offset)))
+    // The page asked for last, until it is the one shown: a second click on
+    // "Next" while a page is on its way goes on from that page, not from the
+    // one still shown (each click asked for the same page before). Read at
+    // the click, so clicks faster than a render count too.
+    let wanted = use_mut_ref(|| None::<(TableName, usize)>);
+    if wanted.borrow().as_ref().is_some_and(|(t, o)| *t != tv.name || *o == tv.offset) {
+        *wanted.borrow_mut() = None;
+    }
+    let nav = |forward: bool| {
+        let (cb, name, wanted) = (p.on_page.clone(), tv.name.clone(), wanted.clone());
+        let (shown, rows) = (tv.offset, tv.row_count);
+        Callback::from(move |_| {
+            let at = match &*wanted.borrow() {
+                Some((t, o)) if *t == name => *o,
+                _ => shown,
+            };
+            let to = match forward {
+                true if at + PAGE < rows => at + PAGE,
+                false if at > 0 => at.saturating_sub(PAGE),
+                _ => return,
+            };
+            *wanted.borrow_mut() = Some((name.clone(), to));
+            cb.emit((name.clone(), to))
+        })
     };
     // Rows of the current silver / gold tables can be traced back to bronze.
     let traceable = tv.layer != Layer::Bronze && p.viewing.is_none();
@@ -133,8 +154,8 @@ pub fn table_panel(p: &Props) -> Html {
                 if traceable && tv.row_count > 0 {
                     <span class="muted trail-hint">{ format!("· {}", t(lang, "trail_hint")) }</span>
                 }
-                <button class="ghost small" disabled={tv.offset == 0} onclick={nav(tv.offset.saturating_sub(PAGE))}>{ t(lang, "prev") }</button>
-                <button class="ghost small" disabled={last >= tv.row_count} onclick={nav(tv.offset + PAGE)}>{ t(lang, "next") }</button>
+                <button class="ghost small" id="page-prev" disabled={tv.offset == 0} onclick={nav(false)}>{ t(lang, "prev") }</button>
+                <button class="ghost small" id="page-next" disabled={last >= tv.row_count} onclick={nav(true)}>{ t(lang, "next") }</button>
                 if corrupt_col.is_some() && (tv.corrupt_rows > 0 || tv.corrupt_only || p.corrupt_only) {
                     <label class="corrupt-toggle">
                         <input type="checkbox" id="corrupt-only" checked={p.corrupt_only} onchange={corrupt_toggle} />
