@@ -596,6 +596,46 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// Issue 12's trial: `{"a":1} extra` in JSON Lines was two records, the
+    /// object (unflagged) and `extra` (flagged), as if the line had held two.
+    /// A JSON Lines line is one record unless it is whole objects and
+    /// separators only (`{…},{…}`): random objects one per line, one line
+    /// with text after its object (a word, a number, an array, a cut-off
+    /// object, a comment, a stray `}`), give one record per line, the line
+    /// with the trailing text whole and flagged, every other line unchanged
+    /// and unflagged; the same line with a whole second object is two records.
+    #[test]
+    fn a_json_lines_line_is_split_only_into_whole_objects(
+        objects in proptest::collection::vec(json_object(), 3..7),
+        at in 0usize..7,
+        tail in prop_oneof![
+            Just(" extra"), Just(" 5"), Just(",5"), Just(" [1]"), Just(" {\"b\":"),
+            Just(",{\"b\":1"), Just(" // note"), Just("}"), Just(" null"), Just(", \"x\""),
+        ],
+        second in json_object(),
+    ) {
+        let mut lines: Vec<String> = objects.iter().map(|o| serde_json::to_string(o).unwrap()).collect();
+        let at = at % lines.len();
+        let whole = lines[at].clone();
+        lines[at].push_str(tail);
+        let s = split_file(format!("{}\n", lines.join("\n")).as_bytes(), &IngestOptions::default()).unwrap();
+        prop_assert_eq!(s.format, medallion_engine::bronze::SourceFormat::JsonLines);
+        let got: Vec<(&str, i64, bool)> = s.records.iter().map(|r| (r.text.as_str(), r.line, r.corrupt_reason.is_some())).collect();
+        let want: Vec<(&str, i64, bool)> = lines.iter().enumerate().map(|(i, l)| (l.as_str(), i as i64 + 1, i == at)).collect();
+        prop_assert_eq!(got, want);
+
+        let second = serde_json::to_string(&second).unwrap();
+        lines[at] = format!("{whole}, {second}");
+        let s = split_file(format!("{}\n", lines.join("\n")).as_bytes(), &IngestOptions::default()).unwrap();
+        let got: Vec<(&str, i64, bool)> = s.records.iter().map(|r| (r.text.as_str(), r.line, r.corrupt_reason.is_some())).collect();
+        let mut want: Vec<(&str, i64, bool)> = lines.iter().enumerate().map(|(i, l)| (l.as_str(), i as i64 + 1, false)).collect();
+        want.splice(at..=at, [(whole.as_str(), at as i64 + 1, false), (second.as_str(), at as i64 + 1, false)]);
+        prop_assert_eq!(got, want);
+    }
+}
+
 /// The trial's files, exactly: JSON Lines opening with a tombstone, a bare
 /// number, a cut-off record or an array keep one record per line.
 #[test]

@@ -1713,18 +1713,9 @@ fn split_json_lines(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
             records.push(json_record(line, start, number));
             continue;
         }
-        let lead = skip_ws(line, 0);
-        if line.get(lead) == Some(&b'{') && json_value_end(line, lead).is_some() {
-            let mut at = lead;
-            while at < line.len() {
-                let next = json_value_end(line, at).unwrap_or(line.len());
-                let raw = trim_end_ws(&line[at..next]);
-                records.push(json_record(raw, start + at, number));
-                // A `,` between two records (or after the last) separates them.
-                at = skip_ws(line, next);
-                if line.get(at) == Some(&b',') && next < line.len() {
-                    at = skip_ws(line, at + 1);
-                }
+        if let Some(objects) = whole_objects(line) {
+            for (at, end) in objects {
+                records.push(json_record(&line[at..end], start + at, number));
             }
             continue;
         }
@@ -1750,6 +1741,28 @@ fn split_json_lines(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
         records.push(json_record(line, start, number));
     }
     empty_json(SourceFormat::JsonLines, records)
+}
+
+/// The objects of a JSON Lines line holding more than one, as (start, end)
+/// byte ranges: `{…} {…}` or `{…},{…}` (a `,` after each allowed). `None`
+/// unless the whole line is objects and separators: `{"a":1} extra`,
+/// `{"a":1} 5` or `{"a":1},{"b":` is one line, so one record (flagged),
+/// never a good record plus a piece of text cut from its line.
+fn whole_objects(line: &[u8]) -> Option<Vec<(usize, usize)>> {
+    let mut objects = Vec::new();
+    let mut at = skip_ws(line, 0);
+    while at < line.len() {
+        if line[at] != b'{' {
+            return None;
+        }
+        let end = json_value_end(line, at)?;
+        objects.push((at, trim_end_ws(&line[..end]).len()));
+        at = skip_ws(line, end);
+        if line.get(at) == Some(&b',') {
+            at = skip_ws(line, at + 1);
+        }
+    }
+    (!objects.is_empty()).then_some(objects)
 }
 
 /// Line numbers of byte offsets in a body, counted forward from the last
