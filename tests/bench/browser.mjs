@@ -31,8 +31,8 @@ const LONG_TASKS = () => {
   new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longTasks.push(e.duration); })
     .observe({ type: 'longtask', buffered: true });
 };
-const countOf = (page, table) => page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(Number);
-const waitCount = (page, table, n) => page.waitForFunction(([s, v]) => document.querySelector(s)?.textContent === String(v),
+const countOf = (page, table) => page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then((t) => Number(t.replace(/\D/g, '')));
+const waitCount = (page, table, n) => page.waitForFunction(([s, v]) => document.querySelector(s)?.textContent.replace(/\D/g, '') === String(v),
   [`#card-${table.replace('.', '-')} .count`, n], { timeout: 600_000, polling: 'raf' });
 
 // Cold start: navigation → first contentful paint, → the first silver count on screen.

@@ -21,12 +21,15 @@ export const APP_URL = process.env.APP_URL ?? 'http://127.0.0.1:8080/';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 export const count = (page, table) =>
-  page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(Number);
+  page.locator(`#card-${table.replace('.', '-')} .count`).innerText().then(digits);
+
+/// A count as the page writes it (`336,776`; `336 776` in Russian) as a number.
+export const digits = (text) => Number(text.replace(/\D/g, ''));
 
 export async function waitForCount(page, table, expected, timeout = 60_000) {
   const sel = `#card-${table.replace('.', '-')} .count`;
   await page.waitForFunction(
-    ([s, n]) => document.querySelector(s)?.textContent === String(n),
+    ([s, n]) => document.querySelector(s)?.textContent.replace(/\D/g, '') === String(n),
     [sel, expected],
     { timeout },
   ).catch(async (e) => {

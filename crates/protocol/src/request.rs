@@ -32,6 +32,25 @@ impl Lang {
             Lang::Ru => number.replace('.', ","),
         }
     }
+
+    /// A count written with its thousands grouped as this language groups
+    /// them (CLDR): `336,776` in English, `336 776` in Russian (a no-break
+    /// space, U+00A0, so the number never wraps).
+    pub fn grouped(self, n: usize) -> String {
+        let digits = n.to_string();
+        let sep = match self {
+            Lang::En => ",",
+            Lang::Ru => "\u{a0}",
+        };
+        let mut out = String::with_capacity(digits.len() + digits.len() / 3 * sep.len());
+        for (i, d) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push_str(sep);
+            }
+            out.push(d);
+        }
+        out
+    }
 }
 
 /// What a caller can ask.
@@ -369,5 +388,15 @@ mod tests {
             options: Default::default(),
         };
         assert_eq!(big.kind(), "ingest");
+    }
+
+    #[test]
+    fn counts_are_grouped_as_each_language_groups_them() {
+        use super::Lang;
+        let cases = [(0, "0", "0"), (999, "999", "999"), (1_000, "1,000", "1\u{a0}000"), (336_776, "336,776", "336\u{a0}776"), (3_000_000, "3,000,000", "3\u{a0}000\u{a0}000")];
+        for (n, en, ru) in cases {
+            assert_eq!(Lang::En.grouped(n), en);
+            assert_eq!(Lang::Ru.grouped(n), ru);
+        }
     }
 }

@@ -101,18 +101,18 @@ pub fn batch_log(p: &LogProps) -> Html {
                                 </td>
                                 <td class="batch-format">{ b.format.label() }{ if b.mode.is_typed() { format!(" · {} {}", t(lang, "typed"), b.mode.label()) } else { String::new() } }<div class="muted">{ dialect }</div><div class="muted">{ &b.encoding }</div></td>
                                 <td>
-                                    { b.records }
+                                    { lang.grouped(b.records) }
                                     if b.dropped_records > 0 {
-                                        <div class="bad">{ format!("{} {}", t(lang, "dropped"), b.dropped_records) }</div>
+                                        <div class="bad">{ format!("{} {}", t(lang, "dropped"), lang.grouped(b.dropped_records)) }</div>
                                     }
                                     if b.erased_records > 0 {
-                                        <div class="bad erased">{ format!("{} {}", t(lang, "erased_records"), b.erased_records) }</div>
+                                        <div class="bad erased">{ format!("{} {}", t(lang, "erased_records"), lang.grouped(b.erased_records)) }</div>
                                     }
                                 </td>
                                 <td class={classes!((b.corrupt_records > 0).then_some("bad"))}>
-                                    { b.corrupt_records }
+                                    { lang.grouped(b.corrupt_records) }
                                     if b.warned_records > 0 {
-                                        <div class="warn-count" title={t(lang, "warned_hint")}>{ format!("{} {}", b.warned_records, t(lang, "warned_records")) }</div>
+                                        <div class="warn-count" title={t(lang, "warned_hint")}>{ format!("{} {}", lang.grouped(b.warned_records), t(lang, "warned_records")) }</div>
                                     }
                                 </td>
                                 <td>{ b.bytes }</td>

@@ -106,7 +106,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
         html! {
             <div class={classes!("card", layer.to_string(), (p.selected.as_ref() == Some(name)).then_some("selected"), (has_error || stale).then_some("has-error"), stale.then_some("not-refreshed"))} id={id} onclick={on_click}>
                 <div class="card-name">{ card_name(name) }</div>
-                <div class="card-count"><span class="count">{ count }</span>{ " " }{ rows_word(lang, count) }</div>
+                <div class="card-count"><span class="count">{ lang.grouped(count) }</span>{ " " }{ rows_word(lang, count) }</div>
                 if has_error {
                     <div class="card-error">{ t(lang, "has_error") }</div>
                 }
@@ -243,7 +243,7 @@ pub fn pipeline_strip(p: &Props) -> Html {
                     html! {
                         <>
                             { extra }
-                            <div class="hint">{ format!("{} {}", tv.row_count - p.quarantine_open, t(lang, "released_rows")) }</div>
+                            <div class="hint">{ format!("{} {}", lang.grouped(tv.row_count - p.quarantine_open), t(lang, "released_rows")) }</div>
                         </>
                     },
                 )

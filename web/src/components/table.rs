@@ -150,7 +150,7 @@ pub fn table_panel(p: &Props) -> Html {
             }
             { gold_editor }
             <div class="pager">
-                <span id="table-range">{ format!("{} {first}–{last} {} {} · {} {}", t(lang, "showing"), t(lang, "of"), tv.row_count, tv.columns.len(), t(lang, "columns")) }</span>
+                <span id="table-range">{ format!("{} {}–{} {} {} · {} {}", t(lang, "showing"), lang.grouped(first), lang.grouped(last), t(lang, "of"), lang.grouped(tv.row_count), tv.columns.len(), t(lang, "columns")) }</span>
                 if traceable && tv.row_count > 0 {
                     <span class="muted trail-hint">{ format!("· {}", t(lang, "trail_hint")) }</span>
                 }
