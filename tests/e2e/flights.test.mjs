@@ -8,6 +8,8 @@ import { APP_URL, appProxy, count, hearWorker, heard, waitForCount, withPage } f
 test('the flights example downloads its files when picked and runs 336,776 flights through every layer', () => withPage(async (page, problems) => {
   const fetched = [];
   page.on('request', (r) => { if (/downloads\//.test(r.url())) fetched.push(r.url().replace(/.*downloads\//, '')); });
+  const asked = [];
+  page.on('dialog', (d) => asked.push(d.message()));
   await page.goto(`${APP_URL}?lang=en`);
   await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
   assert.deepEqual(fetched, [], 'nothing is downloaded before the example is picked');
@@ -23,6 +25,10 @@ test('the flights example downloads its files when picked and runs 336,776 fligh
   clearInterval(watch);
   console.log(`# flights example: download, ingest of 336,776 flights and the first run: ${Date.now() - started} ms`);
   assert.ok([...seen].some((t) => t.startsWith('Downloading flights.csv')), [...seen].join(' | '));
+  // Nothing was changed in the scenario it replaced: no question asked.
+  assert.deepEqual(asked, []);
+  // Counts are written with their thousands grouped.
+  assert.equal(await page.locator('#card-bronze-flights .count').innerText(), '336,776');
   assert.deepEqual(fetched.sort(), ['airlines', 'airports', 'flights', 'planes', 'weather'].map((f) => `nycflights13/${f}.csv.gz`));
   assert.equal(await count(page, 'bronze.flights'), 336_776);
   assert.equal(await count(page, 'silver.quarantine'), 9_430);
@@ -65,6 +71,11 @@ test('the flights example downloads its files when picked and runs 336,776 fligh
     assert.equal(await count(page, 'silver.flights'), on ? 327_346 : 328_521, `round ${round}`);
     assert.equal(await count(page, 'silver.quarantine'), on ? 9_430 : 8_255, `round ${round}`);
   }
+  // After edits, another scenario asks first (the dialog is accepted).
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 600_000 });
+  await page.selectOption('#example-picker', 'nyc_taxi_silver');
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  assert.deepEqual(asked, ['Open this scenario? Everything in the current one (dropped files, rule edits, versions) is replaced.']);
   assert.deepEqual(problems, []);
 }));
 

@@ -241,6 +241,10 @@ struct Inner {
     unsaved: usize,
     /// Edits typed but not sent yet (the editors wait for a pause).
     edits_waiting: usize,
+    /// The learner changed something since the scenario or pipeline now
+    /// shown was loaded (`true` until a load is answered: a session restored
+    /// from the browser's storage may hold changes).
+    changed_since_load: bool,
     /// The page reloads on purpose (see [`Engine::leave`]).
     leaving: bool,
     /// The worker keeps its lake in the browser's storage after every change.
@@ -308,6 +312,7 @@ impl Engine {
             problems: Callback::noop(),
             unsaved: 0,
             edits_waiting: 0,
+            changed_since_load: true,
             leaving: false,
             persisted: false,
             refusals: Refusals {
@@ -554,6 +559,21 @@ impl Engine {
             })
             .count();
         inner.unsaved + inner.edits_waiting + open
+    }
+
+    /// Would loading another scenario replace anything the learner did? A
+    /// change answered since the last load, one on its way or waiting, or
+    /// a session restored from the browser's storage (it may hold changes).
+    /// Switching the language is not a change.
+    pub fn changed_since_load(&self) -> bool {
+        let inner = self.0.borrow();
+        inner.changed_since_load
+            || inner.edits_waiting > 0
+            || inner.sent.values().chain(inner.unsent.iter()).any(|p| {
+                p.request.changes_state()
+                    && !p.request.starts_over()
+                    && !matches!(p.request, Request::SetLang { .. })
+            })
     }
 
     /// An editor has an edit waiting to be sent (`true`), or sent it (`false`).
@@ -911,6 +931,9 @@ impl Engine {
                         let clear = p.request.starts_over();
                         if clear {
                             inner.journal.clear();
+                        }
+                        if clear || !matches!(p.request, Request::SetLang { .. }) {
+                            inner.changed_since_load = !clear;
                         }
                         let erasure = matches!(p.request, Request::Forget { .. });
                         // The language is kept apart (see `ui::remember_lang`):

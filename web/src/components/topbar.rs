@@ -51,15 +51,17 @@ pub fn top_bar(p: &Props) -> Html {
         };
     };
     let on_example = {
-        let (cb, current, empty) = (p.on_example.clone(), loaded.example.clone(), loaded.empty);
+        let (cb, current, empty, engine) =
+            (p.on_example.clone(), loaded.example.clone(), loaded.empty, p.engine.clone());
         Callback::from(move |e: Event| {
             let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
             let name = el.value();
             if name == current {
                 return;
             }
-            // Nothing to lose when nothing is loaded.
-            if !empty && !confirm(t(lang, "confirm_example")) {
+            // Nothing to lose when nothing is loaded, or nothing changed
+            // since it was.
+            if !empty && engine.changed_since_load() && !confirm(t(lang, "confirm_example")) {
                 el.set_value(&current);
                 return;
             }
@@ -67,9 +69,9 @@ pub fn top_bar(p: &Props) -> Html {
         })
     };
     let on_reload = {
-        let cb = p.on_reload.clone();
+        let (cb, engine) = (p.on_reload.clone(), p.engine.clone());
         Callback::from(move |_| {
-            if confirm(t(lang, "confirm_reload")) {
+            if !engine.changed_since_load() || confirm(t(lang, "confirm_reload")) {
                 cb.emit(());
             }
         })
