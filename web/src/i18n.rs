@@ -218,7 +218,7 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
         "rejected" => ("rejected", "отклонено"),
         "changed" => ("changed", "изменено"),
         "null_in" => ("NULL in", "NULL в"),
-        "no_match" => ("no match", "без пары"),
+        "no_match" => ("no match or NULL", "без пары или NULL"),
         "off" => ("off", "выкл"),
         "enabled" => ("on", "вкл"),
         "showing" => ("showing", "строки"),

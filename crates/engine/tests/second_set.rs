@@ -617,6 +617,33 @@ async fn a_lookup_failure_reason_quotes_the_lookups_value_not_the_rows() {
     );
 }
 
+/// Issue 12's trial: the flights weather lookup said "no match" for 1,508
+/// flights, 17 of which had a weather row whose `temp` was NA. A row
+/// without a match and a row whose match gives NULL are told apart.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_lookup_match_that_gives_null_is_not_called_no_match() {
+    let mut lk = rule("L1", "enrich", "name", "l.name");
+    lk["lookup"] = json!({"table": "bronze.lk", "alias": "l", "on": "sku = l.sku"});
+    lk["action"] = json!("drop");
+    let mut p = playground(with_lookup(
+        &[("sku", "STRING"), ("qty", "INT")],
+        &[("sku", "STRING"), ("name", "STRING")],
+        json!([lk]),
+    ))
+    .await;
+    ingest_to(&mut p, "lk", "lk.csv", b"sku,name\nA,apple\nB,\n").await;
+    let v = ingest(&mut p, "a.csv", b"sku,qty\nA,1\nB,2\nC,3\n").await;
+    assert_eq!(grid(&rows(&mut p, "silver.t").await, &["sku", "qty", "name"]), ["A|1|apple"]);
+    assert_eq!(
+        quarantined(&mut p).await,
+        [
+            "L1|L1: name is NULL (its match in bronze.lk gives NULL)",
+            "L1|L1: name is NULL (no match in bronze.lk)",
+        ]
+    );
+    assert_eq!(rule_view(&v, "L1").stat.as_ref().unwrap().failed, 2);
+}
+
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn a_join_condition_that_fails_on_one_row_quarantines_that_row_only() {
     let mut lk = rule("L1", "enrich", "name", "l.name");

@@ -11,7 +11,8 @@
 //! current). What "fails" means per kind: a filter's condition is TRUE; an
 //! expectation's condition is not TRUE (FALSE or NULL); a normalization's value
 //! does not convert to its declared `type`, or becomes NULL from a non-NULL
-//! value; an enrichment's new column is NULL (a lookup found no match).
+//! value; an enrichment's new column is NULL (a lookup found no match, or
+//! the match's values give NULL: the quarantine's reason says which).
 //! [`RuleStat`] is what one rule did in a run.
 
 use serde::{Deserialize, Serialize};

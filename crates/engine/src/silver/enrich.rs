@@ -34,7 +34,7 @@ pub(crate) async fn enrich_computed(
     let sql = rule.resolved_expression();
     let e = crate::silver::eval::evaluate(ctx, input, &sql).await?;
     let out = with_column(input, column, e.values.clone())?;
-    let failures = enrich_failures(input, &out, rule, column, "", &sql, &e);
+    let failures = enrich_failures(input, &out, rule, column, &|_| String::new(), &sql, &e);
     Ok(Step {
         rows: out,
         changed: vec![],
@@ -45,13 +45,14 @@ pub(crate) async fn enrich_computed(
 
 /// Rows whose enrichment failed: its expression could not be computed for
 /// the row (`e`'s errors, reasons over `input`'s values), or the rule's first
-/// new column is NULL in `out` (`why` says more, e.g. no lookup match).
+/// new column is NULL in `out` (`why(row)` says more: no lookup match, or a
+/// match whose values give NULL).
 pub(crate) fn enrich_failures(
     input: &RecordBatch,
     out: &RecordBatch,
     rule: &Rule,
     column: &str,
-    why: &str,
+    why: &dyn Fn(usize) -> String,
     sql: &str,
     e: &crate::silver::eval::Evaluated,
 ) -> Failures {
@@ -63,13 +64,17 @@ pub(crate) fn enrich_failures(
         .filter_map(|r| {
             match e.error_of(r) {
                 Some(error) => Some(run_time_reason(rule, sql, error, input, &e.columns, r)),
-                None if values.is_null(r) => Some(format!("{}: {column} is NULL{why}", rule.id)),
+                None if values.is_null(r) => Some(format!("{}: {column} is NULL{}", rule.id, why(r))),
                 None => None,
             }
             .map(|reason| (arrival[r], reason))
         })
         .collect()
 }
+
+/// A lookup join's marker column on the lookup side (TRUE on every lookup
+/// row): NULL after the LEFT JOIN marks a row without a match.
+const MATCHED: &str = "__lookup_matched";
 
 /// Qualifier of the row's own columns in a lookup join.
 pub(crate) const ROW_ALIAS: &str = "__row";
@@ -225,7 +230,14 @@ async fn join_lookup(
             !is_internal(name) && (!narrow || named.contains(name))
         })
         .collect();
+    // A column TRUE on every lookup row: NULL after the LEFT JOIN means the
+    // row found no match (a match whose values are NULL is not one).
     let lookup_rows = rows.project(&own)?;
+    let lookup_rows = with_column(
+        &lookup_rows,
+        MATCHED,
+        Arc::new(datafusion::arrow::array::BooleanArray::from(vec![true; lookup_rows.num_rows()])),
+    )?;
 
     // The row's own columns are qualified as `__row`, and a bare name in the
     // rule's SQL that is one of them means the row's column: in
@@ -402,16 +414,19 @@ async fn join_lookup(
     }
     // Reasons quote the joined row: the lookup's columns too (`l.qty = 0`).
     let (first_sql, first) = &evaluated[0];
+    let matched = schema
+        .index_of_column_by_name(Some(&lookup.alias.as_str().into()), MATCHED)
+        .map(|i| joined_rows.column(i).clone())
+        .ok_or(RuleError::Internal("the lookup's match marker lost in the join"))?;
+    let why = |r: usize| {
+        if matched.is_valid(r) {
+            format!(" (its match in {} gives NULL)", lookup.table)
+        } else {
+            format!(" (no match in {})", lookup.table)
+        }
+    };
     failures.extend(
-        enrich_failures(
-            &joined_rows,
-            &out,
-            rule,
-            &outputs[0],
-            &format!(" (no match in {})", lookup.table),
-            first_sql,
-            first,
-        )
+        enrich_failures(&joined_rows, &out, rule, &outputs[0], &why, first_sql, first)
         .into_iter()
         .filter(|(a, _)| !failed_rows.iter().any(|(r, _)| arrival[*r] == *a)),
     );
