@@ -242,7 +242,7 @@ test('when the browser storage is full the session goes on, says so, and keeps w
   await page.waitForFunction(() => /Browser storage is full: the session goes on in this tab, but the last change and the ones after it are not saved \(a reload returns to the state before them\)/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 30_000 });
   // Nothing lost here: the next edit still runs.
   await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 100');
-  await page.waitForFunction(() => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent) > 247, null, { timeout: 60_000 });
+  await page.waitForFunction(() => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent.replace(/\D/g, '')) > 247, null, { timeout: 60_000 });
   // A reload brings back what was saved: the example as loaded.
   await page.reload();
   await page.waitForSelector('#card-silver-nyc_taxi_yellow .count', { timeout: 180_000 });

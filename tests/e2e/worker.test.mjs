@@ -115,7 +115,7 @@ test('the page paints before the engine loads; a large file is read in the worke
   const mark = (await longTasksSince(page, 0)).length;
   const silverBefore = await count(page, 'silver.nyc_taxi_yellow');
   await page.locator('#rule-F2 textarea.rule-expr').fill('total_amount > 50');
-  await page.waitForFunction(([n]) => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent) < n,
+  await page.waitForFunction(([n]) => Number(document.querySelector('#card-silver-nyc_taxi_yellow .count')?.textContent.replace(/\D/g, '')) < n,
     [silverBefore], { timeout: 600_000 });
   // Shown once computed; done once its versions are written.
   await page.waitForSelector('#engine-status', { state: 'detached', timeout: 600_000 });
