@@ -415,19 +415,7 @@ async fn a_request_that_did_not_finish_saving_is_rolled_back_on_open() {
         table_files >= 2,
         "the edit wrote a data file and a log entry: {table_files}"
     );
-    let reopened = Playground::open(
-        Arc::new(RequestClock::default()),
-        Arc::new(SequentialIds::default()),
-        store_factory(),
-        saved.clone(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let mut tab2 = Tab {
-        p: reopened,
-        clock: Arc::new(RequestClock::default()),
-    };
+    let mut tab2 = reopened_tab(saved.clone()).await;
     assert_eq!(page(&mut tab2).await, before, "the page before the edit");
     let log = medallion_engine::lake::log::TableLog::new(saved, format!("silver/{silver_name}"));
     assert_eq!(
@@ -435,6 +423,20 @@ async fn a_request_that_did_not_finish_saving_is_rolled_back_on_open() {
         vec![0],
         "version 1 was rolled back"
     );
+}
+
+/// A tab on the lake saved in `store`, opened as a reload would.
+async fn reopened_tab(store: Arc<dyn ObjectStore>) -> Tab {
+    let p = Playground::open(
+        Arc::new(RequestClock::default()),
+        Arc::new(SequentialIds::default()),
+        store_factory(),
+        store,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    Tab { p, clock: Arc::new(RequestClock::default()) }
 }
 
 /// Issue 12's trial: a Cancel while the browser's copy was being written
@@ -475,16 +477,7 @@ async fn data_files_written_before_a_cut_short_save_are_deleted_on_open() {
     // And a table that never got a log at all.
     let stray = object_store::path::Path::from("gold/never_committed/part-0.parquet");
     saved.put(&stray, b"PAR1".to_vec().into()).await.unwrap();
-    let reopened = Playground::open(
-        Arc::new(RequestClock::default()),
-        Arc::new(SequentialIds::default()),
-        store_factory(),
-        saved.clone(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let mut tab2 = Tab { p: reopened, clock: Arc::new(RequestClock::default()) };
+    let mut tab2 = reopened_tab(saved.clone()).await;
     assert_eq!(page(&mut tab2).await, before, "the page before the edit");
     assert_eq!(files(saved).await, files_before, "only the saved session's files are left");
 }
