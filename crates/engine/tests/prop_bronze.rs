@@ -1170,3 +1170,167 @@ fn a_byte_order_mark_where_the_reader_starts_again_is_flagged_not_read() {
         assert_eq!(quarantine[1].1.as_deref(), Some(reason), "{declared:?}");
     }
 }
+
+// ---- Line ends and comment lines in JSON files (stop 38's trial) ----
+
+/// `body` with each LF written as `ending` (LF, CRLF or a lone CR). The
+/// generated JSON holds no line break inside a string, so every LF is a
+/// line's end.
+fn with_line_ends(body: &[u8], ending: &str) -> Vec<u8> {
+    String::from_utf8_lossy(body).replace('\n', ending).into_bytes()
+}
+
+fn line_end() -> impl Strategy<Value = &'static str> {
+    prop_oneof![Just("\n"), Just("\r\n"), Just("\r")]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// The same JSON file (every layout, with or without one faulty record)
+    /// written with CRLF or lone-CR line ends (old Mac exports) gives the
+    /// same records, flags and `_source_line`s as with LF: every reader
+    /// (format detection, JSON Lines, streams, arrays, a broken record's
+    /// resync and the error's line) counts lines alike.
+    #[test]
+    fn json_records_and_their_lines_do_not_depend_on_the_line_ends(
+        objects in proptest::collection::vec(json_object(), 1..6),
+        layout in layout(),
+        at in 0usize..6,
+        fault in proptest::option::of(json_fault()),
+        ending in line_end(),
+    ) {
+        let mut texts: Vec<String> = objects.iter().map(|o| record_text(o, layout)).collect();
+        if let Some(f) = &fault {
+            let at = at % texts.len();
+            if let Some(t) = inject_json(&texts[at], f) {
+                texts[at] = t;
+            }
+        }
+        let (lf, _) = json_file(&texts, layout);
+        let other = with_line_ends(&lf, ending);
+        let a = split_file(&lf, &IngestOptions::default()).unwrap();
+        let b = split_file(&other, &IngestOptions::default()).unwrap();
+        let file = String::from_utf8_lossy(&other).into_owned();
+        prop_assert_eq!(a.format, b.format, "{:?}", file);
+        let seen = |s: &SplitFile| -> Vec<(String, i64, bool)> {
+            s.records.iter().map(|r| (r.text.replace(ending, "\n"), r.line, r.corrupt_reason.is_some())).collect()
+        };
+        prop_assert_eq!(seen(&a), seen(&b), "{:?}", file);
+        // An error's line in the reason is the file's line, whatever the ends.
+        let reasons = |s: &SplitFile| -> Vec<Option<String>> {
+            s.records.iter().map(|r| r.corrupt_reason.as_ref().map(|x| x.split(" (line ").nth(1).unwrap_or("").split(',').next().unwrap_or("").to_string())).collect()
+        };
+        prop_assert_eq!(reasons(&a), reasons(&b), "{:?}", file);
+    }
+}
+
+/// One JSON file with a comment line (`// …` or `# …`) before some of its
+/// records, each on a line of its own, in a layout where records start on
+/// lines of their own. Returns the file, each record's line, and each
+/// comment's line.
+fn json_file_with_comments(records: &[String], layout: Layout, before: &[bool], hash: bool) -> (Vec<u8>, Vec<i64>, Vec<i64>) {
+    let (open, sep, close, base) = match layout {
+        Layout::Lines => ("", "\n", "\n", 0),
+        Layout::Stream { base, .. } => ("", "\n", "\n", base),
+        Layout::ArrayPretty { .. } => ("[\n", ",\n", "\n]\n", 2),
+        _ => ("[\n", ",\n", "\n]\n", 0),
+    };
+    let mut body = String::from(open);
+    let (mut lines, mut comments) = (Vec::new(), Vec::new());
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            body.push_str(sep);
+        }
+        if before[i % before.len()] {
+            comments.push(body.matches('\n').count() as i64 + 1);
+            body.push_str(&" ".repeat(base));
+            body.push_str(if hash { "# exported by the nightly job, v2\n" } else { "// exported by the nightly job, v2\n" });
+        }
+        body.push_str(&" ".repeat(base));
+        lines.push(body.matches('\n').count() as i64 + 1);
+        body.push_str(r);
+    }
+    body.push_str(close);
+    (body.into_bytes(), lines, comments)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// A comment line (which JSON has none of, but JSONC exporters write)
+    /// before any record of a JSON Lines file, a pretty-printed stream or an
+    /// array, the first one included: each comment is one flagged record at
+    /// its line, and every record is itself, at its line, unflagged. (Read
+    /// before as CSV when one opened the file, the comment the header and
+    /// each JSON line a row; in an array the comment and the records around
+    /// it ran together into one flagged record.)
+    #[test]
+    fn a_comment_line_in_a_json_file_is_a_flagged_record_of_its_own(
+        objects in proptest::collection::vec(json_object(), 1..6),
+        layout in prop_oneof![
+            Just(Layout::Lines),
+            (0usize..2, any::<bool>()).prop_map(|(b, tab)| Layout::Stream { base: b * 2, tab }),
+            Just(Layout::ArrayPerLine),
+            any::<bool>().prop_map(|tab| Layout::ArrayPretty { tab }),
+        ],
+        before in proptest::collection::vec(any::<bool>(), 1..6),
+        hash in any::<bool>(),
+        ending in line_end(),
+    ) {
+        let texts: Vec<String> = objects.iter().map(|o| record_text(o, layout)).collect();
+        let (lf, lines, comments) = json_file_with_comments(&texts, layout, &before, hash);
+        let body = with_line_ends(&lf, ending);
+        let s = split_file(&body, &IngestOptions::default()).unwrap();
+        let file = String::from_utf8_lossy(&body).into_owned();
+        let mut want: Vec<(i64, bool, String)> = texts.iter().zip(&lines).map(|(t, l)| (*l, false, t.clone())).collect();
+        let comment = if hash { "# exported by the nightly job, v2" } else { "// exported by the nightly job, v2" };
+        want.extend(comments.iter().map(|l| (*l, true, comment.to_string())));
+        want.sort();
+        let mut got: Vec<(i64, bool, String)> = s.records.iter().map(|r| (r.line, r.corrupt_reason.is_some(), r.text.trim_start().replace(ending, "\n"))).collect();
+        got.sort();
+        prop_assert_eq!(got, want, "{:?}", file);
+    }
+}
+
+/// The trial's files, exactly (stop 37's generalisation trial, findings 1,
+/// 2, 4, 5 and 6).
+#[test]
+fn the_trials_comment_line_end_trailing_comma_and_repeated_header_files() {
+    // A `//` line before a pretty-printed record: JSON, two records.
+    let s = split_file(b"// taxi export\n{\n  \"id\": 1,\n  \"fare\": 9.5\n}\n{\n  \"id\": 2,\n  \"fare\": 3\n}\n", &IngestOptions::default()).unwrap();
+    assert_eq!(s.format, medallion_engine::bronze::SourceFormat::Json);
+    let got: Vec<(i64, &str, Option<&str>)> = s.records.iter().map(|r| (r.line, r.text.as_str(), r.corrupt_reason.as_deref())).collect();
+    let comment = Some("a comment line, which JSON does not have (JSONC / JSON5 style): kept as it arrived, as no record");
+    assert_eq!(got, [
+        (1, "// taxi export", comment),
+        (2, "{\n  \"id\": 1,\n  \"fare\": 9.5\n}", None),
+        (6, "{\n  \"id\": 2,\n  \"fare\": 3\n}", None),
+    ]);
+
+    // An array with a comment line and a trailing comma inside its last
+    // element: the comment, the good record and the bad one, each its own.
+    let s = split_file(b"[\n// a\n{\"id\": 109},\n{\"id\": 110,}\n]\n", &IngestOptions::default()).unwrap();
+    let got: Vec<(i64, &str, bool)> = s.records.iter().map(|r| (r.line, r.text.as_str(), r.corrupt_reason.is_some())).collect();
+    assert_eq!(got, [(2, "// a", true), (3, "{\"id\": 109}", false), (4, "{\"id\": 110,}", true)]);
+
+    // Lone-CR JSON Lines: each record at its own line; the error's line too.
+    let s = split_file(b"{\"id\": 1}\r{\"id\": 2}\r{\"id\": 3\r{\"id\": 4}\r", &IngestOptions::default()).unwrap();
+    assert_eq!(s.records.iter().map(|r| r.line).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(s.records[2].corrupt_reason.as_deref(), Some("invalid JSON at byte 27 (line 3, column 8): EOF while parsing an object"));
+
+    // Trailing commas: read, and said.
+    let s = split_file(b"[{\"id\": 1},{\"id\": 2},]", &IngestOptions::default()).unwrap();
+    assert_eq!(s.records.iter().map(|r| r.text.as_str()).collect::<Vec<_>>(), ["{\"id\": 1}", "{\"id\": 2}"]);
+    assert!(s.notes.iter().any(|n| n == "the JSON array ends with a ',' before its ']' (a trailing comma, which JSON does not allow): read as if it were not there"), "{:?}", s.notes);
+    let s = split_file(b"{\"id\": 1},\n{\"id\": 2},\n{\"id\": 3}\n", &IngestOptions::default()).unwrap();
+    assert_eq!(s.records.len(), 3);
+    assert!(s.notes.iter().any(|n| n == "2 lines end with a ',' after the records, which JSON Lines does not have (an array's elements without its brackets?): read as if it were not there"), "{:?}", s.notes);
+
+    // A header repeated mid-file (two exports joined): flagged where it stands.
+    let s = split_file(b"id,name\n1,a\nid,name\n2,b\n", &IngestOptions::default()).unwrap();
+    let got: Vec<(i64, &str, Option<&str>)> = s.records.iter().map(|r| (r.line, r.text.as_str(), r.corrupt_reason.as_deref())).collect();
+    assert_eq!(got, [
+        (2, "1,a", None),
+        (3, "id,name", Some("repeats the header line (line 1): files joined with their headers? Kept as it arrived, not read as data")),
+        (4, "2,b", None),
+    ]);
+}

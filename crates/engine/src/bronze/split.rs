@@ -415,7 +415,7 @@ pub fn split_file_reporting(
     let progress = &mut ReadProgress::new(report, bytes.len(), body.len());
     let mut split = match format {
         SourceFormat::Csv => split_csv(body, opts, &mut notes, progress)?,
-        SourceFormat::JsonLines => split_json_lines(body, progress),
+        SourceFormat::JsonLines => split_json_lines(body, &mut notes, progress),
         SourceFormat::JsonArray => split_json_array(body, &mut notes, progress),
         SourceFormat::Json => split_json_stream(body, progress),
         SourceFormat::Parquet | SourceFormat::Kafka => not_text_file()?,
@@ -474,9 +474,12 @@ fn not_text_file() -> Result<SplitFile> {
 ///   to an object ([`values_lead_to_an_object`]);
 /// - otherwise CSV.
 fn text_format(body: &[u8]) -> SourceFormat {
-    let mut lines = body
-        .split(|b| *b == b'\n')
-        .map(<[u8]>::trim_ascii)
+    // Comment lines opening the file (`// exported by …`, `# note`) say
+    // nothing of its format; the JSON readers keep each as a flagged record.
+    let body = &body[after_comment_lines(body)..];
+    let mut lines = line_ranges(body)
+        .into_iter()
+        .map(|(s, e)| body[s..e].trim_ascii())
         .filter(|l| !l.is_empty());
     let first = lines.clone().next().unwrap_or_default();
     let whole_value = |l: &[u8]| serde_json::from_slice::<IgnoredAny>(l).is_ok();
@@ -540,6 +543,52 @@ fn text_format(body: &[u8]) -> SourceFormat {
         return SourceFormat::JsonArray;
     }
     SourceFormat::Csv
+}
+
+/// The offset of the first line that is neither blank nor a comment line
+/// ([`comment_line_end`]), or the body's end.
+fn after_comment_lines(body: &[u8]) -> usize {
+    after_comment_lines_from(body, 0)
+}
+
+/// [`after_comment_lines`] from `at`.
+fn after_comment_lines_from(body: &[u8], at: usize) -> usize {
+    let mut at = skip_ws(body, at);
+    while let Some(end) = comment_line_end(body, at) {
+        at = skip_ws(body, end);
+    }
+    at
+}
+
+/// Where the comment line starting at `at` ends (before its line break):
+/// `//` or `#` first on its line. JSON has no comments, but config-style
+/// exporters (JSONC, JSON5) write them; the JSON readers keep such a line
+/// as one flagged record of its own ([`comment_record`]), never as part of
+/// the record after it.
+fn comment_line_end(body: &[u8], at: usize) -> Option<usize> {
+    let rest = body.get(at..)?;
+    if !(rest.starts_with(b"//") || rest.starts_with(b"#")) {
+        return None;
+    }
+    let line_start = body[..at].iter().rposition(|b| is_break(*b)).map_or(0, |p| p + 1);
+    if !body[line_start..at].iter().all(|b| *b == b' ' || *b == b'\t') {
+        return None;
+    }
+    Some(at + memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len()))
+}
+
+/// A comment line of a JSON file as its own flagged record.
+fn comment_record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
+    let (text, bytes, reason) = text_of(raw, offset, line);
+    RawRecord {
+        text,
+        bytes,
+        line,
+        corrupt_reason: reason.or_else(|| {
+            Some("a comment line, which JSON does not have (JSONC / JSON5 style): kept as it arrived, as no record".to_string())
+        }),
+        warning: None,
+    }
 }
 
 /// Is this line (trimmed) a JSON record's line: a whole JSON value, or an
@@ -616,7 +665,7 @@ fn values_lead_to_an_object(body: &[u8]) -> bool {
             return false;
         };
         at = skip_ws(body, end);
-        if at < body.len() && !body[end..at].contains(&b'\n') {
+        if at < body.len() && !has_break(&body[end..at]) {
             return false;
         }
     }
@@ -671,11 +720,7 @@ fn text_of(raw: &[u8], offset: usize, line: i64) -> (String, Option<Vec<u8>>, Op
         Ok(s) => (s.to_string(), None, None),
         Err(e) => {
             let bad_at = offset + e.valid_up_to();
-            let bad_line = line
-                + raw[..e.valid_up_to()]
-                    .iter()
-                    .filter(|b| **b == b'\n')
-                    .count() as i64;
+            let bad_line = line + line_breaks(&raw[..e.valid_up_to()], raw.get(e.valid_up_to()).copied());
             (
                 String::from_utf8_lossy(raw).into_owned(),
                 Some(raw.to_vec()),
@@ -710,6 +755,27 @@ fn line_breaks(bytes: &[u8], next: Option<u8>) -> i64 {
         }
     }
     n
+}
+
+/// Each line of `body` as (start, end) byte offsets, the end before its
+/// line break. A break is LF, CRLF (once) or a lone CR (old Mac files), as
+/// [`line_breaks`] counts them, so every reader numbers lines alike. Text
+/// after the last break is a line; an empty one after a final break is too.
+fn line_ranges(body: &[u8]) -> Vec<(usize, usize)> {
+    let mut lines = Vec::new();
+    let mut start = 0usize;
+    let mut breaks = memchr::memchr2_iter(b'\n', b'\r', body);
+    while let Some(i) = breaks.next() {
+        lines.push((start, i));
+        start = if body[i] == b'\r' && body.get(i + 1) == Some(&b'\n') {
+            breaks.next();
+            i + 2
+        } else {
+            i + 1
+        };
+    }
+    lines.push((start, body.len()));
+    lines
 }
 
 /// A reader of every record (the header too), whatever its field count.
@@ -1192,7 +1258,7 @@ fn split_csv(
     // A sample of whole lines for detection.
     let mut cut = body.len().min(64 * 1024);
     if cut < body.len() {
-        cut = body[..cut].iter().rposition(|b| *b == b'\n').unwrap_or(cut);
+        cut = body[..cut].iter().rposition(|b| is_break(*b)).unwrap_or(cut);
     }
     let sample = &body[..cut];
     let dialect_for = |delimiter| Dialect {
@@ -1249,6 +1315,9 @@ fn split_csv(
     let mut scanner = CsvScanner::new(body, dialect);
     let mut skipped = Vec::new();
     let mut header: Option<(Vec<String>, String)> = None;
+    // The header line's own fields, to know a record that repeats it.
+    let mut header_fields: Option<csv::ByteRecord> = None;
+    let mut header_line = 0i64;
     let mut header_renames = Vec::new();
     let mut has_header = opts.has_header;
     let mut records = Vec::new();
@@ -1336,6 +1405,8 @@ fn split_csv(
                 }
                 header_renames = renames;
                 header = Some((names, String::from_utf8_lossy(raw).into_owned()));
+                header_fields = Some(rec.clone());
+                header_line = line;
                 continue;
             }
             header = Some((
@@ -1374,6 +1445,14 @@ fn split_csv(
                 "starts with a byte order mark (U+FEFF) inside the file, which the CSV reader would drop: kept as it arrived, not read"
                     .to_string(),
             );
+        }
+        // Files joined with their headers (`cat a.csv b.csv`): the header
+        // again is no record of data; kept where it stands, flagged.
+        if reason.is_none() && header_fields.as_ref() == Some(rec) {
+            reason = Some(format!(
+                "repeats the header line (line {}): files joined with their headers? Kept as it arrived, not read as data",
+                header_line
+            ));
         }
         if reason.is_none() && rec.len() != expected {
             reason = Some(format!(
@@ -1590,26 +1669,26 @@ fn json_check(raw: &[u8], offset: usize, line: i64) -> (Option<String>, Option<S
     };
     let reason = match shape {
         Err(e) => {
-            // serde_json counts lines and columns (1-based) within the record;
-            // column 0 is the line break ending the line before (a string
-            // that runs into it): reported as that line's last column.
+            // serde_json counts lines (LF only) and columns (1-based) within
+            // the record; column 0 is the line break ending the line before
+            // (a string that runs into it): reported as that line's last
+            // column. Its byte is then placed on the file's own lines (a
+            // CRLF or a lone CR ends a line too, see `line_ranges`).
             let (mut in_line, mut col) = (e.line().max(1), e.column());
-            let starts: Vec<usize> = std::iter::once(0)
-                .chain(
-                    raw.iter()
-                        .enumerate()
-                        .filter(|(_, b)| **b == b'\n')
-                        .map(|(i, _)| i + 1),
-                )
+            let lf_starts: Vec<usize> = std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', raw).map(|i| i + 1))
                 .collect();
             if col == 0 && in_line > 1 {
                 in_line -= 1;
-                let begin = starts.get(in_line - 1).copied().unwrap_or(0);
-                let end = starts.get(in_line).copied().unwrap_or(raw.len());
+                let begin = lf_starts.get(in_line - 1).copied().unwrap_or(0);
+                let end = lf_starts.get(in_line).copied().unwrap_or(raw.len());
                 col = end.saturating_sub(begin);
             }
-            let at = starts.get(in_line - 1).copied().unwrap_or(0);
-            let byte = offset + at + col.saturating_sub(1);
+            let in_raw = lf_starts.get(in_line - 1).copied().unwrap_or(0) + col.saturating_sub(1);
+            let starts: Vec<usize> = line_ranges(raw).iter().map(|(s, _)| *s).collect();
+            let index = starts.partition_point(|s| *s <= in_raw).max(1) - 1;
+            let (in_line, col) = (index + 1, in_raw - starts[index] + 1);
+            let byte = offset + in_raw;
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
             Some(format!(
@@ -1651,6 +1730,9 @@ fn short(s: &str) -> String {
 
 /// A JSON record with its reason, if it is not a readable object.
 pub(crate) fn json_record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
+    if comment_line_end(raw, 0) == Some(raw.len()) {
+        return comment_record(raw, offset, line);
+    }
     let (text, bytes, reason) = text_of(raw, offset, line);
     let (json_reason, warning) = json_check(raw, offset, line);
     RawRecord {
@@ -1688,16 +1770,16 @@ fn empty_json(format: SourceFormat, records: Vec<RawRecord>) -> SplitFile {
 ///   are added, ending at a line's end, when none of those lines is a JSON
 ///   value of its own (an object a producer broke over lines): one record
 ///   over those lines.
-fn split_json_lines(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
+fn split_json_lines(
+    body: &[u8],
+    notes: &mut Vec<String>,
+    progress: &mut ReadProgress<'_>,
+) -> SplitFile {
     let mut records = Vec::new();
+    // Lines whose objects are followed by a `,` and nothing else.
+    let mut trailing_commas = 0usize;
     // (start, end without the line break) of each line.
-    let mut lines = Vec::new();
-    let mut start = 0usize;
-    for line in body.split(|b| *b == b'\n') {
-        let end = start + line.strip_suffix(b"\r").unwrap_or(line).len();
-        lines.push((start, end));
-        start += line.len() + 1;
-    }
+    let lines = line_ranges(body);
     let whole_value = |l: &[u8]| serde_json::from_slice::<IgnoredAny>(l).is_ok();
     let mut i = 0usize;
     while i < lines.len() {
@@ -1714,6 +1796,7 @@ fn split_json_lines(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
             continue;
         }
         if let Some(objects) = whole_objects(line) {
+            trailing_commas += usize::from(line.trim_ascii_end().ends_with(b","));
             for (at, end) in objects {
                 records.push(json_record(&line[at..end], start + at, number));
             }
@@ -1739,6 +1822,13 @@ fn split_json_lines(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
             }
         }
         records.push(json_record(line, start, number));
+    }
+    if trailing_commas > 0 {
+        notes.push(format!(
+            "{trailing_commas} {} with a ',' after the record{}, which JSON Lines does not have (an array's elements without its brackets?): read as if it were not there",
+            if trailing_commas == 1 { "line ends" } else { "lines end" },
+            if trailing_commas == 1 { "" } else { "s" },
+        ));
     }
     empty_json(SourceFormat::JsonLines, records)
 }
@@ -1788,13 +1878,10 @@ impl<'a> LineCounter<'a> {
         if offset < self.at {
             (self.at, self.line) = (0, 1);
         }
-        self.line += self
-            .body
-            .get(self.at..offset)
-            .unwrap_or_default()
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count() as i64;
+        self.line += line_breaks(
+            self.body.get(self.at..offset).unwrap_or_default(),
+            self.body.get(offset).copied(),
+        );
         self.at = offset;
         self.line
     }
@@ -1874,12 +1961,12 @@ fn resync(body: &[u8], start: usize, container: JsonContainer) -> Option<usize> 
     };
     let mut line_start = body
         .get(..start)
-        .and_then(|before| before.iter().rposition(|b| *b == b'\n'))
+        .and_then(|before| before.iter().rposition(|b| is_break(*b)))
         .map_or(0, |p| p + 1);
     let indent = start - line_start;
     let (mut only_blanks, mut last, mut tried) = (false, opener.unwrap_or(b' '), 0usize);
     for (i, &b) in body.iter().enumerate().skip(start + 1) {
-        if b == b'\n' {
+        if is_break(b) {
             (line_start, only_blanks) = (i + 1, true);
             continue;
         }
@@ -1909,11 +1996,15 @@ fn record_starts_at(body: &[u8], at: usize, container: JsonContainer) -> bool {
         let Some(end) = json_value_end(body, at) else {
             return false;
         };
-        let next = skip_ws(body, end);
+        // (A comment line between two records is a record of its own.)
+        let mut next = skip_ws(body, end);
+        while let Some(end) = comment_line_end(body, next) {
+            next = skip_ws(body, end);
+        }
         match (container, body.get(next)) {
             (_, None) => return true,
             (JsonContainer::Stream, Some(b)) => return !matches!(b, b',' | b']' | b'}' | b':'),
-            (JsonContainer::Array, Some(b',')) => at = skip_ws(body, next + 1),
+            (JsonContainer::Array, Some(b',')) => at = after_comment_lines_from(body, next + 1),
             (JsonContainer::Array, Some(b']')) => return skip_ws(body, next + 1) >= body.len(),
             (JsonContainer::Array, Some(_)) => return false,
         }
@@ -1932,23 +2023,31 @@ fn split_json_array(
     notes: &mut Vec<String>,
     progress: &mut ReadProgress<'_>,
 ) -> SplitFile {
-    if body.get(skip_ws(body, 0)) != Some(&b'[') {
+    let mut records = Vec::new();
+    let mut lines = LineCounter::new(body);
+    let mut pos = skip_ws(body, 0);
+    while let Some(end) = comment_line_end(body, pos) {
+        records.push(comment_record(trim_end_ws(&body[pos..end]), pos, lines.line(pos)));
+        pos = skip_ws(body, end);
+    }
+    if body.get(pos) != Some(&b'[') {
         // Read as an array by option, but it is none: one corrupt record.
         notes.push(
             "the file was read as a JSON array but does not start with '[': kept as one corrupt record"
                 .to_string(),
         );
-        let mut rec = json_record(trim_end_ws(body), 0, 1);
+        let mut rec = json_record(trim_end_ws(&body[pos..]), pos, lines.line(pos));
         if rec.corrupt_reason.is_none() {
             rec.corrupt_reason = Some("not a JSON array".to_string());
         }
-        return empty_json(SourceFormat::JsonArray, vec![rec]);
+        records.push(rec);
+        return empty_json(SourceFormat::JsonArray, records);
     }
-    let mut records = Vec::new();
-    let mut lines = LineCounter::new(body);
-    let mut pos = skip_ws(body, 0) + 1;
+    pos += 1;
     // After `[` or `,` an element comes; after an element, `,` or `]`.
     let mut expect_element = true;
+    // Was the last thing read a `,` (so a `]` now closes `[…,]`)?
+    let mut after_comma = false;
     let mut closed = false;
     // The array's own closing bracket, if the file ends with one.
     let last_bracket = trim_end_ws(body)
@@ -1964,17 +2063,29 @@ fn split_json_array(
         if b == b']' {
             closed = true;
             pos += 1;
+            if after_comma {
+                notes.push(
+                    "the JSON array ends with a ',' before its ']' (a trailing comma, which JSON does not allow): read as if it were not there"
+                        .to_string(),
+                );
+            }
             break;
         }
         if b == b',' && !expect_element {
             expect_element = true;
+            after_comma = true;
             pos += 1;
+            continue;
+        }
+        if let Some(end) = comment_line_end(body, pos) {
+            records.push(comment_record(trim_end_ws(&body[pos..end]), pos, lines.line(pos)));
+            pos = end;
             continue;
         }
         if expect_element {
             if let Some(end) = json_value_end(body, pos) {
                 records.push(json_record(&body[pos..end], pos, lines.line(pos)));
-                (pos, expect_element) = (end, false);
+                (pos, expect_element, after_comma) = (end, false, false);
                 continue;
             }
         }
@@ -1997,7 +2108,7 @@ fn split_json_array(
             }
             records.push(rec);
         }
-        (pos, expect_element) = (stop, true);
+        (pos, expect_element, after_comma) = (stop, true, false);
     }
     let after = skip_ws(body, pos);
     if closed && after < body.len() {
@@ -2035,6 +2146,11 @@ fn split_json_stream(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile 
     let mut pos = skip_ws(body, 0);
     while pos < body.len() {
         progress.at(pos, records.len());
+        if let Some(end) = comment_line_end(body, pos) {
+            records.push(comment_record(trim_end_ws(&body[pos..end]), pos, lines.line(pos)));
+            pos = skip_ws(body, end);
+            continue;
+        }
         let next = match json_value_end(body, pos) {
             Some(end) => {
                 records.push(json_record(&body[pos..end], pos, lines.line(pos)));
