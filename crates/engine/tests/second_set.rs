@@ -462,6 +462,27 @@ async fn a_run_time_error_in_a_filter_or_expectation_is_the_rows_problem() {
     assert!(e.contains("cannot be set aside on its own"), "{e}");
 }
 
+/// The trial's `CAST(tailnum AS INT) > 0` on the flights: more rows fail
+/// than a rule may quarantine, so the rule stops, and its hint must name
+/// TRY_CAST (it said "CAST it in the condition", to a condition that did).
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_cast_that_fails_on_too_many_rows_points_to_try_cast_not_cast() {
+    let mut p = playground(pipeline(&[("id", "STRING"), ("tailnum", "STRING")], json!([]), &[])).await;
+    let mut csv = b"id,tailnum\n".to_vec();
+    for i in 0..10_001 {
+        csv.extend_from_slice(format!("{i},N{i}XY\n").as_bytes());
+    }
+    ingest(&mut p, "flights.csv", &csv).await;
+    let v = with_rules(&mut p, json!([rule("F1", "filter", "tailnum", "CAST(tailnum AS INT) > 0")])).await;
+    let e = rule_view(&v, "F1").error.clone().expect("F1 error");
+    assert!(e.starts_with("CAST(tailnum AS INT) > 0 fails on more than 10000 rows; the first: "), "{e}");
+    assert!(e.ends_with(". A text here is not a number: use TRY_CAST(column AS type), which gives NULL for a text that is not a number where CAST fails, or declare a type on the normalization that produces the column (e.g. DECIMAL(12,2))."), "{e}");
+    // The advice works: no row is quarantined, every row reaches silver.
+    let v = with_rules(&mut p, json!([rule("F1", "filter", "tailnum", "TRY_CAST(tailnum AS INT) > 0")])).await;
+    assert!(v.run.ok && v.run.errors.is_empty(), "{:?}", v.run);
+    assert_eq!(rows(&mut p, "silver.t").await.row_count, 10_001);
+}
+
 #[wasm_bindgen_test(unsupported = tokio::test)]
 async fn an_aggregate_without_over_is_refused_with_a_hint() {
     let mut p = playground(rw29()).await;

@@ -47,8 +47,10 @@ pub(crate) enum RuleError {
     /// An expectation's expression gives `data_type` values instead of TRUE / FALSE.
     #[error("an expectation must be a condition every row satisfies (TRUE = the row is fine), but this expression gives {data_type}")]
     ExpectationNotCondition { data_type: DataType },
-    /// A condition failed because it compares a text column with a number.
-    #[error("{0}. A column compared with a number holds text here: declare a type on the normalization that produces it (e.g. DECIMAL(12,2)) or CAST it in the condition.")]
+    /// A condition failed because a text could not be read as a number (a
+    /// text column compared with a number, or a `CAST` of a text that is
+    /// not one): the hint names `TRY_CAST`, never `CAST` again.
+    #[error("{0}. A text here is not a number: use TRY_CAST(column AS type), which gives NULL for a text that is not a number where CAST fails, or declare a type on the normalization that produces the column (e.g. DECIMAL(12,2)).")]
     TextComparedWithNumber(EvalError),
     /// A lookup's join condition or output list is not SQL.
     #[error("SQL syntax: {0}")]
