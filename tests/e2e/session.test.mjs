@@ -334,3 +334,31 @@ test('the first screen, before any wasm has loaded, is in the language the page 
   assert.deepEqual(await first(), ['ru', 'Загружаем Medallion Playground…']);
   assert.deepEqual(problems, []);
 }));
+
+test('a reload during an ingest says after it which file did not reach bronze; a run never moves the page', () => withPage(async (page) => {
+  await page.goto(`${APP_URL}?lang=en`);
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 60_000 });
+  const top = async () => (await page.locator('#rule-F2').boundingBox()).y;
+  const before = await top();
+
+  // A long ingest: its bar and Cancel take a place kept for them, so the
+  // rule under the pointer stays where it was (it moved down 38 px).
+  const { csv } = bigTaxiCsv(8);
+  await page.setInputFiles('#file-bronze-nyc_taxi_yellow', { name: 'big_trips.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 60_000 });
+  assert.equal(await top(), before);
+
+  // Reloaded before it is done: the file is not in bronze, and the page says so.
+  await page.reload();
+  await page.waitForFunction(() => /The page was left while a file was being ingested, so it is not in bronze; drop it again: big_trips\.csv → bronze\.nyc_taxi_yellow/
+    .test([...document.querySelectorAll('[id^=message-banner]')].map((b) => b.textContent).join(' ')), null, { timeout: 180_000 });
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  assert.equal(await count(page, 'bronze.nyc_taxi_yellow'), 266);
+
+  // Said once: the next reload has nothing to say.
+  await page.waitForSelector('#engine-status', { state: 'detached', timeout: 180_000 });
+  await page.reload();
+  await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+  assert.equal(await page.locator('[id^=message-banner]').filter({ hasText: 'drop it again' }).count(), 0);
+}));

@@ -141,6 +141,15 @@ fn playground(p: &PlaygroundProps) -> Html {
     {
         let (engine, answer, dispatch) = (engine.clone(), answer(true), dispatch.clone());
         use_effect_with((), move |_| {
+            // Files that were on their way into bronze when the page was
+            // reloaded or left: not in the saved session, so say so.
+            let lost = crate::session::lost_ingests();
+            if !lost.is_empty() {
+                dispatch.dispatch(Action::PushBanner(Banner {
+                    text: format!("{} {}", t(lang, "lost_on_reload"), lost.join(", ")),
+                    error: true,
+                }));
+            }
             // A run's result is shown as soon as it is computed, its new
             // versions marked as being written until the answer comes.
             let previews = dispatch.clone();

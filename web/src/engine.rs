@@ -512,6 +512,26 @@ impl Engine {
             }
         })
         .forget();
+        // Left anyway (the learner confirmed): the files still on their way
+        // into bronze are lost; the next load of this tab says which.
+        let this = self.clone();
+        gloo::events::EventListener::new(&gloo::utils::window(), "pagehide", move |_| {
+            let files: Vec<String> = {
+                let inner = this.0.borrow();
+                inner
+                    .sent
+                    .values()
+                    .chain(inner.unsent.iter())
+                    .filter(|p| p.save)
+                    .filter_map(|p| match &p.request {
+                        Request::Ingest { table, file_name, .. } => Some(format!("{file_name} → {table}")),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            crate::session::remember_lost_ingests(&files);
+        })
+        .forget();
     }
 
     /// The page is about to reload on purpose (the learner confirmed what

@@ -366,6 +366,10 @@ pub fn t(lang: Lang, key: &str) -> &'static str {
             "Открыть этот сценарий? Всё в текущем (загруженные файлы, правки правил, версии) будет заменено.",
         ),
         "columns" => ("columns", "колонок"),
+        "lost_on_reload" => (
+            "The page was left while a file was being ingested, so it is not in bronze; drop it again:",
+            "Страницу покинули во время загрузки файла, поэтому его нет в bronze; перетащите его снова:",
+        ),
         "drop_on_bronze" => (
             "Drop files on a bronze table card (bronze.…) to append them as a new batch.",
             "Перетащите файл на карточку bronze-таблицы (bronze.…), чтобы добавить его новым батчем.",
@@ -597,6 +601,7 @@ const MESSAGE_KEYS: &[&str] = &[
     "refused_restoring",
     "refused_read_only",
     "drop_on_bronze",
+    "lost_on_reload",
     "restore_problem",
     "ingest_ok",
     "flagged",

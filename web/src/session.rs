@@ -303,6 +303,31 @@ pub fn release() {
     session_release();
 }
 
+/// The key in `sessionStorage` naming the files whose ingest was under way
+/// when this tab was left (a JSON array of `file → bronze.table` texts).
+const LOST_INGESTS: &str = "medallion-playground-lost-ingests";
+
+/// Remembers, for the next load of this tab, the ingests that were still
+/// on their way when the page was left (nothing when `files` is empty).
+pub fn remember_lost_ingests(files: &[String]) {
+    if files.is_empty() {
+        return;
+    }
+    if let (Ok(Some(s)), Ok(json)) = (gloo::utils::window().session_storage(), serde_json::to_string(files)) {
+        let _ = s.set_item(LOST_INGESTS, &json);
+    }
+}
+
+/// The ingests lost when this tab was last left mid-way (asked once).
+pub fn lost_ingests() -> Vec<String> {
+    let Ok(Some(s)) = gloo::utils::window().session_storage() else {
+        return vec![];
+    };
+    let lost = s.get_item(LOST_INGESTS).ok().flatten();
+    let _ = s.remove_item(LOST_INGESTS);
+    lost.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default()
+}
+
 /// The key in `sessionStorage` that makes the next load of this tab take
 /// the saved session over from another tab.
 const TAKE_OVER: &str = "medallion-playground-take-over";

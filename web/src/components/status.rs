@@ -131,7 +131,10 @@ pub fn engine_status_bar(p: &Props) -> Html {
         }
         None => html! { <progress id="engine-progress" /> },
     };
-    match &*status {
+    // The bar sits in a slot that keeps its height when idle: a run that
+    // starts never pushes the page down under the pointer (a quick second
+    // click landed on the rule below the one meant).
+    let inner = match &*status {
         EngineStatus::Idle => html! {},
         EngineStatus::Loading {
             loaded,
@@ -182,7 +185,8 @@ pub fn engine_status_bar(p: &Props) -> Html {
                 <button id="engine-restart" onclick={restart}>{ t(lang, "restart_engine") }</button>
             </div>
         },
-    }
+    };
+    html! { <div class="engine-status-slot">{ inner }</div> }
 }
 
 #[derive(Properties, PartialEq, Clone)]
