@@ -462,6 +462,40 @@ async fn a_run_time_error_in_a_filter_or_expectation_is_the_rows_problem() {
     assert!(e.contains("cannot be set aside on its own"), "{e}");
 }
 
+/// The trial's finding: a JSON batch said nothing of the keys no declared
+/// column reads (silver never sees them; the raw bronze keeps them in
+/// raw_payload). Every such key is named, in the order first seen over all
+/// records (a key that only a later record has too); a key a declared
+/// column binds ignoring case, or by the first key of its path, is not.
+/// A CSV batch names its header's unread columns the same way.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_raw_batch_names_the_keys_and_columns_silver_does_not_read() {
+    let mut def = pipeline(&[("id", "INT"), ("Amount", "DECIMAL(10,2)")], json!([]), &[]);
+    let mut v = serde_json::to_value(&def).unwrap();
+    v["bronze"][0]["schema"]["columns"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "city", "type": "STRING", "path": "address.city"}));
+    def = pipeline_json(v);
+    let mut p = playground(def).await;
+    let v = ingest(
+        &mut p,
+        "orders.jsonl",
+        b"{\"id\": 1, \"amount\": 2.50, \"note\": \"gift\", \"address\": {\"city\": \"Oslo\", \"zip\": \"0150\"}}\n{\"id\": 2, \"amount\": 1, \"coupon\": \"X1\", \"note\": null}\n",
+    )
+    .await;
+    let notes = &last_batch(&v).notes;
+    let unread = "keys silver does not read (the declared schema lacks them; bronze keeps them in raw_payload): note, coupon";
+    assert!(notes.iter().any(|n| n == unread), "{notes:?}");
+    let v = ingest(&mut p, "orders.csv", b"id,amount,comment,city\n3,4.00,late,Bergen\n").await;
+    let notes = &last_batch(&v).notes;
+    let unread = "columns silver does not read (the declared schema lacks them; bronze keeps them in raw_payload): comment";
+    assert!(notes.iter().any(|n| n == unread), "{notes:?}");
+    // A file whose every key is read says nothing of the kind.
+    let v = ingest(&mut p, "clean.jsonl", b"{\"id\": 4, \"AMOUNT\": 5}\n").await;
+    assert!(!last_batch(&v).notes.iter().any(|n| n.contains("does not read")), "{:?}", last_batch(&v).notes);
+}
+
 /// The trial's `CAST(tailnum AS INT) > 0` on the flights: more rows fail
 /// than a rule may quarantine, so the rule stops, and its hint must name
 /// TRY_CAST (it said "CAST it in the condition", to a condition that did).

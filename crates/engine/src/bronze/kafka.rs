@@ -62,6 +62,7 @@ impl Topic {
         to: usize,
     ) -> (SplitFile, Vec<String>, Vec<Option<i64>>) {
         let mut records = Vec::new();
+        let mut keys = crate::bronze::TopKeys::default();
         let mut files = Vec::new();
         let mut producer = Vec::new();
         for (offset, m) in self
@@ -77,7 +78,7 @@ impl Topic {
             records.push(match &m.value {
                 Some(v) => {
                     // Byte and line in a reason count within the message.
-                    let mut r = crate::bronze::json_record(v.as_bytes(), 0, 1);
+                    let mut r = crate::bronze::json_record(v.as_bytes(), 0, 1, &mut keys);
                     r.line = 0;
                     r
                 }
@@ -103,6 +104,7 @@ impl Topic {
             skipped: vec![],
             records,
             notes: vec![],
+            keys: keys.into_keys(),
         };
         (split, files, producer)
     }

@@ -38,10 +38,10 @@ use crate::model::ArrowColumnType;
 pub use medallion_protocol::bronze::{
     BatchInfo, CsvDialect, HeaderRename, IngestOptions, SourceFormat,
 };
-pub(crate) use split::{csv_reader, json_record};
+pub(crate) use split::{csv_reader, json_record, TopKeys};
 pub use split::{
     is_invisible_in_names, map_header_names, nfc, same_name_ignoring_case, split_file,
-    split_file_reporting, RawRecord, SplitFile, MAX_FILE_BYTES, MAX_RECORDS,
+    split_file_reporting, RawRecord, SplitFile, MAX_FILE_BYTES, MAX_KEYS, MAX_RECORDS,
 };
 
 /// Names of the five audit columns of seed 000, in table order after `raw_payload`.

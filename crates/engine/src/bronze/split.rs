@@ -294,6 +294,9 @@ pub struct SplitFile {
     pub records: Vec<RawRecord>,
     /// Observations for the batch log ("empty file: 0 records", hints).
     pub notes: Vec<String>,
+    /// JSON only: the top-level keys of its records, first seen first, up
+    /// to [`MAX_KEYS`] (the batch log names those no declared column reads).
+    pub keys: Vec<String>,
 }
 
 const UTF8: &str = "utf-8";
@@ -409,6 +412,7 @@ pub fn split_file_reporting(
             skipped: vec![],
             records: vec![],
             notes,
+            keys: vec![],
         });
     }
     let format = opts.format.unwrap_or_else(|| text_format(body));
@@ -1531,6 +1535,7 @@ fn split_csv(
         skipped,
         records,
         notes: vec![],
+        keys: vec![],
     })
 }
 
@@ -1561,6 +1566,33 @@ enum JsonShape {
 struct DuplicateKeys<'p> {
     path: Option<String>,
     found: &'p mut Vec<String>,
+    /// At the top level: who hears the object's keys.
+    keys: Option<&'p mut TopKeys>,
+}
+
+/// Most top-level keys a file's JSON records are listed by ([`SplitFile::keys`]).
+pub const MAX_KEYS: usize = 1000;
+
+/// The distinct top-level keys of a file's JSON records, first seen first,
+/// up to [`MAX_KEYS`].
+#[derive(Debug, Default)]
+pub(crate) struct TopKeys {
+    order: Vec<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl TopKeys {
+    /// The keys, first seen first.
+    pub(crate) fn into_keys(self) -> Vec<String> {
+        self.order
+    }
+
+    fn add(&mut self, key: &str) {
+        if self.order.len() < MAX_KEYS && !self.seen.contains(key) {
+            self.seen.insert(key.to_string());
+            self.order.push(key.to_string());
+        }
+    }
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for DuplicateKeys<'_> {
@@ -1610,6 +1642,7 @@ impl<'de> serde::de::Visitor<'de> for DuplicateKeys<'_> {
             .next_element_seed(DuplicateKeys {
                 path: Some(format!("{base}[{i}]")),
                 found: &mut *self.found,
+                keys: None,
             })?
             .is_some()
         {
@@ -1623,7 +1656,11 @@ impl<'de> serde::de::Visitor<'de> for DuplicateKeys<'_> {
         mut map: A,
     ) -> std::result::Result<JsonShape, A::Error> {
         let mut seen = std::collections::HashSet::new();
+        let mut top = self.keys;
         while let Some(key) = map.next_key::<String>()? {
+            if let Some(top) = top.as_deref_mut() {
+                top.add(&key);
+            }
             let path = match &self.path {
                 Some(p) => format!("{p}.{key}"),
                 None => key.clone(),
@@ -1634,6 +1671,7 @@ impl<'de> serde::de::Visitor<'de> for DuplicateKeys<'_> {
             map.next_value_seed(DuplicateKeys {
                 path: Some(path),
                 found: &mut *self.found,
+                keys: None,
             })?;
         }
         Ok(JsonShape::Object)
@@ -1643,13 +1681,19 @@ impl<'de> serde::de::Visitor<'de> for DuplicateKeys<'_> {
 /// Why a JSON record is not a readable object (if it is not), and a warning
 /// when an object holds a key twice (silver reads the last value, as
 /// serde_json, Spark and most JSON readers do; RFC 8259 §4 leaves it open).
-fn json_check(raw: &[u8], offset: usize, line: i64) -> (Option<String>, Option<String>) {
+fn json_check(
+    raw: &[u8],
+    offset: usize,
+    line: i64,
+    keys: &mut TopKeys,
+) -> (Option<String>, Option<String>) {
     let mut duplicates = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(raw);
     let shape = serde::de::DeserializeSeed::deserialize(
         DuplicateKeys {
             path: None,
             found: &mut duplicates,
+            keys: Some(keys),
         },
         &mut de,
     )
@@ -1729,12 +1773,13 @@ fn short(s: &str) -> String {
 }
 
 /// A JSON record with its reason, if it is not a readable object.
-pub(crate) fn json_record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
+/// `keys` hears the top-level keys of the record's object.
+pub(crate) fn json_record(raw: &[u8], offset: usize, line: i64, keys: &mut TopKeys) -> RawRecord {
     if comment_line_end(raw, 0) == Some(raw.len()) {
         return comment_record(raw, offset, line);
     }
     let (text, bytes, reason) = text_of(raw, offset, line);
-    let (json_reason, warning) = json_check(raw, offset, line);
+    let (json_reason, warning) = json_check(raw, offset, line, keys);
     RawRecord {
         text,
         bytes,
@@ -1744,7 +1789,7 @@ pub(crate) fn json_record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
     }
 }
 
-fn empty_json(format: SourceFormat, records: Vec<RawRecord>) -> SplitFile {
+fn empty_json(format: SourceFormat, records: Vec<RawRecord>, keys: TopKeys) -> SplitFile {
     SplitFile {
         format,
         dialect: None,
@@ -1755,6 +1800,7 @@ fn empty_json(format: SourceFormat, records: Vec<RawRecord>) -> SplitFile {
         skipped: vec![],
         records,
         notes: vec![],
+        keys: keys.order,
     }
 }
 
@@ -1776,6 +1822,7 @@ fn split_json_lines(
     progress: &mut ReadProgress<'_>,
 ) -> SplitFile {
     let mut records = Vec::new();
+    let mut keys = TopKeys::default();
     // Lines whose objects are followed by a `,` and nothing else.
     let mut trailing_commas = 0usize;
     // (start, end without the line break) of each line.
@@ -1792,13 +1839,13 @@ fn split_json_lines(
             continue;
         }
         if whole_value(line) {
-            records.push(json_record(line, start, number));
+            records.push(json_record(line, start, number, &mut keys));
             continue;
         }
         if let Some(objects) = whole_objects(line) {
             trailing_commas += usize::from(line.trim_ascii_end().ends_with(b","));
             for (at, end) in objects {
-                records.push(json_record(&line[at..end], start + at, number));
+                records.push(json_record(&line[at..end], start + at, number, &mut keys));
             }
             continue;
         }
@@ -1815,13 +1862,13 @@ fn split_json_lines(
                 if body[value_end..last_end].iter().all(u8::is_ascii_whitespace)
                     && taken.iter().all(|(s, e)| !whole_value(&body[*s..*e]))
                 {
-                    records.push(json_record(&body[start..last_end], start, number));
+                    records.push(json_record(&body[start..last_end], start, number, &mut keys));
                     i = last + 1;
                     continue;
                 }
             }
         }
-        records.push(json_record(line, start, number));
+        records.push(json_record(line, start, number, &mut keys));
     }
     if trailing_commas > 0 {
         notes.push(format!(
@@ -1830,7 +1877,7 @@ fn split_json_lines(
             if trailing_commas == 1 { "" } else { "s" },
         ));
     }
-    empty_json(SourceFormat::JsonLines, records)
+    empty_json(SourceFormat::JsonLines, records, keys)
 }
 
 /// The objects of a JSON Lines line holding more than one, as (start, end)
@@ -2024,6 +2071,7 @@ fn split_json_array(
     progress: &mut ReadProgress<'_>,
 ) -> SplitFile {
     let mut records = Vec::new();
+    let mut keys = TopKeys::default();
     let mut lines = LineCounter::new(body);
     let mut pos = skip_ws(body, 0);
     while let Some(end) = comment_line_end(body, pos) {
@@ -2036,12 +2084,12 @@ fn split_json_array(
             "the file was read as a JSON array but does not start with '[': kept as one corrupt record"
                 .to_string(),
         );
-        let mut rec = json_record(trim_end_ws(&body[pos..]), pos, lines.line(pos));
+        let mut rec = json_record(trim_end_ws(&body[pos..]), pos, lines.line(pos), &mut keys);
         if rec.corrupt_reason.is_none() {
             rec.corrupt_reason = Some("not a JSON array".to_string());
         }
         records.push(rec);
-        return empty_json(SourceFormat::JsonArray, records);
+        return empty_json(SourceFormat::JsonArray, records, keys);
     }
     pos += 1;
     // After `[` or `,` an element comes; after an element, `,` or `]`.
@@ -2084,7 +2132,7 @@ fn split_json_array(
         }
         if expect_element {
             if let Some(end) = json_value_end(body, pos) {
-                records.push(json_record(&body[pos..end], pos, lines.line(pos)));
+                records.push(json_record(&body[pos..end], pos, lines.line(pos), &mut keys));
                 (pos, expect_element, after_comma) = (end, false, false);
                 continue;
             }
@@ -2098,7 +2146,7 @@ fn split_json_array(
         let raw = trim_end_ws(&body[pos..stop]);
         let raw = trim_end_ws(raw.strip_suffix(b",").unwrap_or(raw));
         if !raw.is_empty() {
-            let mut rec = json_record(raw, pos, lines.line(pos));
+            let mut rec = json_record(raw, pos, lines.line(pos), &mut keys);
             if rec.corrupt_reason.is_none() {
                 rec.corrupt_reason = Some(if missing_comma {
                     "malformed JSON array: no ',' between this element and the one before it; kept as it arrived".to_string()
@@ -2133,7 +2181,7 @@ fn split_json_array(
             records.len()
         ));
     }
-    empty_json(SourceFormat::JsonArray, records)
+    empty_json(SourceFormat::JsonArray, records, keys)
 }
 
 /// Concatenated (often pretty-printed) JSON values, each a record, a `,`
@@ -2142,6 +2190,7 @@ fn split_json_array(
 /// [`resync`]).
 fn split_json_stream(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile {
     let mut records = Vec::new();
+    let mut keys = TopKeys::default();
     let mut lines = LineCounter::new(body);
     let mut pos = skip_ws(body, 0);
     while pos < body.len() {
@@ -2153,13 +2202,13 @@ fn split_json_stream(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile 
         }
         let next = match json_value_end(body, pos) {
             Some(end) => {
-                records.push(json_record(&body[pos..end], pos, lines.line(pos)));
+                records.push(json_record(&body[pos..end], pos, lines.line(pos), &mut keys));
                 end
             }
             None => {
                 let next = resync(body, pos, JsonContainer::Stream).unwrap_or(body.len());
                 let raw = trim_end_ws(&body[pos..next]);
-                records.push(json_record(raw, pos, lines.line(pos)));
+                records.push(json_record(raw, pos, lines.line(pos), &mut keys));
                 next
             }
         };
@@ -2170,7 +2219,7 @@ fn split_json_stream(body: &[u8], progress: &mut ReadProgress<'_>) -> SplitFile 
             pos = skip_ws(body, pos + 1);
         }
     }
-    empty_json(SourceFormat::Json, records)
+    empty_json(SourceFormat::Json, records, keys)
 }
 
 fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
@@ -2280,6 +2329,7 @@ fn split_parquet(bytes: &[u8]) -> Result<SplitFile> {
         skipped: vec![],
         records,
         notes,
+        keys: vec![],
     })
 }
 

@@ -141,6 +141,14 @@ impl Playground {
             ));
         }
         notes.extend(crate::silver::source::foreign_header_note(&def.schema, &split));
+        // A raw bronze keeps what the schema does not declare; say what silver
+        // will not read (a typed bronze says what it did not store, below).
+        if !def.mode.is_typed() {
+            let unread = crate::silver::source::unread_columns(&def.schema, &split);
+            if !unread.is_empty() {
+                notes.push(crate::silver::source::unread_columns_note(&unread, split.format));
+            }
+        }
         // Typed bronze: the declared schema is applied here, in the mode the table declares.
         let typed = if def.mode.is_typed() {
             let mut typed = type_records(&def.schema, &split)?;

@@ -862,6 +862,72 @@ pub fn foreign_header_note(schema: &SourceSchema, split: &SplitFile) -> Option<S
     ))
 }
 
+/// The file's columns that no declared column reads, in the file's order
+/// (silver does not see them; a raw bronze keeps them in `raw_payload`):
+/// - CSV: header names no declared column binds ([`header_positions`]);
+///   none when the header binds no declared column or is ambiguous (every
+///   record is quarantined then, and the batch log says why);
+/// - JSON (and Kafka): the top-level keys of its records
+///   ([`SplitFile::keys`]) no declared column binds by [`bind_name`] (a
+///   column with a `path` binds its first key);
+/// - Parquet: its column names, likewise.
+///
+/// Empty when the schema declares no column or the file has no record.
+pub fn unread_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<String> {
+    if split.records.is_empty() || schema.columns.is_empty() {
+        return vec![];
+    }
+    if split.format == SourceFormat::Csv {
+        let Ok(index) = header_positions(&split.header, &split.header_renames, schema) else {
+            return vec![];
+        };
+        if !index.values().any(Option::is_some) {
+            return vec![];
+        }
+        return split
+            .header
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !index.values().any(|p| *p == Some(*i)))
+            .map(|(_, h)| h.clone())
+            .collect();
+    }
+    let keys = match split.format {
+        SourceFormat::Parquet => &split.header,
+        _ => &split.keys,
+    };
+    keys.iter()
+        .filter(|k| {
+            !schema.columns.iter().any(|c| {
+                let first = c.path.as_deref().unwrap_or(&c.name);
+                let first = first.split('.').next().unwrap_or(first);
+                matches!(
+                    bind_name(std::iter::once((k.as_str(), k.as_str())), first, &c.name),
+                    Ok(Some(_))
+                )
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// The batch log's note on [`unread_columns`] of a raw bronze: at most 20
+/// names, then how many more.
+pub fn unread_columns_note(unread: &[String], format: SourceFormat) -> String {
+    let shown = unread.iter().take(20).cloned().collect::<Vec<_>>().join(", ");
+    let more = match unread.len().saturating_sub(20) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "{} silver does not read (the declared schema lacks them; bronze keeps them in raw_payload): {shown}{more}",
+        match format {
+            SourceFormat::Csv | SourceFormat::Parquet => "columns",
+            _ => "keys",
+        }
+    )
+}
+
 /// The batch log's note on [`absent_columns`]; `stored` for a typed bronze
 /// (which stores NULL), else silver reads NULL.
 pub fn absent_columns_note(absent: &[AbsentColumn], stored: bool) -> String {
