@@ -257,6 +257,8 @@ async fn the_russian_share_check_writes_a_decimal_comma() {
         check(&v, "A2").observed,
         "19 из 266 строк не дошли до silver (7,14%, порог 5%)"
     );
+    // The averages too (A3 wrote them with a decimal point in Russian).
+    assert_eq!(check(&v, "A3").observed, "bronze 16,22 → silver 13,72");
 }
 
 #[wasm_bindgen_test(unsupported = tokio::test)]

@@ -659,7 +659,11 @@ async fn evaluate_one(
                 null_values(source, [column.as_str()]),
                 null_values(silver, [column.as_str()]),
             );
-            let mut text = format!("bronze {} → silver {}", fmt_avg(a), fmt_avg(b));
+            let mut text = format!(
+                "bronze {} → silver {}",
+                lang.decimal(fmt_avg(a)),
+                lang.decimal(fmt_avg(b))
+            );
             if na + nb > 0 {
                 let seen = nulls_seen(lang, na + nb);
                 text = match lang {
