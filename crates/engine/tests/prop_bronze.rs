@@ -1228,7 +1228,7 @@ proptest! {
 /// records, each on a line of its own, in a layout where records start on
 /// lines of their own. Returns the file, each record's line, and each
 /// comment's line.
-fn json_file_with_comments(records: &[String], layout: Layout, before: &[bool], hash: bool) -> (Vec<u8>, Vec<i64>, Vec<i64>) {
+fn json_file_with_comments(records: &[String], layout: Layout, before: &[bool], comment: &str) -> (Vec<u8>, Vec<i64>, Vec<i64>) {
     let (open, sep, close, base) = match layout {
         Layout::Lines => ("", "\n", "\n", 0),
         Layout::Stream { base, .. } => ("", "\n", "\n", base),
@@ -1244,7 +1244,8 @@ fn json_file_with_comments(records: &[String], layout: Layout, before: &[bool], 
         if before[i % before.len()] {
             comments.push(body.matches('\n').count() as i64 + 1);
             body.push_str(&" ".repeat(base));
-            body.push_str(if hash { "# exported by the nightly job, v2\n" } else { "// exported by the nightly job, v2\n" });
+            body.push_str(comment);
+            body.push('\n');
         }
         body.push_str(&" ".repeat(base));
         lines.push(body.matches('\n').count() as i64 + 1);
@@ -1273,22 +1274,70 @@ proptest! {
             any::<bool>().prop_map(|tab| Layout::ArrayPretty { tab }),
         ],
         before in proptest::collection::vec(any::<bool>(), 1..6),
-        hash in any::<bool>(),
+        comment in prop_oneof![
+            Just("// exported by the nightly job, v2"),
+            Just("# exported by the nightly job, v2"),
+            Just("/* exported by the nightly job, v2 */"),
+        ],
         ending in line_end(),
     ) {
         let texts: Vec<String> = objects.iter().map(|o| record_text(o, layout)).collect();
-        let (lf, lines, comments) = json_file_with_comments(&texts, layout, &before, hash);
+        let (lf, lines, comments) = json_file_with_comments(&texts, layout, &before, comment);
         let body = with_line_ends(&lf, ending);
         let s = split_file(&body, &IngestOptions::default()).unwrap();
         let file = String::from_utf8_lossy(&body).into_owned();
         let mut want: Vec<(i64, bool, String)> = texts.iter().zip(&lines).map(|(t, l)| (*l, false, t.clone())).collect();
-        let comment = if hash { "# exported by the nightly job, v2" } else { "// exported by the nightly job, v2" };
         want.extend(comments.iter().map(|l| (*l, true, comment.to_string())));
         want.sort();
         let mut got: Vec<(i64, bool, String)> = s.records.iter().map(|r| (r.line, r.corrupt_reason.is_some(), r.text.trim_start().replace(ending, "\n"))).collect();
         got.sort();
         prop_assert_eq!(got, want, "{:?}", file);
     }
+}
+
+const COMMENT: &str = "a comment line, which JSON does not have (JSONC / JSON5 style): kept as a row of its own, not read as a record";
+
+/// (line, text, flagged) of each record.
+fn seen(s: &SplitFile) -> Vec<(i64, &str, bool)> {
+    s.records.iter().map(|r| (r.line, r.text.as_str(), r.corrupt_reason.is_some())).collect()
+}
+
+/// Stop 38's generalisation trial, its failures exactly.
+#[test]
+fn the_second_trials_comment_comma_and_header_files() {
+    let (a, c) = ("{\"VendorID\":1,\"fare_amount\":11}", "{\"VendorID\":3,\"fare_amount\":13}");
+    // A bad element one per line, then a good one, then a trailing comma:
+    // the good one is a record of its own (it ran into the bad one).
+    let s = split_file(format!("[\n{a},\n{{\"VendorID\":2,,\"fare_amount\":12}},\n{c},\n]\n").as_bytes(), &IngestOptions::default()).unwrap();
+    assert_eq!(seen(&s), [(2, a, false), (3, "{\"VendorID\":2,,\"fare_amount\":12}", true), (4, c, false)]);
+    assert!(s.notes.iter().any(|n| n.starts_with("the JSON array ends with a ','")), "{:?}", s.notes);
+    // An empty element (`,,`) is said, not read past in silence.
+    let s = split_file(format!("[{a},{c},,]").as_bytes(), &IngestOptions::default()).unwrap();
+    assert_eq!(seen(&s), [(1, a, false), (1, c, false)]);
+    assert!(s.notes.iter().any(|n| n == "the JSON array has 1 empty element (a ',' with no value before it, as in ',,'), which JSON does not allow: read past, nothing was lost"), "{:?}", s.notes);
+    // Block comments: JSON Lines, each comment line flagged, the records clean.
+    let s = split_file(format!("/* export of 2020-07-06 */\n{a}\n/* multi\n   line */\n{c}\n").as_bytes(), &IngestOptions::default()).unwrap();
+    assert_eq!(s.format, medallion_engine::bronze::SourceFormat::JsonLines);
+    assert_eq!(seen(&s), [(1, "/* export of 2020-07-06 */", true), (2, a, false), (3, "/* multi", true), (4, "   line */", true), (5, c, false)]);
+    assert_eq!(s.records[0].corrupt_reason.as_deref(), Some(COMMENT));
+    // Only comment lines: two flagged records, no CSV header.
+    let s = split_file(b"// nothing to see\n# really\n", &IngestOptions::default()).unwrap();
+    assert_eq!(seen(&s), [(1, "// nothing to see", true), (2, "# really", true)]);
+    assert!(s.records.iter().all(|r| r.corrupt_reason.as_deref() == Some(COMMENT)));
+    // An indented `#` line in JSON Lines is a comment too.
+    let s = split_file(format!("{a}\n   # second half\n{c}\n").as_bytes(), &IngestOptions::default()).unwrap();
+    assert_eq!(s.records[1].corrupt_reason.as_deref(), Some(COMMENT));
+    // The header again with other spacing, case, trailing blanks or a BOM.
+    let h = "VendorID,tpep_pickup_datetime,fare_amount";
+    for again in [h.replace(',', ", "), h.to_lowercase(), format!("{h}  "), format!("\u{FEFF}{h}")] {
+        let s = split_file(format!("{h}\n1,2020-07-06 01:00:00,11\n{again}\n2,2020-07-06 02:00:00,12\n").as_bytes(), &IngestOptions::default()).unwrap();
+        let got: Vec<(i64, bool)> = s.records.iter().map(|r| (r.line, r.corrupt_reason.is_some())).collect();
+        assert_eq!(got, [(2, false), (3, true), (4, false)], "{again:?}");
+        assert!(s.records[1].corrupt_reason.as_deref().unwrap_or_default().starts_with("repeats the header line (line 1)"), "{again:?}: {:?}", s.records[1].corrupt_reason);
+    }
+    // A record whose first field merely equals a header name is data.
+    let s = split_file(b"name,qty\nname,2\n", &IngestOptions::default()).unwrap();
+    assert_eq!(s.records[0].corrupt_reason, None);
 }
 
 /// The trial's files, exactly (stop 37's generalisation trial, findings 1,
@@ -1299,7 +1348,7 @@ fn the_trials_comment_line_end_trailing_comma_and_repeated_header_files() {
     let s = split_file(b"// taxi export\n{\n  \"id\": 1,\n  \"fare\": 9.5\n}\n{\n  \"id\": 2,\n  \"fare\": 3\n}\n", &IngestOptions::default()).unwrap();
     assert_eq!(s.format, medallion_engine::bronze::SourceFormat::Json);
     let got: Vec<(i64, &str, Option<&str>)> = s.records.iter().map(|r| (r.line, r.text.as_str(), r.corrupt_reason.as_deref())).collect();
-    let comment = Some("a comment line, which JSON does not have (JSONC / JSON5 style): kept as it arrived, as no record");
+    let comment = Some(COMMENT);
     assert_eq!(got, [
         (1, "// taxi export", comment),
         (2, "{\n  \"id\": 1,\n  \"fare\": 9.5\n}", None),
@@ -1333,4 +1382,15 @@ fn the_trials_comment_line_end_trailing_comma_and_repeated_header_files() {
         (3, "id,name", Some("repeats the header line (line 1): files joined with their headers? Kept as it arrived, not read as data")),
         (4, "2,b", None),
     ]);
+}
+
+/// The top-level keys of a file's JSON records, first seen first, over
+/// records with other orders and other keys (a nested key is no top-level one).
+#[test]
+fn a_json_files_keys_are_every_records_top_level_keys_first_seen_first() {
+    let body = b"{\"a\":1,\"b\":2,\"c\":3}\n{\"a\":1,\"c\":3,\"d\":4}\n{\"d\":1,\"a\":2,\"e\":{\"x\":1}}\n[{\"f\":1}]\n";
+    let s = split_file(body, &IngestOptions::default()).unwrap();
+    assert_eq!(s.keys, ["a", "b", "c", "d", "e"]);
+    let s = split_file(b"[{\"z\":1,\"y\":2},{\"y\":1,\"x\":[{\"w\":1}]}]", &IngestOptions::default()).unwrap();
+    assert_eq!(s.keys, ["z", "y", "x"]);
 }

@@ -480,7 +480,12 @@ fn not_text_file() -> Result<SplitFile> {
 fn text_format(body: &[u8]) -> SourceFormat {
     // Comment lines opening the file (`// exported by …`, `# note`) say
     // nothing of its format; the JSON readers keep each as a flagged record.
-    let body = &body[after_comment_lines(body)..];
+    let after = after_comment_lines(body);
+    if after >= body.len() {
+        // Nothing but comment lines: each a flagged record, none a CSV header.
+        return SourceFormat::JsonLines;
+    }
+    let body = &body[after..];
     let mut lines = line_ranges(body)
         .into_iter()
         .map(|(s, e)| body[s..e].trim_ascii())
@@ -564,21 +569,33 @@ fn after_comment_lines_from(body: &[u8], at: usize) -> usize {
     at
 }
 
-/// Where the comment line starting at `at` ends (before its line break):
-/// `//` or `#` first on its line. JSON has no comments, but config-style
-/// exporters (JSONC, JSON5) write them; the JSON readers keep such a line
-/// as one flagged record of its own ([`comment_record`]), never as part of
-/// the record after it.
+/// Where the comment starting at `at` ends (before its line break): `//`
+/// or `#` first on its line, to the line's end; or `/*` first on its line,
+/// to the end of the line holding its `*/` when nothing but blanks follows
+/// that (else to the end of its first line). JSON has no comments, but
+/// config-style exporters (JSONC, JSON5) write them; the JSON readers keep
+/// such a comment as one flagged record of its own ([`comment_record`]),
+/// never as part of the record after it.
 fn comment_line_end(body: &[u8], at: usize) -> Option<usize> {
     let rest = body.get(at..)?;
-    if !(rest.starts_with(b"//") || rest.starts_with(b"#")) {
+    let block = rest.starts_with(b"/*");
+    if !(block || rest.starts_with(b"//") || rest.starts_with(b"#")) {
         return None;
     }
     let line_start = body[..at].iter().rposition(|b| is_break(*b)).map_or(0, |p| p + 1);
     if !body[line_start..at].iter().all(|b| *b == b' ' || *b == b'\t') {
         return None;
     }
-    Some(at + memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len()))
+    let line_end = |from: usize| from + memchr::memchr2(b'\n', b'\r', &body[from..]).unwrap_or(body.len() - from);
+    if block {
+        if let Some(close) = memchr::memmem::find(&rest[2..], b"*/").map(|i| at + 2 + i + 2) {
+            let end = line_end(close);
+            if body[close..end].iter().all(u8::is_ascii_whitespace) {
+                return Some(end);
+            }
+        }
+    }
+    Some(line_end(at))
 }
 
 /// A comment line of a JSON file as its own flagged record.
@@ -589,7 +606,7 @@ fn comment_record(raw: &[u8], offset: usize, line: i64) -> RawRecord {
         bytes,
         line,
         corrupt_reason: reason.or_else(|| {
-            Some("a comment line, which JSON does not have (JSONC / JSON5 style): kept as it arrived, as no record".to_string())
+            Some("a comment line, which JSON does not have (JSONC / JSON5 style): kept as a row of its own, not read as a record".to_string())
         }),
         warning: None,
     }
@@ -1452,7 +1469,11 @@ fn split_csv(
         }
         // Files joined with their headers (`cat a.csv b.csv`): the header
         // again is no record of data; kept where it stands, flagged.
-        if reason.is_none() && header_fields.as_ref() == Some(rec) {
+        if reason.is_none()
+            && header_fields
+                .as_ref()
+                .is_some_and(|h| repeats_header(h, names, rec))
+        {
             reason = Some(format!(
                 "repeats the header line (line {}): files joined with their headers? Kept as it arrived, not read as data",
                 header_line
@@ -1539,6 +1560,38 @@ fn split_csv(
     })
 }
 
+/// Is `rec` the header line again: the same names once read as header names
+/// are (trimmed, invisible characters such as a byte order mark removed,
+/// NFC; see [`map_header_names`]), equal ignoring case? `header` is the
+/// header line's own fields, `names` the names read from them. A data
+/// record is told apart by its first field alone (nothing is allocated).
+fn repeats_header(header: &csv::ByteRecord, names: &[String], rec: &csv::ByteRecord) -> bool {
+    if rec.len() != header.len() || rec.is_empty() {
+        return false;
+    }
+    // (A first field that is a value, nearly every record, stops here.)
+    let (first, own) = (rec.get(0).unwrap_or_default(), header.get(0).unwrap_or_default());
+    let (first, own) = (first.trim_ascii(), own.trim_ascii());
+    if own.is_ascii() {
+        let same = if first.is_ascii() {
+            first.eq_ignore_ascii_case(own)
+        } else {
+            // (Only a name with invisible characters, e.g. a BOM, can match.)
+            let visible: String = String::from_utf8_lossy(first)
+                .chars()
+                .filter(|c| !is_invisible_in_names(*c))
+                .collect();
+            visible.trim().as_bytes().eq_ignore_ascii_case(own)
+        };
+        if !same {
+            return false;
+        }
+    }
+    let fields: Vec<String> = rec.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+    let (read, _) = map_header_names(&fields);
+    read.len() == names.len() && read.iter().zip(names).all(|(a, b)| same_name_ignoring_case(a, b))
+}
+
 fn has_decimal_comma(record: &str, delimiter: char) -> bool {
     record.split(delimiter).any(|f| {
         let f = f.trim();
@@ -1578,7 +1631,12 @@ pub const MAX_KEYS: usize = 1000;
 #[derive(Debug, Default)]
 pub(crate) struct TopKeys {
     order: Vec<String>,
-    seen: std::collections::HashSet<String>,
+    /// Each key's place in `order`.
+    seen: std::collections::HashMap<String, usize>,
+    /// Where the next key of this object is expected in `order` (records
+    /// of one file mostly hold the same keys in the same order: one string
+    /// compare per key then, no hashing).
+    next: usize,
 }
 
 impl TopKeys {
@@ -1587,10 +1645,24 @@ impl TopKeys {
         self.order
     }
 
+    /// A new object's keys come next.
+    fn start(&mut self) {
+        self.next = 0;
+    }
+
     fn add(&mut self, key: &str) {
-        if self.order.len() < MAX_KEYS && !self.seen.contains(key) {
-            self.seen.insert(key.to_string());
-            self.order.push(key.to_string());
+        if self.order.get(self.next).is_some_and(|k| k == key) {
+            self.next += 1;
+            return;
+        }
+        match self.seen.get(key) {
+            Some(at) => self.next = at + 1,
+            None if self.order.len() < MAX_KEYS => {
+                self.seen.insert(key.to_string(), self.order.len());
+                self.order.push(key.to_string());
+                self.next = self.order.len();
+            }
+            None => {}
         }
     }
 }
@@ -1657,6 +1729,9 @@ impl<'de> serde::de::Visitor<'de> for DuplicateKeys<'_> {
     ) -> std::result::Result<JsonShape, A::Error> {
         let mut seen = std::collections::HashSet::new();
         let mut top = self.keys;
+        if let Some(top) = top.as_deref_mut() {
+            top.start();
+        }
         while let Some(key) = map.next_key::<String>()? {
             if let Some(top) = top.as_deref_mut() {
                 top.add(&key);
@@ -1775,7 +1850,7 @@ fn short(s: &str) -> String {
 /// A JSON record with its reason, if it is not a readable object.
 /// `keys` hears the top-level keys of the record's object.
 pub(crate) fn json_record(raw: &[u8], offset: usize, line: i64, keys: &mut TopKeys) -> RawRecord {
-    if comment_line_end(raw, 0) == Some(raw.len()) {
+    if comment_line_end(raw, skip_ws(raw, 0)) == Some(raw.len()) {
         return comment_record(raw, offset, line);
     }
     let (text, bytes, reason) = text_of(raw, offset, line);
@@ -2051,7 +2126,13 @@ fn record_starts_at(body: &[u8], at: usize, container: JsonContainer) -> bool {
         match (container, body.get(next)) {
             (_, None) => return true,
             (JsonContainer::Stream, Some(b)) => return !matches!(b, b',' | b']' | b'}' | b':'),
-            (JsonContainer::Array, Some(b',')) => at = after_comment_lines_from(body, next + 1),
+            (JsonContainer::Array, Some(b',')) => {
+                at = after_comment_lines_from(body, next + 1);
+                // A trailing comma before the array's closing `]`.
+                if body.get(at) == Some(&b']') && skip_ws(body, at + 1) >= body.len() {
+                    return true;
+                }
+            }
             (JsonContainer::Array, Some(b']')) => return skip_ws(body, next + 1) >= body.len(),
             (JsonContainer::Array, Some(_)) => return false,
         }
@@ -2096,6 +2177,8 @@ fn split_json_array(
     let mut expect_element = true;
     // Was the last thing read a `,` (so a `]` now closes `[…,]`)?
     let mut after_comma = false;
+    // `,` with no element before it (`,,`, `[,`): nothing to keep, but said.
+    let mut empty_elements = 0usize;
     let mut closed = false;
     // The array's own closing bracket, if the file ends with one.
     let last_bracket = trim_end_ws(body)
@@ -2145,6 +2228,7 @@ fn split_json_array(
             .unwrap_or(body.len());
         let raw = trim_end_ws(&body[pos..stop]);
         let raw = trim_end_ws(raw.strip_suffix(b",").unwrap_or(raw));
+        empty_elements += usize::from(raw.is_empty());
         if !raw.is_empty() {
             let mut rec = json_record(raw, pos, lines.line(pos), &mut keys);
             if rec.corrupt_reason.is_none() {
@@ -2174,6 +2258,12 @@ fn split_json_array(
             }),
             warning: None,
         });
+    }
+    if empty_elements > 0 {
+        notes.push(format!(
+            "the JSON array has {empty_elements} empty {} (a ',' with no value before it, as in ',,'), which JSON does not allow: read past, nothing was lost",
+            if empty_elements == 1 { "element" } else { "elements" }
+        ));
     }
     if !closed {
         notes.push(format!(
