@@ -496,6 +496,18 @@ async fn a_raw_batch_names_the_keys_and_columns_silver_does_not_read() {
     assert!(!last_batch(&v).notes.iter().any(|n| n.contains("does not read")), "{:?}", last_batch(&v).notes);
 }
 
+/// A declared name with a dot and no path is one key, as silver reads it:
+/// the key `geo.lat` is read (not named unread), and `geo` is not read.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn a_dotted_column_name_without_a_path_reads_its_whole_key() {
+    let mut p = playground(pipeline(&[("id", "INT"), ("geo.lat", "DOUBLE")], json!([]), &[])).await;
+    let v = ingest(&mut p, "points.jsonl", b"{\"id\": 1, \"geo.lat\": 59.9, \"geo\": 1}\n").await;
+    let notes = &last_batch(&v).notes;
+    let unread = "keys silver does not read (the declared schema lacks them; bronze keeps them in raw_payload): geo";
+    assert!(notes.iter().any(|n| n == unread), "{notes:?}");
+    assert_eq!(grid(&rows(&mut p, "silver.t").await, &["id", "geo.lat"]), ["1|59.9"]);
+}
+
 /// The trial's `CAST(tailnum AS INT) > 0` on the flights: more rows fail
 /// than a rule may quarantine, so the rule stops, and its hint must name
 /// TRY_CAST (it said "CAST it in the condition", to a condition that did).

@@ -593,14 +593,7 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
             Ok(index) => (index, None),
             Err(reason) => (HashMap::new(), Some(reason).filter(|_| csv)),
         };
-    // Header columns no declared column binds (see `header_positions`).
-    let mut undeclared: Vec<String> = split
-        .header
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !header_index.values().any(|p| *p == Some(*i)))
-        .map(|(_, h)| h.clone())
-        .collect();
+    let mut undeclared = unbound_header(&split.header, &header_index);
     let foreign = csv && ambiguous.is_none() && !header_index.values().any(Option::is_some);
     let mut missing: Vec<String> = if csv && !foreign && ambiguous.is_none() {
         schema
@@ -651,9 +644,7 @@ pub fn type_records(schema: &SourceSchema, split: &SplitFile) -> Result<TypedRec
                         .columns
                         .iter()
                         .filter_map(|c| {
-                            let first = c.path.as_deref().unwrap_or(&c.name);
-                            let first = first.split('.').next().unwrap_or(first);
-                            json_key(&obj, first, &c.name)
+                            json_key(&obj, first_key(c), &c.name)
                                 .ok()
                                 .flatten()
                                 .map(|(k, _)| k)
@@ -761,12 +752,6 @@ pub fn absent_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<AbsentCol
     if split.records.is_empty() || schema.columns.is_empty() {
         return vec![];
     }
-    let wanted = |c: &SourceColumn| -> String {
-        match &c.path {
-            Some(p) => p.split('.').next().unwrap_or(p).to_string(),
-            None => c.name.clone(),
-        }
-    };
     if split.format == SourceFormat::Csv {
         let Ok(index) = header_positions(&split.header, &split.header_renames, schema) else {
             return vec![];
@@ -809,7 +794,7 @@ pub fn absent_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<AbsentCol
         if read_json_record(&r.text, schema, &mut seen).is_err() {
             if let Ok(obj) = raw_object(&r.text) {
                 for (i, c) in schema.columns.iter().enumerate() {
-                    if !matches!(json_key(&obj, &wanted(c), &c.name), Ok(None)) {
+                    if !matches!(json_key(&obj, first_key(c), &c.name), Ok(None)) {
                         seen[i] = true;
                     }
                 }
@@ -832,7 +817,7 @@ pub fn absent_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<AbsentCol
             column: c.name.clone(),
             close: keys
                 .iter()
-                .filter(|k| close_names(k, &wanted(c)))
+                .filter(|k| close_names(k, first_key(c)))
                 .cloned()
                 .collect(),
         })
@@ -862,6 +847,27 @@ pub fn foreign_header_note(schema: &SourceSchema, split: &SplitFile) -> Option<S
     ))
 }
 
+/// The JSON key a declared column reads first: its `path`'s first key
+/// (`address` for `address.city`), else its whole name (a name with a dot
+/// in it is one key, as silver reads it).
+fn first_key(c: &SourceColumn) -> &str {
+    match &c.path {
+        Some(p) => p.split('.').next().unwrap_or(p),
+        None => &c.name,
+    }
+}
+
+/// The header names at positions no declared column binds (`index`: see
+/// [`header_positions`]), in the header's order.
+fn unbound_header(header: &[String], index: &HashMap<&str, Option<usize>>) -> Vec<String> {
+    header
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !index.values().any(|p| *p == Some(*i)))
+        .map(|(_, h)| h.clone())
+        .collect()
+}
+
 /// The file's columns that no declared column reads, in the file's order
 /// (silver does not see them; a raw bronze keeps them in `raw_payload`):
 /// - CSV: header names no declared column binds ([`header_positions`]);
@@ -884,13 +890,7 @@ pub fn unread_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<String> {
         if !index.values().any(Option::is_some) {
             return vec![];
         }
-        return split
-            .header
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !index.values().any(|p| *p == Some(*i)))
-            .map(|(_, h)| h.clone())
-            .collect();
+        return unbound_header(&split.header, &index);
     }
     let keys = match split.format {
         SourceFormat::Parquet => &split.header,
@@ -899,10 +899,8 @@ pub fn unread_columns(schema: &SourceSchema, split: &SplitFile) -> Vec<String> {
     keys.iter()
         .filter(|k| {
             !schema.columns.iter().any(|c| {
-                let first = c.path.as_deref().unwrap_or(&c.name);
-                let first = first.split('.').next().unwrap_or(first);
                 matches!(
-                    bind_name(std::iter::once((k.as_str(), k.as_str())), first, &c.name),
+                    bind_name(std::iter::once((k.as_str(), k.as_str())), first_key(c), &c.name),
                     Ok(Some(_))
                 )
             })
@@ -1343,13 +1341,9 @@ fn read_json_record(
 ) -> std::result::Result<Vec<Option<String>>, SourceError> {
     let obj = raw_object(raw)?;
     let field = |c: &SourceColumn| -> std::result::Result<Option<Option<String>>, SourceError> {
-        let path = c.path.as_deref().unwrap_or(&c.name);
-        let mut parts = match &c.path {
-            Some(_) => path.split('.').collect::<Vec<_>>(),
-            None => vec![path],
-        }
-        .into_iter();
-        let Some((_, mut v)) = json_key(&obj, parts.next().unwrap_or(path), &c.name)? else {
+        // The keys after the first, for a column with a path.
+        let parts = c.path.as_deref().map(|p| p.split('.').skip(1)).into_iter().flatten();
+        let Some((_, mut v)) = json_key(&obj, first_key(c), &c.name)? else {
             return Ok(None);
         };
         for p in parts {
