@@ -487,7 +487,6 @@ fn text_format(body: &[u8]) -> SourceFormat {
     }
     let body = &body[after..];
     let mut lines = line_ranges(body)
-        .into_iter()
         .map(|(s, e)| body[s..e].trim_ascii())
         .filter(|l| !l.is_empty());
     let first = lines.clone().next().unwrap_or_default();
@@ -782,21 +781,28 @@ fn line_breaks(bytes: &[u8], next: Option<u8>) -> i64 {
 /// line break. A break is LF, CRLF (once) or a lone CR (old Mac files), as
 /// [`line_breaks`] counts them, so every reader numbers lines alike. Text
 /// after the last break is a line; an empty one after a final break is too.
-fn line_ranges(body: &[u8]) -> Vec<(usize, usize)> {
-    let mut lines = Vec::new();
-    let mut start = 0usize;
+/// Read lazily: format detection looks at the first lines of a file only.
+fn line_ranges(body: &[u8]) -> impl Iterator<Item = (usize, usize)> + Clone + '_ {
+    let mut start = Some(0usize);
     let mut breaks = memchr::memchr2_iter(b'\n', b'\r', body);
-    while let Some(i) = breaks.next() {
-        lines.push((start, i));
-        start = if body[i] == b'\r' && body.get(i + 1) == Some(&b'\n') {
-            breaks.next();
-            i + 2
-        } else {
-            i + 1
-        };
-    }
-    lines.push((start, body.len()));
-    lines
+    std::iter::from_fn(move || {
+        let from = start?;
+        match breaks.next() {
+            Some(i) => {
+                start = Some(if body[i] == b'\r' && body.get(i + 1) == Some(&b'\n') {
+                    breaks.next();
+                    i + 2
+                } else {
+                    i + 1
+                });
+                Some((from, i))
+            }
+            None => {
+                start = None;
+                Some((from, body.len()))
+            }
+        }
+    })
 }
 
 /// A reader of every record (the header too), whatever its field count.
@@ -1804,7 +1810,7 @@ fn json_check(
                 col = end.saturating_sub(begin);
             }
             let in_raw = lf_starts.get(in_line - 1).copied().unwrap_or(0) + col.saturating_sub(1);
-            let starts: Vec<usize> = line_ranges(raw).iter().map(|(s, _)| *s).collect();
+            let starts: Vec<usize> = line_ranges(raw).map(|(s, _)| s).collect();
             let index = starts.partition_point(|s| *s <= in_raw).max(1) - 1;
             let (in_line, col) = (index + 1, in_raw - starts[index] + 1);
             let byte = offset + in_raw;
@@ -1901,7 +1907,7 @@ fn split_json_lines(
     // Lines whose objects are followed by a `,` and nothing else.
     let mut trailing_commas = 0usize;
     // (start, end without the line break) of each line.
-    let lines = line_ranges(body);
+    let lines: Vec<(usize, usize)> = line_ranges(body).collect();
     let whole_value = |l: &[u8]| serde_json::from_slice::<IgnoredAny>(l).is_ok();
     let mut i = 0usize;
     while i < lines.len() {
