@@ -512,12 +512,17 @@ impl Engine {
             }
         })
         .forget();
-        // Left anyway (the learner confirmed): the files still on their way
-        // into bronze are lost; the next load of this tab says which.
+        // Left anyway (the learner confirmed the browser's question): the
+        // files still on their way into bronze are lost; the next load of
+        // this tab says which. Not when the page reloads on purpose
+        // (`Engine::leave`: the learner already chose to discard them).
         let this = self.clone();
         gloo::events::EventListener::new(&gloo::utils::window(), "pagehide", move |_| {
             let files: Vec<String> = {
                 let inner = this.0.borrow();
+                if inner.leaving {
+                    return;
+                }
                 inner
                     .sent
                     .values()
