@@ -43,10 +43,15 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Datum, ListArray, RecordBatch};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Datum, ListArray, RecordBatch,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::compute::kernels::numeric;
-use datafusion::arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, Schema};
+use datafusion::arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Decimal128Type, Field, FieldRef, Int32Type, Int64Type, Schema,
+    UInt64Type,
+};
 use datafusion::arrow::error::ArrowError;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -58,7 +63,7 @@ use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::utils::{merge_schema, AggregateOrderSensitivity};
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, ColumnarValue, Documentation, Expr, ExprSchemable,
-    GroupsAccumulator, LogicalPlan, Operator, ReturnFieldArgs, ReversedUDAF, ScalarFunctionArgs,
+    EmitTo, GroupsAccumulator, LogicalPlan, Operator, ReturnFieldArgs, ReversedUDAF, ScalarFunctionArgs,
     ScalarUDF, ScalarUDFImpl, SetMonotonicity, Signature, Volatility,
 };
 use datafusion::optimizer::analyzer::AnalyzerRule;
@@ -172,9 +177,20 @@ fn as_datum(v: &ColumnarValue) -> Result<Box<dyn Datum>> {
 
 /// The values of an integer array, exactly, as 128-bit integers.
 fn exact_values(array: &ArrayRef) -> Result<Vec<Option<i128>>> {
-    if let DataType::Decimal128(_, _) = array.data_type() {
+    fn widen<T: ArrowPrimitiveType>(array: &ArrayRef) -> Vec<Option<i128>>
+    where
+        T::Native: Into<i128>,
+    {
+        array.as_primitive::<T>().iter().map(|v| v.map(Into::into)).collect()
+    }
+    match array.data_type() {
         // A decimal's unscaled value: summed at its own scale.
-        return Ok(array.as_primitive::<Decimal128Type>().iter().collect());
+        DataType::Decimal128(_, _) => return Ok(array.as_primitive::<Decimal128Type>().iter().collect()),
+        // The types a sum reads (DataFusion widens smaller integers first).
+        DataType::Int64 => return Ok(widen::<Int64Type>(array)),
+        DataType::UInt64 => return Ok(widen::<UInt64Type>(array)),
+        DataType::Int32 => return Ok(widen::<Int32Type>(array)),
+        _ => {}
     }
     let wide = cast(array, &DataType::Decimal128(38, 0))?;
     Ok(wide.as_primitive::<Decimal128Type>().iter().collect())
@@ -550,19 +566,8 @@ fn exact_sum_type(dt: &DataType) -> bool {
 
 impl ExactSum {
     fn exact(&self, args: &AccumulatorArgs) -> Option<Box<dyn Accumulator>> {
-        exact_sum_type(args.return_type()).then(|| {
-            Box::new(ExactIntSum {
-                return_type: args.return_type().clone(),
-                column: args
-                    .exprs
-                    .first()
-                    .and_then(|e| column_name(e.as_ref()))
-                    .unwrap_or_else(|| "x".into()),
-                sum: 0,
-                count: 0,
-                distinct: args.is_distinct.then(HashMap::new),
-            }) as Box<dyn Accumulator>
-        })
+        exact_sum_type(args.return_type())
+            .then(|| Box::new(ExactIntSum::new(args)) as Box<dyn Accumulator>)
     }
 }
 
@@ -591,14 +596,25 @@ impl AggregateUDFImpl for ExactSum {
     }
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
-        // Integer sums use the per-group accumulator (through DataFusion's adapter).
-        !exact_sum_type(args.return_type()) && self.inner.groups_accumulator_supported(args)
+        // Integer sums: every group at once (ExactGroupsSum); a DISTINCT one
+        // per group (ExactIntSum through DataFusion's adapter).
+        if exact_sum_type(args.return_type()) {
+            return !args.is_distinct;
+        }
+        self.inner.groups_accumulator_supported(args)
     }
 
     fn create_groups_accumulator(
         &self,
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
+        if exact_sum_type(args.return_type()) && !args.is_distinct {
+            return Ok(Box::new(ExactGroupsSum {
+                proto: ExactIntSum::new(&args),
+                sums: vec![],
+                counts: vec![],
+            }));
+        }
         self.inner.create_groups_accumulator(args)
     }
 
@@ -670,6 +686,21 @@ struct ExactIntSum {
 }
 
 impl ExactIntSum {
+    /// An empty sum of the aggregate `args` describes.
+    fn new(args: &AccumulatorArgs) -> Self {
+        ExactIntSum {
+            return_type: args.return_type().clone(),
+            column: args
+                .exprs
+                .first()
+                .and_then(|e| column_name(e.as_ref()))
+                .unwrap_or_else(|| "x".into()),
+            sum: 0,
+            count: 0,
+            distinct: args.is_distinct.then(HashMap::new),
+        }
+    }
+
     fn add(&mut self, v: i128) -> Result<()> {
         self.sum = self.sum.checked_add(v).ok_or_else(|| self.too_large())?;
         Ok(())
@@ -869,6 +900,110 @@ impl Accumulator for ExactIntSum {
                 .distinct
                 .as_ref()
                 .map_or(0, |s| s.capacity() * std::mem::size_of::<(i128, u64)>())
+    }
+}
+
+/// [`ExactIntSum`] (not DISTINCT) for every group of a GROUP BY at once:
+/// DataFusion hands it whole batches with each row's group, so a grouped
+/// sum does not cut each batch into one slice per group. The same sums,
+/// NULLs and overflow errors as [`ExactIntSum`]; a partial state is the
+/// group's sum in the result type (NULL for none), as there.
+#[derive(Debug)]
+struct ExactGroupsSum {
+    /// The result type and column, for the values and the messages (its
+    /// own sum is unused).
+    proto: ExactIntSum,
+    /// Per group: the exact sum, and how many non-NULL values it took.
+    sums: Vec<i128>,
+    counts: Vec<u64>,
+}
+
+impl ExactGroupsSum {
+    /// Adds each non-NULL value of `values` (rows `filter` keeps) to its
+    /// row's group in `groups`.
+    fn add(
+        &mut self,
+        values: &[ArrayRef],
+        groups: &[usize],
+        filter: Option<&BooleanArray>,
+        total_groups: usize,
+    ) -> Result<()> {
+        self.sums.resize(total_groups, 0);
+        self.counts.resize(total_groups, 0);
+        let Some(values) = values.first() else {
+            return Ok(());
+        };
+        let kept = |row: usize| filter.is_none_or(|f| f.is_valid(row) && f.value(row));
+        for (row, (v, &g)) in exact_values(values)?.into_iter().zip(groups).enumerate() {
+            let Some(v) = v.filter(|_| kept(row)) else {
+                continue;
+            };
+            self.sums[g] = self.sums[g]
+                .checked_add(v)
+                .ok_or_else(|| self.proto.too_large())?;
+            self.counts[g] += 1;
+        }
+        Ok(())
+    }
+}
+
+impl GroupsAccumulator for ExactGroupsSum {
+    fn update_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        opt_filter: Option<&BooleanArray>,
+        total_num_groups: usize,
+    ) -> Result<()> {
+        self.add(values, group_indices, opt_filter, total_num_groups)
+    }
+
+    fn merge_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        total_num_groups: usize,
+    ) -> Result<()> {
+        self.add(values, group_indices, None, total_num_groups)
+    }
+
+    fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
+        let sums = emit_to.take_needed(&mut self.sums);
+        let counts = emit_to.take_needed(&mut self.counts);
+        let values = sums
+            .into_iter()
+            .zip(counts)
+            .map(|(sum, n)| match n {
+                0 => self.proto.null(),
+                _ => self.proto.scalar(sum),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if values.is_empty() {
+            return Ok(datafusion::arrow::array::new_empty_array(&self.proto.return_type));
+        }
+        ScalarValue::iter_to_array(values)
+    }
+
+    fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate(emit_to)?])
+    }
+
+    /// Not offered (`supports_convert_to_state` is false): DataFusion
+    /// does not call it.
+    fn convert_to_state(
+        &self,
+        _values: &[ArrayRef],
+        _opt_filter: Option<&BooleanArray>,
+    ) -> Result<Vec<ArrayRef>> {
+        Err(DataFusionError::NotImplemented(
+            "the exact sum keeps no per-row state".into(),
+        ))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
+            + self.sums.capacity() * std::mem::size_of::<i128>()
+            + self.counts.capacity() * std::mem::size_of::<u64>()
     }
 }
 
@@ -1147,6 +1282,27 @@ mod tests {
             .await
             .unwrap();
             assert_eq!(rows, ["a|1", "b|-10"], "{partitions} partitions");
+            // Grouped (every group at once): a group of NULLs sums to NULL,
+            // FILTER keeps its rows, DISTINCT counts a value once per group,
+            // INT widens exactly and a DECIMAL keeps its scale.
+            let (rows, _) = query(
+                &ctx,
+                "SELECT k, sum(CASE WHEN n < 0 THEN n END), sum(n) FILTER (WHERE n < 100), sum(DISTINCT n) FILTER (WHERE n < 100), sum(i) FROM t GROUP BY k ORDER BY k",
+            )
+            .await
+            .unwrap();
+            assert_eq!(
+                rows,
+                ["a|NULL|1|1|100003", "b|-10|-10|-5|-7"],
+                "{partitions} partitions"
+            );
+            let (rows, _) = query(
+                &ctx,
+                "SELECT k, sum(CAST(i AS DECIMAL(10, 2))) FROM t GROUP BY k ORDER BY k",
+            )
+            .await
+            .unwrap();
+            assert_eq!(rows, ["a|100003.00", "b|-7.00"], "{partitions} partitions");
         }
         let ctx = session(1);
         table(&ctx);

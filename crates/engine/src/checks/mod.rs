@@ -811,7 +811,8 @@ async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, CheckErro
 }
 
 /// How many rows the SELECT `sql` returns, and the first [`SAMPLE_ROWS`]
-/// of them (counted without collecting them all).
+/// of them (counted without collecting them all; none returned, the
+/// sample is not asked for: no second scan when a check passes).
 async fn violations(ctx: &SessionContext, sql: &str) -> Result<(usize, RecordBatch), CheckError> {
     let counted = query(
         ctx,
@@ -823,6 +824,9 @@ async fn violations(ctx: &SessionContext, sql: &str) -> Result<(usize, RecordBat
         .as_any()
         .downcast_ref::<datafusion::arrow::array::Int64Array>()
         .map_or(0, |a| a.value(0) as usize);
+    if n == 0 {
+        return Ok((0, RecordBatch::new_empty(counted.schema())));
+    }
     let sample = query(
         ctx,
         &format!("SELECT * FROM ({sql}) AS __violations LIMIT {SAMPLE_ROWS}"),

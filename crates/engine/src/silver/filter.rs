@@ -77,33 +77,48 @@ pub(crate) fn reject_dropped(
         )));
     };
     let arrival = arrivals(batch);
-    let mut keep = Vec::with_capacity(batch.num_rows());
-    for (row, a) in arrival.iter().enumerate() {
-        match drops.remove(a) {
-            Some(reasons) => {
-                keep.push(false);
-                rejected.push(Rejected {
-                    event_id: ev.value(row).to_string(),
-                    batch_id: ba.value(row).to_string(),
-                    source_file: fi.value(row).to_string(),
-                    raw_payload: raw.value(row).to_string(),
-                    rule_id: reasons
-                        .iter()
-                        .map(|r| r.split(':').next().unwrap_or_default())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    reason: match element {
-                        Some(label) => format!(
-                            "{}{}",
-                            reasons.join("; "),
-                            crate::silver::explode::element_suffix(batch, label, row)
-                        ),
-                        None => reasons.join("; "),
-                    },
-                });
-            }
-            None => keep.push(true),
-        }
+    // The rows that have drop reasons, in row order: found from the
+    // reasons when the arrivals ascend (as a batch's rows do), so a few
+    // thousand drops cost no lookup per kept row.
+    let dropped: Vec<(usize, i64)> = if arrival.windows(2).all(|w| w[0] < w[1]) {
+        drops
+            .keys()
+            .filter_map(|a| Some((arrival.binary_search(a).ok()?, *a)))
+            .collect()
+    } else {
+        arrival
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| drops.contains_key(a))
+            .map(|(row, a)| (row, *a))
+            .collect()
+    };
+    let mut keep = vec![true; arrival.len()];
+    for (row, a) in dropped {
+        // Each arrival is one row: its reasons are taken once.
+        let Some(reasons) = drops.remove(&a) else {
+            continue;
+        };
+        keep[row] = false;
+        rejected.push(Rejected {
+            event_id: ev.value(row).to_string(),
+            batch_id: ba.value(row).to_string(),
+            source_file: fi.value(row).to_string(),
+            raw_payload: raw.value(row).to_string(),
+            rule_id: reasons
+                .iter()
+                .map(|r| r.split(':').next().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(", "),
+            reason: match element {
+                Some(label) => format!(
+                    "{}{}",
+                    reasons.join("; "),
+                    crate::silver::explode::element_suffix(batch, label, row)
+                ),
+                None => reasons.join("; "),
+            },
+        });
     }
     Ok(BooleanArray::from(keep))
 }
