@@ -827,12 +827,16 @@ async fn violations(ctx: &SessionContext, sql: &str) -> Result<(usize, RecordBat
     if n == 0 {
         return Ok((0, RecordBatch::new_empty(counted.schema())));
     }
-    let sample = query(
+    Ok((n, sample(ctx, sql).await?))
+}
+
+/// The first [`SAMPLE_ROWS`] rows the SELECT `sql` returns.
+async fn sample(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, CheckError> {
+    query(
         ctx,
         &format!("SELECT * FROM ({sql}) AS __violations LIMIT {SAMPLE_ROWS}"),
     )
-    .await?;
-    Ok((n, sample))
+    .await
 }
 
 /// Up to [`SAMPLE_ROWS`] rows of `batch` as `column=value, ...`, with
@@ -902,33 +906,35 @@ async fn evaluate_sql_check(
     let rows_where = |table: &TableName, condition: String| {
         format!("SELECT * FROM {} WHERE {condition}", table_sql(table))
     };
-    let total = |table: TableName| async move {
-        query(
-            ctx,
-            &format!("SELECT COUNT(*) AS n FROM {}", table_sql(&table)),
-        )
-        .await
-        .ok()
-        .and_then(|b| {
-            b.column(0)
-                .as_any()
-                .downcast_ref::<datafusion::arrow::array::Int64Array>()
-                .map(|a| a.value(0) as usize)
-        })
-    };
     let simple = |table: &TableName, column: &str, condition: String| {
         let table = table.clone();
         let mut first = keys_of(def, &table);
         first.push(column.to_string());
+        // The violations, the NULLs and the rows, counted in one scan.
+        let counts = format!(
+            "SELECT COUNT(*) FILTER (WHERE {condition}) AS bad, COUNT(*) FILTER (WHERE {} IS NULL) AS nulls, COUNT(*) AS n FROM {}",
+            q(column),
+            table_sql(&table)
+        );
         let sql = rows_where(&table, condition);
-        let column = column.to_string();
         async move {
-            let (bad, sample) = violations(ctx, &sql).await?;
-            let nulls = count_nulls(ctx, &table, std::slice::from_ref(&column)).await?;
-            let n = total(table).await;
+            let counted = query(ctx, &counts).await?;
+            let count = |i: usize| {
+                counted
+                    .column(i)
+                    .as_any()
+                    .downcast_ref::<datafusion::arrow::array::Int64Array>()
+                    .map_or(0, |a| a.value(0) as usize)
+            };
+            let (bad, nulls, n) = (count(0), count(1), count(2));
+            // The sample is asked for only when there is one.
+            let sample = match bad {
+                0 => RecordBatch::new_empty(counted.schema()),
+                _ => sample(ctx, &sql).await?,
+            };
             Ok(Outcome {
                 status: pass_or_fail(bad),
-                observed: violated(lang, bad, n),
+                observed: violated(lang, bad, Some(n)),
                 sample: sample_rows(&sample, &first),
                 nulls: Some(nulls),
             })
