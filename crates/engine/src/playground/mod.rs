@@ -165,6 +165,10 @@ pub fn new_session(lake: &Lake) -> Result<SessionContext> {
         .with_round_robin_repartition(false)
         .with_repartition_file_scans(false);
     config.options_mut().sql_parser.enable_ident_normalization = false;
+    // One pass of the logical optimizer: each rule leaves a correct plan,
+    // and the second pass DataFusion makes by default mostly confirms the
+    // first (planning is a large part of a small query's time in the tab).
+    config.options_mut().optimizer.max_passes = 1;
     let runtime = RuntimeEnvBuilder::new()
         .with_disk_manager_builder(
             DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
