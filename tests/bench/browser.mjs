@@ -68,19 +68,36 @@ if (!ONLY) {
   const shownRunMs = [];
   // Long tasks so far belong to the page's start and the example's load.
   const loadTasks = await page.evaluate(() => window.__longTasks.length);
+  const harness = [];
   for (let run = 0; run <= 2 * RUNS; run += 1) {
     const target = (await countOf(page, 'silver.flights')) === 327_346 ? 328_521 : 327_346;
+    // Timed in the page, as the learner sees it: from the click event to the
+    // first frame that shows the run's count (Playwright's own steps before
+    // it dispatches the click, ~50 ms, are the harness's, kept apart).
+    await page.evaluate(([sel, v]) => {
+      window.__edit = new Promise((resolve) => {
+        let clicked = null;
+        document.addEventListener('click', () => { clicked = performance.now(); }, { capture: true, once: true });
+        const poll = () => {
+          if (clicked !== null && document.querySelector(sel)?.textContent.replace(/\D/g, '') === String(v)) resolve(performance.now() - clicked);
+          else requestAnimationFrame(poll);
+        };
+        requestAnimationFrame(poll);
+      });
+    }, ['#card-silver-flights .count', target]);
     t = Date.now();
     await page.locator('#rule-F2 input.rule-enabled').click();
     // The count shows the run's result (its preview, while the versions are written) ...
     await waitCount(page, 'silver.flights', target);
-    const shown = Date.now() - t;
+    const withHarness = Date.now() - t;
+    const shown = await page.evaluate(() => window.__edit);
     // The preview's run time: the engine's run up to the result shown.
     const shownStatus = await page.locator('#run-status').innerText();
     // ... and the request is done once the engine is idle (versions committed, session saved).
     await page.waitForFunction(() => !document.querySelector('#engine-status.busy'), null, { timeout: 600_000, polling: 'raf' });
     if (run > 0) {
       times.push(shown);
+      harness.push(withHarness);
       saved.push(Date.now() - t);
       const shownRun = Number(/(\d+) ms/.exec(shownStatus)?.[1]);
       if (Number.isFinite(shownRun)) shownRunMs.push(shownRun);
@@ -93,6 +110,7 @@ if (!ONLY) {
   const longest = Math.max(0, ...tasks.slice(loadTasks));
   const loadLongest = Math.max(0, ...tasks.slice(0, loadTasks));
   print({ bench: 'rule_edit', example: 'nyc_flights_2013', load_ms: loadMs, p50_ms: median(times), p95_ms: p95(times),
+    harness_p50_ms: median(harness),
     saved_p50_ms: median(saved), saved_p95_ms: p95(saved), engine_p50_ms: runMs.length ? median(runMs) : null,
     engine_shown_p50_ms: shownRunMs.length ? median(shownRunMs) : null, runs: 2 * RUNS, longest_task_ms: longest,
     load_longest_task_ms: loadLongest });

@@ -52,8 +52,9 @@ const sqlW = find(browser, (o) => o.engine === 'duckdb-wasm' && o.bench === 'sil
 const sqlN = find(duckNative, (o) => o.bench === 'silver_gold_sql');
 console.log('| | p50 | p95 | example load (download, ingest, first run) |');
 console.log('|---|---|---|---|');
-console.log(`| ours, browser (click → count on screen) | ${ms(rb?.p50_ms)} | ${ms(rb?.p95_ms)} | ${ms(rb?.load_ms)} |`);
-console.log(`| ours, browser (click → versions written, engine idle) | ${ms(rb?.saved_p50_ms)} | ${ms(rb?.saved_p95_ms)} | – |`);
+console.log(`| ours, browser (click event → first frame with the new count, timed in the page) | ${ms(rb?.p50_ms)} | ${ms(rb?.p95_ms)} | ${ms(rb?.load_ms)} |`);
+console.log(`| ours, browser (Playwright's click call → count seen by the test, harness included) | ${ms(rb?.harness_p50_ms)} | – | – |`);
+console.log(`| ours, browser (Playwright's click call → versions written, engine idle) | ${ms(rb?.saved_p50_ms)} | ${ms(rb?.saved_p95_ms)} | – |`);
 console.log(`| ours, browser (the engine's run alone, to the result shown) | ${ms(rb?.engine_shown_p50_ms)} | – | – |`);
 console.log(`| ours, browser (the engine's run alone, to the versions written) | ${ms(rb?.engine_p50_ms)} | – | – |`);
 console.log(`| ours, native (edit → result ready to show) | ${ms(rn?.shown_p50_ms)} | ${ms(rn?.shown_p95_ms)} | – |`);
