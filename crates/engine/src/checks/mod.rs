@@ -769,10 +769,16 @@ async fn count_nulls(
         ),
     )
     .await?;
-    Ok(b.column(0)
+    Ok(count_in(&b, 0))
+}
+
+/// The `COUNT(*)` in column `i` of a one-row result (0 if it is not one).
+fn count_in(counted: &RecordBatch, i: usize) -> usize {
+    counted
+        .column(i)
         .as_any()
         .downcast_ref::<datafusion::arrow::array::Int64Array>()
-        .map_or(0, |a| a.value(0) as usize))
+        .map_or(0, |a| a.value(0) as usize)
 }
 
 /// `"name"` as a SQL identifier.
@@ -811,27 +817,26 @@ async fn query(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, CheckErro
 }
 
 /// How many rows the SELECT `sql` returns, and the first [`SAMPLE_ROWS`]
-/// of them (counted without collecting them all; none returned, the
-/// sample is not asked for: no second scan when a check passes).
+/// of them (counted without collecting them all; see [`sample`]).
 async fn violations(ctx: &SessionContext, sql: &str) -> Result<(usize, RecordBatch), CheckError> {
     let counted = query(
         ctx,
         &format!("SELECT COUNT(*) AS n FROM ({sql}) AS __violations"),
     )
     .await?;
-    let n = counted
-        .column(0)
-        .as_any()
-        .downcast_ref::<datafusion::arrow::array::Int64Array>()
-        .map_or(0, |a| a.value(0) as usize);
-    if n == 0 {
-        return Ok((0, RecordBatch::new_empty(counted.schema())));
-    }
-    Ok((n, sample(ctx, sql).await?))
+    let n = count_in(&counted, 0);
+    Ok((n, sample(ctx, sql, n).await?))
 }
 
-/// The first [`SAMPLE_ROWS`] rows the SELECT `sql` returns.
-async fn sample(ctx: &SessionContext, sql: &str) -> Result<RecordBatch, CheckError> {
+/// The first [`SAMPLE_ROWS`] rows the SELECT `sql` returns, which
+/// returns `n` rows: none asked for when `n` is 0 (no second scan when a
+/// check passes).
+async fn sample(ctx: &SessionContext, sql: &str, n: usize) -> Result<RecordBatch, CheckError> {
+    if n == 0 {
+        return Ok(RecordBatch::new_empty(Arc::new(
+            datafusion::arrow::datatypes::Schema::empty(),
+        )));
+    }
     query(
         ctx,
         &format!("SELECT * FROM ({sql}) AS __violations LIMIT {SAMPLE_ROWS}"),
@@ -919,19 +924,12 @@ async fn evaluate_sql_check(
         let sql = rows_where(&table, condition);
         async move {
             let counted = query(ctx, &counts).await?;
-            let count = |i: usize| {
-                counted
-                    .column(i)
-                    .as_any()
-                    .downcast_ref::<datafusion::arrow::array::Int64Array>()
-                    .map_or(0, |a| a.value(0) as usize)
-            };
-            let (bad, nulls, n) = (count(0), count(1), count(2));
-            // The sample is asked for only when there is one.
-            let sample = match bad {
-                0 => RecordBatch::new_empty(counted.schema()),
-                _ => sample(ctx, &sql).await?,
-            };
+            let (bad, nulls, n) = (
+                count_in(&counted, 0),
+                count_in(&counted, 1),
+                count_in(&counted, 2),
+            );
+            let sample = sample(ctx, &sql, bad).await?;
             Ok(Outcome {
                 status: pass_or_fail(bad),
                 observed: violated(lang, bad, Some(n)),
