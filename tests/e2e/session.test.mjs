@@ -10,10 +10,15 @@ const TABLES = ['bronze.nyc_taxi_yellow', 'bronze.taxi_zone_lookup', 'silver.nyc
 /// What a learner sees of the session: every card's count, the quarantine
 /// card (with its history), silver's versions, the batch log and F2's expression.
 async function state(page) {
-  const counts = {};
-  for (const t of TABLES) counts[t] = await count(page, t);
+  // A run shows its rows before its commit lands (silver's version bar says
+  // "being written as a new version…"); the session is compared once that
+  // commit is in the log and saved in the browser.
   await page.click('#card-silver-nyc_taxi_yellow');
   await page.waitForSelector('#version-select');
+  await page.waitForSelector('#version-saving', { state: 'detached', timeout: 60_000 });
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('#session-state')?.textContent ?? ''), null, { timeout: 60_000 });
+  const counts = {};
+  for (const t of TABLES) counts[t] = await count(page, t);
   const versions = await page.locator('#version-select option').allInnerTexts();
   await page.click('#card-bronze-nyc_taxi_yellow');
   await page.waitForSelector('#batch-log .batch-row');
