@@ -3,6 +3,9 @@
 // page how many bytes have arrived (`{"type":"loading",...}` as JSON text,
 // the protocol's FromEngine::Loading), then starts it; the engine then posts
 // `{"type":"ready"}` and takes requests. See crates/worker.
+// The module is asked for before anything else, so its download (the
+// longest step of a first visit) overlaps loading the glue script below.
+const medallion_wasm = fetch("./medallion-worker_bg.wasm");
 importScripts("./medallion-worker.js");
 
 // The worker's settings, the query text `?session=<32 hex digits>&lake=write|read`
@@ -102,7 +105,7 @@ async function medallion_download(path, progress) {
 (async () => {
   const post = (message) => postMessage(JSON.stringify(message));
   try {
-    const response = await fetch("./medallion-worker_bg.wasm");
+    const response = await medallion_wasm;
     if (!response.ok) throw new Error(`HTTP ${response.status} for medallion-worker_bg.wasm`);
     // Content-Length counts the bytes sent; served compressed (the deploy
     // build's .br / .gz), those are fewer than the module's bytes read
