@@ -845,6 +845,36 @@ async fn a_file_the_tab_cannot_hold_is_refused_before_it_is_read() {
     assert_eq!(v.table("silver.t").unwrap().row_count, 10_001);
 }
 
+/// What runs keep for the next one (typed bronze, each rule's step over
+/// it) is memory the session holds: the memory check counts it, so a file
+/// is not let in on a count that leaves the caches out.
+#[wasm_bindgen_test(unsupported = tokio::test)]
+async fn the_memory_count_includes_what_runs_keep_for_the_next_one() {
+    let def = pipeline(
+        &[("id", "INT"), ("name", "STRING")],
+        json!([filter("F1", "id", "id = 0"),
+               {"id": "N1", "kind": "normalize", "column": "name", "expression": "upper(name)",
+                "enabled": true, "rationale": ""}]),
+        &[],
+    );
+    let mut p = playground(def).await;
+    let mut csv = b"id,name\n".to_vec();
+    for i in 0..2_000 {
+        csv.extend_from_slice(format!("{i},name {i}\n").as_bytes());
+    }
+    let v = ingest(&mut p, "rows.csv", &csv).await;
+    assert_eq!(v.table("silver.t").unwrap().row_count, 1_999);
+    let with_steps = p.memory_bytes().await.unwrap();
+    p.set_reuse_last_run(false);
+    let without_steps = p.memory_bytes().await.unwrap();
+    // The steps hold at least the arrival positions of the 2,000 typed
+    // rows (8 bytes each) and N1's upper-cased names over all of them.
+    assert!(
+        with_steps >= without_steps + 8 * 2_000 + 2_000 * "NAME 0".len() as u64,
+        "with the step cache {with_steps} B, without {without_steps} B"
+    );
+}
+
 fn many_rows_parquet(n: i64) -> Vec<u8> {
     use datafusion::arrow::array::{Int64Array, RecordBatch};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};

@@ -9,6 +9,9 @@
 //! would take it past that is refused, naming both figures, and nothing is
 //! written.
 
+use std::collections::HashSet;
+
+use datafusion::arrow::array::{ArrayData, RecordBatch};
 use futures::TryStreamExt;
 
 use super::*;
@@ -40,26 +43,54 @@ fn text_estimate(text: u64, records: u64) -> u64 {
     4 * text + 200 * records
 }
 
+/// The bytes allocated for the Arrow buffers behind `batches` (their
+/// capacity), each allocation once: a batch kept in two places, a column
+/// shared by two batches, and slices of one buffer count once (keyed by the
+/// allocation's start, [`datafusion::arrow::buffer::Buffer::data_ptr`]). Arrow's own
+/// `get_array_memory_size` counts a shared buffer once per array.
+pub fn distinct_buffer_bytes(batches: impl IntoIterator<Item = RecordBatch>) -> u64 {
+    fn visit(data: &ArrayData, seen: &mut HashSet<usize>, total: &mut u64) {
+        let nulls = data.nulls().map(|n| n.buffer());
+        for b in data.buffers().iter().chain(nulls) {
+            if seen.insert(b.data_ptr().as_ptr() as usize) {
+                *total += b.capacity() as u64;
+            }
+        }
+        for child in data.child_data() {
+            visit(child, seen, total);
+        }
+    }
+    let mut seen = HashSet::new();
+    let mut total = 0;
+    for batch in batches {
+        for column in batch.columns() {
+            visit(&column.to_data(), &mut seen, &mut total);
+        }
+    }
+    total
+}
+
 impl Playground {
-    /// What the session holds now, in bytes: every bronze batch's arrays,
-    /// the last run's tables (silver, quarantine, gold, and bronze as the
-    /// run read it) and every file of the lake (versions, landing zone,
-    /// logs). An estimate: arrays that share a buffer are counted once each.
+    /// What the session holds now, in bytes: the Arrow buffers of every
+    /// bronze batch, of the last run's tables (silver, quarantine, gold, and
+    /// bronze as the run read it) and of what runs keep for the next one
+    /// (typed bronze, each silver rule's step over it: see
+    /// [`crate::silver::parse_cache`] and [`crate::silver::step_cache`]),
+    /// each buffer once however many arrays share it; the failures the step
+    /// cache keeps; every file of the lake (versions, landing zone, logs).
     ///
     /// Errors: the lake cannot be listed.
     pub async fn memory_bytes(&self) -> Result<u64> {
-        let bronze: usize = self
+        let (steps, failures) = self.step_cache.held();
+        let batches = self
             .bronze
             .values()
             .flatten()
-            .map(|(_, rb)| rb.get_array_memory_size())
-            .sum();
-        let tables: usize = self
-            .last_good
-            .iter()
-            .flat_map(|o| &o.tables)
-            .map(|t| t.batch.get_array_memory_size())
-            .sum();
+            .map(|(_, rb)| rb.clone())
+            .chain(self.last_good.iter().flat_map(|o| &o.tables).map(|t| t.batch.clone()))
+            .chain(self.parse_cache.held_batches())
+            .chain(steps);
+        let arrays = distinct_buffer_bytes(batches);
         let lake: u64 = self
             .lake
             .store()
@@ -68,7 +99,7 @@ impl Playground {
             .try_fold(0u64, |sum, size| async move { Ok(sum + size) })
             .await
             .map_err(|e| EngineError::Storage(e.to_string()))?;
-        Ok(bronze as u64 + tables as u64 + lake)
+        Ok(arrays + failures + lake)
     }
 
     /// Refuses `file_name` (its `bytes`) when the session and the file
@@ -140,6 +171,26 @@ impl Playground {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_buffer_counts_once_however_many_arrays_share_it() {
+        use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+        use std::sync::Arc;
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1000));
+        let names: ArrayRef = Arc::new(StringArray::from_iter_values((0..1000).map(|i| format!("n{i}"))));
+        let batch = RecordBatch::try_from_iter([("id", ids.clone()), ("name", names)]).unwrap();
+        let alone = distinct_buffer_bytes([batch.clone()]);
+        // 8,000 bytes of values; names: 1,001 offsets of 4 bytes and their text.
+        assert!(alone >= 8_000 + 4_004 + 3_890, "{alone}");
+        assert_eq!(distinct_buffer_bytes([batch.clone(), batch.clone()]), alone);
+        assert_eq!(distinct_buffer_bytes([batch.clone(), batch.slice(10, 20)]), alone);
+        // A second batch sharing `id` adds only its own column.
+        let flags: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1000));
+        let other = RecordBatch::try_from_iter([("id", ids), ("flag", flags.clone())]).unwrap();
+        let flag_alone = distinct_buffer_bytes([RecordBatch::try_from_iter([("flag", flags)]).unwrap()]);
+        assert!(flag_alone >= 8_000, "{flag_alone}");
+        assert_eq!(distinct_buffer_bytes([batch, other]), alone + flag_alone);
+    }
 
     #[test]
     fn text_counts_four_times_its_size_and_its_lines_parquet_twelve_times() {

@@ -94,6 +94,15 @@ impl ParseCache {
         })
     }
 
+    /// The typed rows kept ([`Parsed::rows`] of every entry), for the
+    /// session's memory count ([`crate::playground::Playground::memory_bytes`]).
+    pub(crate) fn held_batches(&self) -> Vec<RecordBatch> {
+        self.entries
+            .lock()
+            .map(|e| e.values().map(|e| e.parsed.rows.clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// Forgets every entry (a new pipeline or lake).
     pub fn clear(&self) {
         if let Ok(mut entries) = self.entries.lock() {

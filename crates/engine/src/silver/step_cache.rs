@@ -139,6 +139,31 @@ impl StepCache {
         }
     }
 
+    /// What the cache holds, for the session's memory count
+    /// ([`crate::playground::Playground::memory_bytes`]): every table's
+    /// typed rows and each step's rows and lookup (Arrow batches, sharing
+    /// most arrays with one another), and the bytes of the failures kept
+    /// (8 per row position plus its reason's text).
+    pub(crate) fn held(&self) -> (Vec<RecordBatch>, u64) {
+        let Ok(tables) = self.tables.lock() else {
+            return (Vec::new(), 0);
+        };
+        let mut batches = Vec::new();
+        let mut failures = 0u64;
+        let size = |f: &Failures| f.iter().map(|(_, why)| 8 + why.len() as u64).sum::<u64>();
+        for steps in tables.values() {
+            batches.push(steps.parsed.clone());
+            batches.push(steps.typed.clone());
+            failures += steps.filters.iter().map(|(_, f)| size(f)).sum::<u64>();
+            for link in &steps.chain {
+                batches.push(link.rows.clone());
+                batches.extend(link.lookup.clone());
+                failures += size(&link.failures) + 8 * (link.changed.len() + link.read_as_utc.len()) as u64;
+            }
+        }
+        (batches, failures)
+    }
+
     /// Forgets the tables not named in `keep` (a table removed from the pipeline).
     pub(crate) fn retain(&self, keep: &[&str]) {
         if let Ok(mut t) = self.tables.lock() {
