@@ -95,15 +95,22 @@ console.log('');
 // Each target of issue 12 beside today's figure: met, not met, or not
 // measured (a half of the benchmark that did not run or failed).
 const verdict = (value, ok) => (value == null ? 'not measured' : ok ? 'met' : '**not met**');
-const worst = (xs) => (xs.some((x) => x == null) || !xs.length ? null : Math.max(...xs));
-const ingestRatios = (other) => ['flights.csv', 'flights-200k.json', 'flights-3m.parquet'].map((file) => {
+// The largest of the ratios measured (null when none was): a file one
+// side refused or failed on is not read by both, so it has no ratio.
+const worst = (xs) => (xs.some((x) => x != null) ? Math.max(...xs.filter((x) => x != null)) : null);
+const INGEST_FILES = ['flights.csv', 'flights-200k.json', 'flights-3m.parquet'];
+const readBy = (o) => o && !o.refused && !o.error;
+const ingestRatios = (other) => INGEST_FILES.map((file) => {
   const ob = find(browser, (o) => o.engine === 'ours' && o.bench === 'ingest' && o.file === file);
   const x = other(file);
-  return ob?.refused ? undefined : ob && !ob.error && x && !x.refused && !x.error ? ob.ms / x.ms : null;
-}).filter((r) => r !== undefined);
-const vsDuck = worst(ingestRatios((file) => find(browser, (o) => o.engine === 'duckdb-wasm' && o.bench === 'ingest' && o.file === file)));
-const vsNative = worst([...ingestRatios((file) => find(native, (o) => o.bench === 'ingest' && o.file === file)),
-  rb?.engine_shown_p50_ms != null && rn?.shown_p50_ms != null ? rb.engine_shown_p50_ms / rn.shown_p50_ms : null]);
+  return readBy(ob) && readBy(x) ? { file, ratio: ob.ms / x.ms } : { file, ratio: null };
+});
+const named = (rs) => rs.filter((r) => r.ratio != null).map((r) => `${r.file} ${r.ratio.toFixed(1)}×`).join(', ');
+const duckRatios = ingestRatios((file) => find(browser, (o) => o.engine === 'duckdb-wasm' && o.bench === 'ingest' && o.file === file));
+const vsDuck = worst(duckRatios.map((r) => r.ratio));
+const nativeRatios = [...ingestRatios((file) => find(native, (o) => o.bench === 'ingest' && o.file === file)),
+  { file: 'rule edit', ratio: rb?.engine_shown_p50_ms != null && rn?.shown_p50_ms != null ? rb.engine_shown_p50_ms / rn.shown_p50_ms : null }];
+const vsNative = worst(nativeRatios.map((r) => r.ratio));
 const brotli = (pred) => { const f = wasm.find(pred); const p = f && join(dist, `${f}.br`); return p && existsSync(p) ? statSync(p).size : null; };
 const engineBr = brotli((f) => f.startsWith('medallion-worker'));
 const uiBr = brotli((f) => f.startsWith('medallion-web'));
@@ -112,8 +119,8 @@ const x = (r) => (r == null ? '–' : `${r.toFixed(1)}×`);
 console.log('| target | today | |');
 console.log('|---|---|---|');
 console.log(`| flights rule edit, p50 ≤ 300 ms in the browser | ${ms(rb?.p50_ms)} | ${verdict(rb?.p50_ms, rb?.p50_ms <= 300)} |`);
-console.log(`| ingest within 3× of DuckDB-Wasm (worst file read by both) | ${x(vsDuck)} | ${verdict(vsDuck, vsDuck <= 3)} |`);
-console.log(`| wasm / native ≤ 2× (worst of the ingests and the rule edit) | ${x(vsNative)} | ${verdict(vsNative, vsNative <= 2)} |`);
+console.log(`| ingest within 3× of DuckDB-Wasm (the files both read) | ${vsDuck == null ? '–' : `worst ${x(vsDuck)} (${named(duckRatios)})`} | ${verdict(vsDuck, vsDuck <= 3)} |`);
+console.log(`| wasm / native ≤ 2× (ingests and the rule edit's run) | ${vsNative == null ? '–' : `worst ${x(vsNative)} (${named(nativeRatios)})`} | ${verdict(vsNative, vsNative <= 2)} |`);
 console.log(`| engine wasm ≤ 5 MB brotli | ${engineBr == null ? '–' : mb(engineBr)} | ${verdict(engineBr, engineBr <= 5e6)} |`);
 console.log(`| UI wasm ≤ 1 MB brotli | ${uiBr == null ? '–' : mb(uiBr)} | ${verdict(uiBr, uiBr <= 1e6)} |`);
 console.log(`| first paint ≤ 300 ms | ${ms(cs?.first_paint_ms)} | ${verdict(cs?.first_paint_ms, cs?.first_paint_ms <= 300)} |`);
