@@ -335,11 +335,16 @@ fn playground(p: &PlaygroundProps) -> Html {
     let on_files = {
         let (engine, dispatch, fresh) = (engine.clone(), dispatch.clone(), fresh.clone());
         Callback::from(move |(table, files): (String, Vec<web_sys::File>)| {
-            // A new batch is a new version: show the current one.
+            // A new batch is a new version: show the current one, of the
+            // table the file goes to (its preview fills it in; the answer
+            // does not move the page: the learner may be elsewhere by then).
             dispatch.dispatch(Action::Travel(None));
+            if let Ok(table) = table.parse() {
+                dispatch.dispatch(Action::Select(table));
+            }
             for file in files {
                 let name = file.name();
-                let done = ingested(&dispatch, &fresh, lang, &table, &name);
+                let done = ingested(&dispatch, &fresh, lang, &name);
                 engine.send_file(
                     Request::Ingest {
                         table: table.clone(),
@@ -778,21 +783,16 @@ fn answered(response: Response) -> Action {
     }
 }
 
-/// The answer to ingesting one file into `table`: a message naming the file
-/// (several may be dropped at once), then the table at its new version.
+/// The answer to ingesting one file: a message naming the file (several
+/// may be dropped at once), then the session as committed (the table was
+/// opened when the file was dropped, and the preview showed the batch).
 fn ingested(
     dispatch: &Dispatcher,
     fresh: &Callback<Response>,
     lang: Lang,
-    table: &str,
     name: &str,
 ) -> Callback<Response> {
-    let (dispatch, fresh, table, name) = (
-        dispatch.clone(),
-        fresh.clone(),
-        table.to_string(),
-        name.to_string(),
-    );
+    let (dispatch, fresh, name) = (dispatch.clone(), fresh.clone(), name.to_string());
     Callback::from(move |r: Response| match r {
         Response::Snapshot(v) => {
             // Flagged records and repeated bytes are worth a word.
@@ -814,9 +814,6 @@ fn ingested(
                 }
             }
             dispatch.dispatch(Action::PushBanner(Banner { text, error: false }));
-            if let Ok(table) = table.parse() {
-                dispatch.dispatch(Action::Select(table));
-            }
             fresh.emit(Response::Snapshot(v));
         }
         Response::Error { message } => dispatch.dispatch(Action::PushBanner(Banner {

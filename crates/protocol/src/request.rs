@@ -223,13 +223,16 @@ impl Request {
     /// posts [`crate::wire::FromEngine::Preview`] (the tables as computed,
     /// [`crate::PipelineView::saving`]) before the request's answer (the
     /// state as committed, after the versions and the browser's copy of
-    /// the lake are written). Not an ingest: its answer opens the bronze
-    /// table at page one, which would undo what the learner did on the
-    /// preview meanwhile.
+    /// the lake are written). An ingest runs the pipeline once its batch
+    /// is committed to bronze: its preview shows that batch and the run
+    /// over it (the page opens the bronze table when the file is dropped,
+    /// not on the answer, which would undo what the learner did on the
+    /// preview meanwhile).
     pub fn previews(&self) -> bool {
         matches!(
             self,
-            Request::SetRules { .. }
+            Request::Ingest { .. }
+                | Request::SetRules { .. }
                 | Request::SetGoldSql { .. }
                 | Request::Run { .. }
                 | Request::LoadExample { .. }
