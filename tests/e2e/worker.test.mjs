@@ -194,6 +194,25 @@ test('cancelling the very first load leaves an empty page that says how to go on
   } finally { await proxy.close(); }
 }));
 
+test('a scenario whose load is cancelled leaves the picker on the scenario still on screen', () => withPage(async (page, problems) => {
+  // The flights download held back at a proxy, so Cancel comes while it is under way.
+  const proxy = await appProxy('flights.csv.gz', { delay: 8000 });
+  try {
+    await page.goto(`${proxy.url}?lang=en`);
+    await waitForCount(page, 'silver.nyc_taxi_yellow', 260, 180_000);
+    await page.waitForSelector('#engine-status', { state: 'detached', timeout: 120_000 });
+    await page.selectOption('#example-picker', 'nyc_flights_2013');
+    await page.waitForSelector('#engine-cancel', { state: 'visible', timeout: 60_000 });
+    await page.click('#engine-cancel');
+    await page.waitForFunction(() => /Cancelled: nothing of it was kept/.test([...document.querySelectorAll('[id^=message-banner]')].map((b) => b.textContent).join(' ')), null, { timeout: 60_000 });
+    await page.waitForSelector('#engine-status', { state: 'detached', timeout: 180_000 });
+    assert.equal(await page.locator('#example-picker').inputValue(), 'nyc_taxi_silver');
+    assert.equal(await page.locator('#example-picker option:checked').innerText(), 'NYC taxi: silver module');
+    assert.equal(await count(page, 'silver.nyc_taxi_yellow'), 260);
+    assert.deepEqual(problems.filter((p) => !/Cancelled/.test(p)), []);
+  } finally { await proxy.close(); }
+}));
+
 // Issue 12's trial: Cancel while the browser's copy of the lake was being
 // written left the data files written so far (no log names them) in OPFS
 // for good, about 38 MB after a large file. The worker started after the

@@ -42,6 +42,26 @@ pub fn top_bar(p: &Props) -> Html {
     // Scenario titles for the picker (the protocol's example list, once per language).
     let catalog = use_memo(lang, |l| medallion_protocol::example_catalog(*l));
     let (locked, hint) = use_locked(lang);
+    // The picker names the scenario on screen. A pick whose load was
+    // cancelled or failed goes back to it once the page is unlocked: the
+    // options did not change, so rendering alone would leave the select
+    // showing the learner's pick over the old scenario's tables.
+    let picker = use_node_ref();
+    {
+        let (picker, on_screen) = (
+            picker.clone(),
+            p.loaded.as_ref().filter(|l| !l.empty).map(|l| l.example.clone()),
+        );
+        use_effect(move || {
+            if let (false, Some(example)) = (locked, on_screen) {
+                if let Some(select) = picker.cast::<web_sys::HtmlSelectElement>() {
+                    if select.value() != example {
+                        select.set_value(&example);
+                    }
+                }
+            }
+        });
+    }
     let Some(loaded) = &p.loaded else {
         return html! {
             <header class="topbar">
@@ -81,7 +101,7 @@ pub fn top_bar(p: &Props) -> Html {
     html! {
         <header class="topbar">
             <h1>{ t(lang, "app_title") }</h1>
-            <select class="example-picker" id="example-picker" disabled={locked}
+            <select class="example-picker" id="example-picker" ref={picker} disabled={locked}
                 title={hint.clone().unwrap_or_else(|| t(lang, "example").into())} onchange={on_example}>
                 if loaded.empty {
                     <option value="" disabled=true selected=true>{ t(lang, "choose_scenario") }</option>
