@@ -48,7 +48,7 @@ fn text_estimate(text: u64, records: u64) -> u64 {
 /// shared by two batches, and slices of one buffer count once (keyed by the
 /// allocation's start, [`datafusion::arrow::buffer::Buffer::data_ptr`]). Arrow's own
 /// `get_array_memory_size` counts a shared buffer once per array.
-pub fn distinct_buffer_bytes(batches: impl IntoIterator<Item = RecordBatch>) -> u64 {
+fn distinct_buffer_bytes(batches: impl IntoIterator<Item = RecordBatch>) -> u64 {
     fn visit(data: &ArrayData, seen: &mut HashSet<usize>, total: &mut u64) {
         let nulls = data.nulls().map(|n| n.buffer());
         for b in data.buffers().iter().chain(nulls) {

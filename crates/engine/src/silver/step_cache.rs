@@ -141,7 +141,8 @@ impl StepCache {
 
     /// What the cache holds, for the session's memory count
     /// ([`crate::playground::Playground::memory_bytes`]): every table's
-    /// typed rows and each step's rows and lookup (Arrow batches, sharing
+    /// typed rows (`typed` holds `parsed`'s arrays and the arrival
+    /// positions) and each step's rows and lookup (Arrow batches, sharing
     /// most arrays with one another), and the bytes of the failures kept
     /// (8 per row position plus its reason's text).
     pub(crate) fn held(&self) -> (Vec<RecordBatch>, u64) {
@@ -152,7 +153,6 @@ impl StepCache {
         let mut failures = 0u64;
         let size = |f: &Failures| f.iter().map(|(_, why)| 8 + why.len() as u64).sum::<u64>();
         for steps in tables.values() {
-            batches.push(steps.parsed.clone());
             batches.push(steps.typed.clone());
             failures += steps.filters.iter().map(|(_, f)| size(f)).sum::<u64>();
             for link in &steps.chain {
